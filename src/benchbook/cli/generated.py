@@ -1,0 +1,313 @@
+"""The API commands, generated from ``openapi.yaml`` with no per-operation code.
+
+One click group per tag (``benchbook <tag> …``, help = the tag's description) and one
+command per operation (``benchbook <tag> <command>``):
+
+- the command name is the function part of the ``operationId`` with ``_`` → ``-``, after
+  dropping the words equal to the tag or its singular (``collections.list_deleted_collections``
+  → ``list-deleted``); the full name is kept when nothing is left or two names would collide;
+- path parameters are positional arguments, in path order;
+- query parameters are options (arrays repeatable, booleans ``--x/--no-x``, enums choices);
+- JSON body properties are options too (objects and arrays as JSON text, ``null`` for
+  nullable ones), plus ``--body JSON|@file.json`` for the whole body (options override its keys);
+- a multipart binary part ``file`` is ``--file PATH``;
+- operations whose success response is not JSON get ``--output FILE``.
+
+Only options the user gave are sent; the server applies the document's defaults.
+"""
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from typing import Any
+
+import click
+import yaml
+
+from benchbook.cli.output import NULL, Operation, Settings, read_body_option, run_request
+
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+RESERVED = {"body", "output", "help"}
+
+
+def load_document() -> dict[str, Any]:
+    """The OpenAPI document shipped in the ``benchbook`` package (``openapi.yaml``), parsed.
+
+    Raises ``FileNotFoundError`` when the package has no document and ``yaml.YAMLError`` when it
+    is not valid YAML.
+    """
+    text = (resources.files("benchbook") / "openapi.yaml").read_text(encoding="utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(text, Loader=loader)  # type: ignore[no-any-return]
+
+
+def deref(doc: dict[str, Any], node: Any) -> Any:
+    """``node`` with local ``$ref`` chains (``#/components/…``) followed; other nodes unchanged.
+
+    Raises ``KeyError`` for a reference to a missing component.
+    """
+    seen = 0
+    while isinstance(node, dict) and "$ref" in node and seen < 50:
+        target: Any = doc
+        for part in str(node["$ref"]).lstrip("#/").split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        node, seen = target, seen + 1
+    return node
+
+
+def command_names(operation_ids: list[str], tag: str) -> dict[str, str]:
+    """Command names for one tag's ``operationIds`` (``{operationId: name}``), as described above.
+
+    ``command_names(["records.delete_record", "records.delete_records"], "records")`` →
+    ``{"records.delete_record": "delete-record", "records.delete_records": "delete-records"}``.
+    """
+    drop = {tag, tag.removesuffix("s")}
+    full = {op: op.split(".", 1)[-1].replace("_", "-") for op in operation_ids}
+    names: dict[str, str] = {}
+    for op in operation_ids:
+        words = [w for w in op.split(".", 1)[-1].split("_") if w not in drop]
+        names[op] = "-".join(words) or full[op]
+    while True:
+        counts: dict[str, int] = {}
+        for name in names.values():
+            counts[name] = counts.get(name, 0) + 1
+        clashing = [op for op, name in names.items() if counts[name] > 1 and name != full[op]]
+        if not clashing:
+            return names
+        for op in clashing:
+            names[op] = full[op]
+
+
+# ---------------------------------------------------------------------------------------- types
+
+
+class JsonText(click.ParamType):  # type: ignore[type-arg]  # generic since click 8.5
+    """JSON text on the command line, checked to be an object or array (``kind``)."""
+
+    def __init__(self, kind: str, nullable: bool) -> None:
+        self.kind, self.nullable = kind, nullable
+        self.name = f"json {kind}"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "JSON"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError as exc:
+            hint = "; a string needs JSON quotes, e.g. '\"text\"'" if self.kind == "value" else ""
+            self.fail(f"not valid JSON ({exc.msg} at position {exc.pos}): {value!r}{hint}", param, ctx)
+        if parsed is None and (self.nullable or self.kind == "value"):
+            return NULL
+        wanted = {"object": dict, "array": list}.get(self.kind)
+        if wanted is not None and not isinstance(parsed, wanted):
+            self.fail(f"expected a JSON {self.kind}, got {json.dumps(parsed)[:60]}", param, ctx)
+        return parsed
+
+
+class Nullable(click.ParamType):  # type: ignore[type-arg]
+    """Wraps a scalar type so the literal text ``null`` gives :data:`NULL` (JSON null)."""
+
+    def __init__(self, inner: click.ParamType[Any]) -> None:
+        self.inner = inner
+        self.name = f"{inner.name} or null"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str | None:
+        if isinstance(self.inner, click.Choice):
+            return "[" + "|".join(map(str, self.inner.choices)) + "|null]"
+        return self.inner.name.upper()
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "null" or value is NULL:
+            return NULL
+        return self.inner.convert(value, param, ctx)
+
+
+BOOL_OR_NULL = Nullable(click.BOOL)
+
+
+def _scalar_type(schema: dict[str, Any]) -> click.ParamType[Any]:
+    if "enum" in schema:
+        return click.Choice([str(v) for v in schema["enum"] if v is not None])
+    types: dict[str, click.ParamType[Any]] = {"integer": click.INT, "number": click.FLOAT, "boolean": click.BOOL}
+    return types.get(str(schema.get("type")), click.STRING)
+
+
+def _help_text(text: str | None) -> str:
+    """One-line option help from a (possibly multi-line) description."""
+    return " ".join(str(text or "").split())
+
+
+def _command_help(summary: str, description: str) -> str:
+    """Summary + description; paragraphs holding list items are kept unwrapped (click ``\\b``)."""
+    paragraphs = [summary.strip()] if summary else []
+    for para in re.split(r"\n\s*\n", description.strip()):
+        if not para.strip() or para.strip() == summary.strip():
+            continue
+        if re.search(r"^\s*[-*] ", para, re.MULTILINE):
+            para = "\b\n" + para
+        paragraphs.append(para)
+    return "\n\n".join(paragraphs)
+
+
+def _default_note(schema: dict[str, Any]) -> str:
+    if "default" not in schema:
+        return ""
+    value = schema["default"]
+    return f"  [default: {value if isinstance(value, str) else json.dumps(value)}]"
+
+
+def _flag_name(name: str, taken: set[str], prefix: str) -> str:
+    base = name.replace("_", "-")
+    flag = base if base not in taken and base not in RESERVED else f"{prefix}-{base}"
+    taken.add(flag)
+    return flag
+
+
+def _query_option(doc: dict[str, Any], param: dict[str, Any], dest: str, flag: str) -> click.Option:
+    schema = deref(doc, param.get("schema") or {})
+    help_text = _help_text(param.get("description")) + _default_note(schema)
+    kind = schema.get("type")
+    if kind == "array":
+        items = deref(doc, schema.get("items") or {})
+        return click.Option([f"--{flag}", dest], multiple=True, type=_scalar_type(items),
+                            required=bool(param.get("required")), help=help_text + "  (repeatable)")
+    if kind == "boolean" and "enum" not in schema:
+        return click.Option([f"--{flag}/--no-{flag}", dest], default=None,
+                            required=bool(param.get("required")), help=help_text)
+    return click.Option([f"--{flag}", dest], type=_scalar_type(schema), default=None,
+                        required=bool(param.get("required")), help=help_text)
+
+
+def _body_option(doc: dict[str, Any], prop: str, schema: dict[str, Any], dest: str, flag: str,
+                 required: bool) -> click.Option:
+    schema = deref(doc, schema)
+    nullable = bool(schema.get("nullable"))
+    help_text = _help_text(schema.get("description")) + _default_note(schema)
+    if required:
+        help_text += "  (required, here or in --body)"
+    kind = schema.get("type")
+    if kind in ("object", "array") or (kind is None and "enum" not in schema):
+        text = help_text + f"  (JSON {kind or 'value'}{', or null' if nullable else ''})"
+        return click.Option([f"--{flag}", dest], type=JsonText(str(kind or "value"), nullable),
+                            default=None, help=text.strip())
+    if kind == "boolean" and not nullable:
+        return click.Option([f"--{flag}/--no-{flag}", dest], default=None, help=help_text)
+    ptype: click.ParamType[Any] = _scalar_type(schema)
+    if nullable:
+        ptype = BOOL_OR_NULL if kind == "boolean" else Nullable(ptype)
+        help_text += "  (null to send null)"
+    return click.Option([f"--{flag}", dest], type=ptype, default=None, help=help_text.strip())
+
+
+class ApiCommand(click.Command):
+    """A generated command; ``operation`` says how its parameters become the request."""
+
+    def __init__(self, operation: Operation, name: str, **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.operation = operation
+
+
+def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any], name: str) -> ApiCommand:
+    """The click command for one operation (``op`` is the operation object at ``path``/``method``).
+
+    Raises ``KeyError`` for dangling ``$ref``s.
+    """
+    spec = Operation(str(op["operationId"]), method, path)
+    params: list[click.Parameter] = []
+    path_item = doc["paths"][path]
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for raw in [*(path_item.get("parameters") or []), *(op.get("parameters") or [])]:
+        p = deref(doc, raw)
+        merged[(p["name"], p["in"])] = p
+    arg_help = []
+    for i, pname in enumerate(re.findall(r"{([^}]+)}", path)):
+        spec.path_params.append((f"path_{i}", pname))
+        params.append(click.Argument([f"path_{i}"], metavar=pname.upper(), required=True))
+        description = _help_text((merged.get((pname, "path")) or {}).get("description"))
+        arg_help.append(f"  {pname.upper()}  {description}".rstrip())
+    taken: set[str] = set()
+    for i, ((pname, where), p) in enumerate(merged.items()):
+        if where != "query":
+            continue
+        dest = f"query_{i}"
+        schema = deref(doc, p.get("schema") or {})
+        spec.query.append((dest, pname, schema.get("type") == "array"))
+        params.append(_query_option(doc, p, dest, _flag_name(pname, taken, "query")))
+    content = (deref(doc, op.get("requestBody") or {}).get("content") or {})
+    json_media = next((m for m in content if m == "application/json" or m.endswith("+json")), None)
+    if json_media or "multipart/form-data" in content:
+        schema = deref(doc, (content.get(json_media or "multipart/form-data") or {}).get("schema") or {})
+        required = set(schema.get("required") or [])
+        spec.json_body, spec.multipart = bool(json_media), not json_media
+        for i, (prop, pschema) in enumerate((schema.get("properties") or {}).items()):
+            pschema = deref(doc, pschema)
+            dest = f"body_{i}"
+            flag = _flag_name(prop, taken, "body")
+            if spec.multipart and pschema.get("format") == "binary":
+                spec.files.append((dest, prop))
+                params.append(click.Option([f"--{flag}", dest], type=click.Path(exists=True, dir_okay=False),
+                                           required=prop in required,
+                                           help=_help_text(pschema.get("description")) or "File to send."))
+                continue
+            spec.body.append((dest, prop))
+            params.append(_body_option(doc, prop, pschema, dest, flag, prop in required))
+        if json_media:
+            params.append(click.Option(["--body", "body_json"], metavar="JSON|@FILE", default=None,
+                                       help="The whole JSON body (an object), or @file.json / @- for stdin; "
+                                            "the options above override its keys."))
+    spec.raw_output = _raw_output(doc, op)
+    if spec.raw_output:
+        params.append(click.Option(["--output", "-o", "output_file"], type=click.Path(dir_okay=False),
+                                   default=None, help="Write the response body to this file instead of stdout."))
+
+    def callback(**values: Any) -> None:
+        ctx = click.get_current_context()
+        values["body_json"] = read_body_option(values.get("body_json"))
+        settings = ctx.find_object(Settings) or Settings()
+        run_request(settings, spec.request(values), output_file=values.get("output_file"))
+
+    summary = str(op.get("summary") or "").strip()
+    help_text = _command_help(summary, str(op.get("description") or ""))
+    if arg_help:
+        help_text += "\n\n\b\nArguments:\n" + "\n".join(arg_help)
+    return ApiCommand(spec, name, callback=callback, params=params, help=help_text,
+                      short_help=summary.rstrip(".") or None)
+
+
+def _raw_output(doc: dict[str, Any], op: dict[str, Any]) -> bool:
+    """True when the operation's success response has a body that is not JSON (CSV, file bytes)."""
+    for status, response in (op.get("responses") or {}).items():
+        if str(status).startswith("2"):
+            media = list(deref(doc, response).get("content") or {})
+            if media and not any(m == "application/json" or m.endswith("+json") for m in media):
+                return True
+    return False
+
+
+def build_groups(doc: dict[str, Any] | None = None) -> list[click.Group]:
+    """One click group per tag holding one command per operation, from ``doc`` (default: the
+    packaged document). Groups are in the document's tag order; operations without tags go to
+    a group named after the ``operationId`` prefix."""
+    doc = doc if doc is not None else load_document()
+    descriptions = {t["name"]: str(t.get("description") or "").strip() for t in doc.get("tags") or []}
+    by_tag: dict[str, list[tuple[str, str, dict[str, Any]]]] = {name: [] for name in descriptions}
+    for path, item in (doc.get("paths") or {}).items():
+        for method, op in item.items():
+            if method not in HTTP_METHODS or not isinstance(op, dict) or "operationId" not in op:
+                continue
+            tag = (op.get("tags") or [str(op["operationId"]).split(".", 1)[0]])[0]
+            by_tag.setdefault(tag, []).append((path, method, op))
+    groups = []
+    for tag, ops in by_tag.items():
+        if not ops:
+            continue
+        names = command_names([str(op["operationId"]) for _, _, op in ops], tag)
+        group = click.Group(tag, help=descriptions.get(tag) or None)
+        for path, method, op in ops:
+            group.add_command(build_command(doc, path, method, op, names[str(op["operationId"])]))
+        groups.append(group)
+    return groups

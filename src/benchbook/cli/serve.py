@@ -1,0 +1,133 @@
+"""``benchbook serve``: run the service with uvicorn.
+
+Listens on ``127.0.0.1:8000`` by default. A host that is not this computer's own needs
+``--allow-remote`` (and then prints a warning): the service has no accounts, so whoever can
+reach it can read and change everything.
+"""
+from __future__ import annotations
+
+import ipaddress
+import os
+import threading
+import time
+import webbrowser
+from pathlib import Path
+
+import click
+
+from benchbook.cli.output import Settings
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def is_local_host(host: str) -> bool:
+    """True when ``host`` names only this computer: ``localhost`` (any case, optional trailing
+    dot), an IPv4 loopback address (``127.0.0.0/8``), ``::1`` (also ``[::1]``) or an IPv4-mapped
+    loopback (``::ffff:127.0.0.1``). Everything else — ``0.0.0.0``, ``::``, LAN addresses, other
+    host names, the empty string — is False. Never raises.
+    """
+    name = host.strip().lower().rstrip(".")
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if name == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
+
+
+def server_url(host: str, port: int) -> str:
+    """``http://host:port/`` with IPv6 hosts in brackets (``::1`` → ``http://[::1]:8000/``)."""
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{shown}:{port}/"
+
+
+def _browse_when_up(url: str, timeout: float = 30.0) -> None:
+    """Open ``url`` in the browser once ``<url>api/health`` answers (gives up after ``timeout`` s)."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "api/health", timeout=1.0).status_code < 500:
+                webbrowser.open(url)
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.25)
+
+
+def _warn_remote(host: str) -> None:
+    from rich.console import Console
+    from rich.panel import Panel
+
+    Console(stderr=True).print(Panel(
+        f"benchbook is listening on [bold]{host}[/bold], which other computers may reach.\n"
+        "There are no accounts or passwords: [bold]anyone who can reach this address can read and "
+        "change everything[/bold] in this project.\nOnly do this behind your own protection "
+        "(a firewall, VPN or authenticating reverse proxy).",
+        title="WARNING: --allow-remote", border_style="red"))
+
+
+@click.command("serve")
+@click.option("--open", "open_browser", is_flag=True, default=False,
+              help="Open the web app in a browser once the server answers.")
+@click.option("--port", "-p", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port to listen on.")
+@click.option("--sync-only", is_flag=True, default=False,
+              help="Serve only sync (not available yet: only the health route is served).")
+@click.option("--log-level", type=click.Choice(LOG_LEVELS, case_sensitive=False), default="INFO",
+              show_default=True, help="Server log level.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; one not of this computer needs --allow-remote.")
+@click.option("--allow-remote", is_flag=True, default=False,
+              help="Allow a non-local --host and requests addressed to other host names.")
+@click.option("--reload", is_flag=True, default=False, help="Restart when the code changes (development).")
+@click.option("--project", "project_dir", type=click.Path(file_okay=False), envvar="BENCHBOOK_PROJECT",
+              default=None, help="Project folder (default: the global --project).")
+@click.pass_context
+def serve(ctx: click.Context, open_browser: bool, port: int, sync_only: bool, log_level: str, host: str,
+          allow_remote: bool, reload: bool, project_dir: str | None) -> None:
+    """Run the benchbook server (API under /api, web app at /).
+
+    Refuses (exit status 2) a --host that is not this computer's own unless --allow-remote.
+    """
+    if not is_local_host(host) and not allow_remote:
+        raise click.UsageError(
+            f"--host {host} is not this computer's own address (127.0.0.1, ::1, localhost); the server "
+            "has no accounts, so anyone who can reach it could read and change everything. "
+            "Add --allow-remote if you really mean it.", ctx=ctx)
+    import uvicorn
+
+    from benchbook.config import Project
+
+    if project_dir is None:
+        project_dir = getattr(ctx.find_object(Settings), "project", None)
+    project = Project.locate(project_dir)
+    if allow_remote and not is_local_host(host):
+        _warn_remote(host)
+    if sync_only:
+        click.echo("Sync is not available yet: only the health route (/api/health) is served.", err=True)
+    url = server_url(host, port)
+    click.echo(f"benchbook serving project {project.root} at {url}")
+    if open_browser:
+        browse = url if is_local_host(host) else server_url("127.0.0.1", port)
+        threading.Thread(target=_browse_when_up, args=(browse,), daemon=True).start()
+    level = log_level.lower()
+    if reload:
+        import benchbook
+
+        os.environ["BENCHBOOK_PROJECT"] = str(project.root)
+        os.environ["BENCHBOOK_ALLOW_REMOTE"] = "1" if allow_remote else "0"
+        os.environ["BENCHBOOK_SYNC_ONLY"] = "1" if sync_only else "0"
+        uvicorn.run("benchbook.app:app_from_env", factory=True, reload=True,
+                    reload_dirs=[str(Path(benchbook.__file__).parent)], host=host, port=port, log_level=level)
+        return
+    from benchbook.app import create_app
+
+    uvicorn.run(create_app(project, allow_remote=allow_remote, sync_only=sync_only),
+                host=host, port=port, log_level=level)

@@ -1,0 +1,78 @@
+"""``benchbook demo``: a project holding the Palmer penguins data (shipped by the
+``palmerpenguins`` package): collection ``penguins``; schema ``island`` with child schema
+``penguin``; 3 islands and 344 penguins, each created through the domain so each has history.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from palmerpenguins import load_penguins
+
+from benchbook.config import Project
+from benchbook.domain import audit
+from benchbook.domain.collections import create_collection
+from benchbook.domain.context import Ctx
+from benchbook.domain.records import create_record
+from benchbook.domain.schemas import create_schema
+from benchbook.persistence.db import open_database
+from benchbook.persistence.tables import Collection
+
+ISLAND = {"name": "island", "label": "Island", "description": "An island of the Palmer Archipelago, Antarctica",
+          "display_template": "{name}",
+          "fields": [{"name": "name", "label": "Name", "type": "string", "required": True}]}
+PENGUIN = {
+    "name": "penguin", "label": "Penguin", "parent": "island",
+    "description": "An adult penguin measured near Palmer Station (Gorman et al. 2014)",
+    "display_template": "{species} {sex} {year}",
+    "fields": [
+        {"name": "species", "label": "Species", "type": "string", "required": True,
+         "restrictions": {"choices": ["Adelie", "Chinstrap", "Gentoo"]}},
+        {"name": "sex", "label": "Sex", "type": "string", "restrictions": {"choices": ["female", "male"]}},
+        {"name": "year", "label": "Study year", "type": "integer", "restrictions": {"min": 2007, "max": 2009}},
+        {"name": "bill_length_mm", "label": "Bill length", "type": "float", "restrictions": {"unit": "mm"}},
+        {"name": "bill_depth_mm", "label": "Bill depth", "type": "float", "restrictions": {"unit": "mm"}},
+        {"name": "flipper_length_mm", "label": "Flipper length (mm)", "type": "integer", "restrictions": {"min": 0}},
+        {"name": "body_mass_g", "label": "Body mass (g)", "type": "integer", "restrictions": {"min": 0}},
+    ],
+}
+COLUMNS = ("species", "sex", "year", "bill_length_mm", "bill_depth_mm", "flipper_length_mm", "body_mass_g")
+
+
+def _value(v: Any) -> Any:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    return v.item() if hasattr(v, "item") else v
+
+
+def build_demo(project: Project, progress: Callable[[int], None] | None = None) -> int:
+    """Fill ``project`` with the penguins unless its ``penguins`` collection exists.
+    Returns how many records were created (0 when the data was already there)."""
+    db = open_database(project.database_url)
+    try:
+        with db.session() as session, session.begin():
+            if session.query(Collection.id).filter(Collection.name == "penguins").first():
+                return 0
+            ctx = Ctx(session=session, actor=project.actor, files_dir=project.files_dir)
+            batch = audit.open_batch(ctx, "import", label="palmerpenguins")
+            ctx.batch_id = batch.id
+            create_schema(ctx, ISLAND)
+            create_schema(ctx, PENGUIN)
+            create_collection(ctx, {"name": "penguins", "schemas": ["island", "penguin"],
+                                    "description": "Palmer Archipelago penguins (palmerpenguins package)"})
+            frame = load_penguins()
+            islands = {}
+            for name in sorted(frame["island"].unique()):
+                islands[name] = create_record(ctx, "penguins", {"schema_name": "island", "data": {"name": name}}).id
+            created = len(islands)
+            for row in frame.to_dict(orient="records"):
+                data = {k: _value(row[k]) for k in COLUMNS}
+                create_record(ctx, "penguins", {"schema_name": "penguin", "parent_record_id": islands[row["island"]],
+                                                "data": {k: v for k, v in data.items() if v is not None}})
+                created += 1
+                if progress:
+                    progress(1)
+            return created
+    finally:
+        db.engine.dispose()

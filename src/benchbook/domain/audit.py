@@ -1,0 +1,157 @@
+"""History: writing audit entries and batches, and reading them back.
+
+Every change writes one :class:`AuditEntry` in the change's own transaction (spec:
+*Audit (history)*, *Events* 1). Record values inside entries are keyed by field id, so
+history survives a field rename; ``changes`` carry the field's label and dtype.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.orm import Session
+
+from benchbook.domain.context import Ctx
+from benchbook.domain.errors import Invalid, NotFound
+from benchbook.domain.ids import new_id
+from benchbook.persistence.tables import AuditBatch, AuditEntry, Field, Record, utcnow
+
+ACTIONS = ("create", "update", "delete", "restore", "purge")
+ENTITY_TYPES = ("record", "schema", "field", "dataset", "view")
+BATCH_KINDS = ("import", "delete", "restore", "purge", "workflow")
+
+
+def write(ctx: Ctx, action: str, entity_type: str, entity_id: str, *,
+          changes: list[dict[str, Any]] | None = None, old: dict[str, Any] | None = None,
+          new: dict[str, Any] | None = None, dataset_id: str | None = None,
+          schema_id: str | None = None) -> AuditEntry:
+    """Add one audit entry to ``ctx.session`` (flushed with the change's transaction).
+
+    ``changes``: ``[{field, label, dtype, before, after, deleted}]`` in schema order;
+    ``old``/``new``: the spec's ``old_data``/``new_data``.
+    """
+    entry = AuditEntry(id=new_id(), action=action, entity_type=entity_type, entity_id=entity_id,
+                       timestamp=utcnow(), actor=ctx.actor, changes=changes or [], old_data=old,
+                       new_data=new, batch_id=ctx.batch_id, request_id=ctx.request_id,
+                       dataset_id=dataset_id, schema_id=schema_id)
+    ctx.session.add(entry)
+    return entry
+
+
+def open_batch(ctx: Ctx, kind: str, label: str | None = None, ref: str | None = None) -> AuditBatch:
+    """Create a batch (spec: AuditBatchResponse); ``kind`` one of ``BATCH_KINDS``."""
+    batch = AuditBatch(id=new_id(), kind=kind, label=label, ref=ref, actor=ctx.actor, created_at=utcnow())
+    ctx.session.add(batch)
+    return batch
+
+
+@contextmanager
+def server_batch(ctx: Ctx, kind: str, label: str | None = None) -> Iterator[str]:
+    """Group the changes made inside into one batch: the client's (``X-Service-Batch``) when
+    one is open, else a new server batch of ``kind``. Yields the batch id."""
+    if ctx.batch_id:
+        yield ctx.batch_id
+        return
+    batch = open_batch(ctx, kind, label)
+    ctx.batch_id = batch.id
+    try:
+        yield batch.id
+    finally:
+        ctx.batch_id = None
+
+
+def get_batch(session: Session, batch_id: str) -> AuditBatch:
+    """The batch ``batch_id``; raises ``NotFound``."""
+    batch = session.get(AuditBatch, batch_id)
+    if batch is None:
+        raise NotFound(f"batch {batch_id} not found")
+    return batch
+
+
+def batch_response(batch: AuditBatch) -> dict[str, Any]:
+    """AuditBatchResponse."""
+    return {"id": batch.id, "kind": batch.kind, "created_at": batch.created_at.isoformat(),
+            "label": batch.label, "ref": batch.ref}
+
+
+def parse_since(since: str | None) -> datetime | None:
+    """Parse the ``since`` parameter (ISO 8601; no zone = UTC). Raises ``Invalid``."""
+    if not since:
+        return None
+    try:
+        value = datetime.fromisoformat(since.strip())
+    except ValueError:
+        raise Invalid(f"since: {since!r} is not an ISO 8601 date or date-time") from None
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+
+
+def list_entries(session: Session, conds: list[ColumnElement[bool]], *, action: str | None,
+                 since: str | None, sort: str | None, limit: int, offset: int) -> dict[str, Any]:
+    """A page of entries matching ``conds`` and the shared list parameters (spec: *Audit*).
+
+    ``sort``: ``timestamp`` or ``action`` with optional ``:asc``/``:desc``; newest first by
+    default. Returns the paginated wrapper ``{items, total, offset, limit}``.
+    """
+    conds = list(conds)
+    if action:
+        conds.append(AuditEntry.action == action)
+    since_at = parse_since(since)
+    if since_at is not None:
+        conds.append(AuditEntry.timestamp >= since_at)
+    column, _, direction = (sort or "timestamp:desc").partition(":")
+    col = AuditEntry.action if column == "action" else AuditEntry.timestamp
+    order = [col.asc(), AuditEntry.id.asc()] if direction == "asc" else [col.desc(), AuditEntry.id.desc()]
+    total = session.scalar(select(func.count()).select_from(AuditEntry).where(*conds)) or 0
+    rows = session.scalars(select(AuditEntry).where(*conds).order_by(*order).limit(limit).offset(offset)).all()
+    return {"items": entry_responses(session, list(rows)), "total": total, "offset": offset, "limit": limit}
+
+
+def get_entry(session: Session, audit_id: str) -> dict[str, Any]:
+    """One entry as AuditLogResponse; raises ``NotFound``."""
+    entry = session.get(AuditEntry, audit_id.strip().upper())
+    if entry is None:
+        raise NotFound(f"audit entry {audit_id} not found")
+    return entry_responses(session, [entry])[0]
+
+
+def entry_responses(session: Session, entries: list[AuditEntry]) -> list[dict[str, Any]]:
+    """Shape entries as AuditLogResponse, resolving field labels and ``now`` in two queries."""
+    field_ids = {c.get("field") for e in entries if e.entity_type == "record" for c in e.changes}
+    fields = {f.id: f for f in session.scalars(select(Field).where(Field.id.in_(field_ids)))} if field_ids else {}
+    record_ids = {e.entity_id for e in entries if e.entity_type == "record"}
+    records = ({r.id: r for r in session.scalars(select(Record).where(Record.id.in_(record_ids)))}
+               if record_ids else {})
+    out = []
+    for e in entries:
+        changes = []
+        for c in e.changes:
+            c = dict(c)
+            f = fields.get(c.get("field"))
+            if f is not None:
+                c["label"] = f.label or f.name
+                c["deleted"] = f.deleted_at is not None
+            changes.append(c)
+        out.append({
+            "id": e.id, "action": e.action, "entity_type": e.entity_type, "entity_id": e.entity_id,
+            "timestamp": e.timestamp.isoformat(), "actor": e.actor, "changes": changes,
+            "device": None, "new_data": e.new_data, "old_data": e.old_data,
+            "now": _now(e, records) if e.entity_type == "record" else None,
+            "sync": [], "batch_id": e.batch_id,
+        })
+    return out
+
+
+def _now(entry: AuditEntry, records: dict[str, Record]) -> dict[str, Any]:
+    """Where the record is now: ``live``, ``edited`` (changed since the entry), ``deleted``
+    or ``purged``; with ``at`` the time of that state when known."""
+    rec = records.get(entry.entity_id)
+    if rec is None:
+        return {"state": "purged", "at": None}
+    if rec.deleted_at is not None:
+        return {"state": "deleted", "at": rec.deleted_at.isoformat()}
+    if rec.updated_at > entry.timestamp:
+        return {"state": "edited", "at": rec.updated_at.isoformat()}
+    return {"state": "live", "at": None}

@@ -1,0 +1,67 @@
+"""The domain's error hierarchy, mapped to the spec's error envelope in one place (``app.py``).
+
+::
+
+    BenchbookError (status 400)        {detail}
+     ├── NotFound (404)                 a named thing does not exist (or is deleted)
+     ├── Conflict (409)                 name taken, uniqueness clash, live children block a delete
+     └── Invalid (422)                  a value breaks a rule; ``errors`` lists each problem
+                                        as {loc, msg, type, input, ctx} like request validation
+
+Spec section *Errors*: domain errors answer ``{detail: <message>}``; DESIGN.md fixes the codes.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class BenchbookError(Exception):
+    """Base of all domain errors; ``status`` is the HTTP status, ``detail`` the message."""
+
+    status = 400
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+    def body(self) -> dict[str, Any]:
+        """The response body in the spec's envelope."""
+        return {"detail": self.detail}
+
+
+class NotFound(BenchbookError):
+    """A named thing does not exist (404)."""
+
+    status = 404
+
+
+class Conflict(BenchbookError):
+    """The change clashes with existing data (409)."""
+
+    status = 409
+
+
+class Invalid(BenchbookError):
+    """A value breaks a rule (422).
+
+    ``errors`` is a list of ``{loc, msg, type, input, ctx}`` entries; when given, the body is
+    ``{detail, errors}`` like a request-validation failure, so clients handle both alike.
+    """
+
+    status = 422
+
+    def __init__(self, detail: str, errors: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(detail)
+        self.errors = errors or []
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"detail": self.detail}
+        if self.errors:
+            body["errors"] = self.errors
+        return body
+
+
+def error_entry(loc: list[str | int], msg: str, type_: str, input_: Any = None,
+                ctx: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One ``{loc, msg, type, input, ctx}`` entry of an ``errors`` list."""
+    return {"loc": loc, "msg": msg, "type": type_, "input": input_, "ctx": ctx or {}}

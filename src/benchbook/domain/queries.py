@@ -1,0 +1,149 @@
+"""Finding records: the record query parameters shared by list, counts, export and delete
+(spec *Records*: ``filter``, ``parent_record_id``, ``schema``, ``search``, ``sort``, ``where``,
+``within``), compiled to one SQL statement (no Python-side filtering)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, String, and_, cast, false, func, literal, or_, select
+from sqlalchemy.orm import Session
+
+from benchbook.domain import dtypes
+from benchbook.domain.catalog import SchemaCache, find_schema
+from benchbook.domain.collections import schema_names
+from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.records import find_record
+from benchbook.persistence.tables import Collection, Field, Record, Schema
+
+BASE_SORTS = {"id": Record.id, "created_at": Record.created_at, "updated_at": Record.updated_at,
+              "natural_name": Record.natural_name}
+_ACCESSOR = {"integer": "as_float", "float": "as_float", "boolean": "as_boolean"}
+
+
+def typed_value(f: Field) -> ColumnElement[Any]:
+    """SQL expression for field ``f``'s stored value, typed by its dtype (numbers as numbers)."""
+    return getattr(Record.data[f.id], _ACCESSOR.get(f.type, "as_string"))()  # type: ignore[no-any-return]
+
+
+@dataclass
+class RecordQuery:
+    """The shared record query parameters as given on the request."""
+
+    filter: str | None = None
+    parent_record_id: str | None = None
+    schema: str | None = None
+    search: str | None = None
+    sort: list[str] = field(default_factory=list)
+    where: list[str] = field(default_factory=list)
+    within: str | None = None
+
+    def _schema(self, session: Session, collection: Collection) -> Schema | None:
+        if not self.schema:
+            return None
+        try:
+            schema = find_schema(session, self.schema)
+        except NotFound:
+            raise Invalid(f"unknown schema {self.schema!r}",
+                          [error_entry(["query", "schema"], "unknown schema", "unknown_schema", self.schema)]) from None
+        if schema.name not in schema_names(session, collection.id):
+            raise Invalid(f"collection {collection.name!r} is not for schema {schema.name!r}",
+                          [error_entry(["query", "schema"], "schema not in this collection", "schema", self.schema)])
+        return schema
+
+    def conditions(self, session: Session, collection: Collection, *,
+                   use_schema: bool = True) -> list[ColumnElement[bool]]:
+        """WHERE conditions selecting the live records the parameters match. Raises ``Invalid``."""
+        if self.filter:
+            raise Invalid("the filter tree is not supported by this server yet; use where, within or search",
+                          [error_entry(["query", "filter"], "not supported yet", "unsupported", self.filter)])
+        conds: list[ColumnElement[bool]] = [Record.dataset_id == collection.id, Record.deleted_at.is_(None)]
+        schema = self._schema(session, collection)
+        if schema is not None and use_schema:
+            conds.append(Record.schema_id == schema.id)
+        if self.parent_record_id:
+            conds.append(Record.parent_id == find_record(session, self.parent_record_id, live=None).id)
+        if self.within:
+            if schema is None:
+                raise Invalid("within needs schema: name the schema of the records to find",
+                              [error_entry(["query", "within"], "within requires schema", "missing", self.within)])
+            root = find_record(session, self.within, live=None)
+            tree = select(Record.id).where(Record.parent_id == root.id).cte("tree", recursive=True)
+            tree = tree.union_all(select(Record.id).where(Record.parent_id == tree.c.id))
+            conds.append(Record.id.in_(select(tree.c.id)))
+        if self.search and self.search.strip():
+            needle = f"%{self.search.strip()}%"
+            conds.append(or_(Record.natural_name.ilike(needle), cast(Record.data, String).ilike(needle)))
+        conds += self._where(session, collection, schema)
+        return conds
+
+    def _where(self, session: Session, collection: Collection, schema: Schema | None) -> list[ColumnElement[bool]]:
+        cache = SchemaCache(session)
+        if schema is not None:
+            metas = [cache.meta(schema.id)]
+        else:
+            ids = session.scalars(select(Schema.id).where(Schema.name.in_(schema_names(session, collection.id))))
+            metas = [cache.meta(i) for i in ids]
+        conds = []
+        for i, clause in enumerate(self.where):
+            name, sep, raw = clause.partition("=")
+            name = name.strip()
+            if not sep or not name:
+                raise Invalid(f"where {clause!r} is not field=value",
+                              [error_entry(["query", "where", i], "expected field=value", "where", clause)])
+            options = []
+            for meta in metas:
+                f = meta.by_name.get(name)
+                if f is None:
+                    continue
+                try:
+                    value = dtypes.coerce_value(f.type, {}, raw, tz=collection.timezone)
+                except dtypes.ValueProblem as exc:
+                    raise Invalid(f"where {clause!r}: {exc}",
+                                  [error_entry(["query", "where", i], str(exc), exc.type_, clause)]) from None
+                if value is None:
+                    test = Record.data[f.id].as_string().is_(None)
+                elif isinstance(value, list):
+                    test = and_(*[cast(Record.data[f.id], String).like(f'%"{v}"%') for v in value])
+                else:
+                    test = typed_value(f) == value
+                options.append(and_(Record.schema_id == meta.schema.id, test))
+            if not options:
+                raise Invalid(f"where: unknown field {name!r}",
+                              [error_entry(["query", "where", i], f"unknown field {name!r}", "unknown_field", clause)])
+            conds.append(or_(*options) if len(options) > 1 else options[0])
+        return conds
+
+    def order_by(self, session: Session, collection: Collection) -> list[Any]:
+        """ORDER BY: each ``[schema.]field[:asc|desc]`` with nulls last, then id as tie-break."""
+        if not self.sort:
+            return [Record.id.asc()]
+        schema = self._schema(session, collection)
+        if schema is None:
+            raise Invalid("sort needs schema: name the schema whose fields to sort by",
+                          [error_entry(["query", "sort"], "sort requires schema", "missing", self.sort)])
+        meta = SchemaCache(session).meta(schema.id)
+        out: list[Any] = []
+        for i, spec in enumerate(self.sort):
+            name, _, direction = spec.partition(":")
+            direction = direction or "asc"
+            if direction not in ("asc", "desc"):
+                raise Invalid(f"sort {spec!r}: direction must be asc or desc",
+                              [error_entry(["query", "sort", i], "asc or desc", "sort", spec)])
+            if name.startswith(f"{schema.name}."):
+                name = name[len(schema.name) + 1:]
+            if name in meta.by_name:
+                expr: Any = typed_value(meta.by_name[name])
+            elif name in BASE_SORTS:
+                expr = BASE_SORTS[name]
+            else:
+                raise Invalid(f"sort: unknown field {name!r} of schema {schema.name!r}",
+                              [error_entry(["query", "sort", i], f"unknown field {name!r}", "unknown_field", spec)])
+            out += [expr.is_(None).asc(), expr.desc() if direction == "desc" else expr.asc()]
+        return [*out, Record.id.asc()]
+
+    def select(self, session: Session, collection: Collection) -> Select[tuple[Record]]:
+        """SELECT of the matching records in order."""
+        return (select(Record).where(*self.conditions(session, collection))
+                .order_by(*self.order_by(session, collection)))
+

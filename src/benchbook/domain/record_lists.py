@@ -1,0 +1,140 @@
+"""Record lists built on :class:`RecordQuery`: a page, counts by schema, the CSV export,
+delete by query and the cross-collection picker list (``GET /records``)."""
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from typing import Any
+
+from sqlalchemy import String, cast, func, or_, select
+from sqlalchemy.orm import Session
+
+from benchbook.domain.catalog import SchemaCache, find_schema
+from benchbook.domain.collections import find_collection, schema_names
+from benchbook.domain.context import Ctx
+from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.queries import RecordQuery
+from benchbook.domain.record_views import RecordShaper
+from benchbook.domain.records import delete_records
+from benchbook.persistence.tables import Collection, Record, Schema
+
+EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]
+
+
+def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit: int, offset: int,
+              child_counts: bool = False) -> dict[str, Any]:
+    """Paginated RecordResponse list ``{items, total, offset, limit}``."""
+    collection = find_collection(session, dataset_name)
+    conds = query.conditions(session, collection)
+    total = session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0
+    rows = list(session.scalars(select(Record).where(*conds).order_by(*query.order_by(session, collection))
+                                .limit(limit).offset(offset)))
+    items = RecordShaper(session).shape(rows, child_counts=child_counts)
+    return {"items": items, "total": total, "offset": offset, "limit": limit}
+
+
+def record_counts(session: Session, name_or_id: str, query: RecordQuery) -> dict[str, Any]:
+    """Live records matching ``query`` grouped by schema name: ``{counts, total}``. ``schema``
+    groups rather than filters, except that only that schema is counted when it is given."""
+    collection = find_collection(session, name_or_id)
+    conds = query.conditions(session, collection)
+    rows = session.execute(select(Schema.name, func.count()).select_from(Record)
+                           .join(Schema, Schema.id == Record.schema_id).where(*conds).group_by(Schema.name)).all()
+    names = [query.schema] if query.schema else schema_names(session, collection.id)
+    counts = {n: 0 for n in names}
+    counts.update({name: n for name, n in rows})
+    return {"counts": counts, "total": sum(counts.values())}
+
+
+def delete_by_query(ctx: Ctx, dataset_name: str, query: RecordQuery, *, force: bool) -> dict[str, Any]:
+    """Soft-delete exactly what the same list shows, as one batch: ``{deleted, batch_id}``.
+    Raises ``Conflict`` when records with live children block and ``force`` is off."""
+    collection = find_collection(ctx.session, dataset_name)
+    records = list(ctx.session.scalars(select(Record).where(*query.conditions(ctx.session, collection))))
+    if not records:
+        return {"deleted": 0, "batch_id": None}
+    deleted, batch_id = delete_records(ctx, records, force=force)
+    return {"deleted": deleted, "batch_id": batch_id}
+
+
+def bulk_delete(ctx: Ctx, ids: list[str], *, force: bool) -> dict[str, Any]:
+    """Soft-delete the live records ``ids`` (full ids) as one batch. Raises ``NotFound``
+    naming the ids that are not live records."""
+    wanted = list(dict.fromkeys(i.strip().upper() for i in ids))
+    records = list(ctx.session.scalars(select(Record).where(Record.id.in_(wanted), Record.deleted_at.is_(None))))
+    missing = sorted(set(wanted) - {r.id for r in records})
+    if missing:
+        raise NotFound(f"{len(missing)} record(s) not found or already deleted: {', '.join(missing[:10])}")
+    deleted, batch_id = delete_records(ctx, records, force=force)
+    return {"deleted": deleted, "batch_id": batch_id}
+
+
+def search_records(session: Session, *, limit: int, schema: str | None, search: str | None,
+                   reachable_from: str | None) -> list[dict[str, Any]]:
+    """``GET /records``: live records of any collection, newest first; ``reachable_from``
+    keeps those a record of that collection may reference (its own and global collections')."""
+    conds: list[Any] = [Record.deleted_at.is_(None)]
+    live_collections = select(Collection.id).where(Collection.deleted_at.is_(None))
+    conds.append(Record.dataset_id.in_(live_collections))
+    if schema:
+        try:
+            conds.append(Record.schema_id == find_schema(session, schema).id)
+        except NotFound:
+            raise Invalid(f"unknown schema {schema!r}",
+                          [error_entry(["query", "schema"], "unknown schema", "unknown_schema", schema)]) from None
+    if reachable_from:
+        home = find_collection(session, reachable_from)
+        conds.append(or_(Record.dataset_id == home.id, Record.dataset_id.in_(
+            select(Collection.id).where(Collection.scope == "global", Collection.deleted_at.is_(None)))))
+    if search and search.strip():
+        needle = f"%{search.strip()}%"
+        conds.append(or_(Record.natural_name.ilike(needle), cast(Record.data, String).ilike(needle)))
+    rows = list(session.scalars(select(Record).where(*conds).order_by(Record.id.desc()).limit(limit)))
+    return RecordShaper(session).shape(rows)
+
+
+def export_rows(session: Session, collection_name: str, query: RecordQuery) -> Iterator[str]:
+    """The CSV export, streamed as text chunks: columns ``id``, ``schema_name``,
+    ``parent_record_id``, ``natural_name``, then each listed schema's fields in schema order
+    (a field name shared by two schemas is one column). Lists join with ``, ``."""
+    collection = find_collection(session, collection_name)
+    cache = SchemaCache(session)
+    metas = [cache.meta(find_schema(session, n).id) for n in
+             ([query.schema] if query.schema else schema_names(session, collection.id))]
+    columns = list(dict.fromkeys(f.name for m in metas for f in m.fields))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(EXPORT_BASE + columns)
+    shaper = RecordShaper(session, cache)
+    statement = query.select(session, collection).execution_options(yield_per=500)
+    batch: list[Record] = []
+
+    def flush() -> str:
+        for item in shaper.shape(batch):
+            data = item["data"]
+            writer.writerow([item["id"], item["schema_name"], item["parent_record_id"] or "",
+                             item["natural_name"] or "", *[_cell(data.get(c)) for c in columns]])
+        batch.clear()
+        text = buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+        return text
+
+    yield flush()
+    for rec in session.scalars(statement):
+        batch.append(rec)
+        if len(batch) >= 500:
+            yield flush()
+    yield flush()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+

@@ -1,0 +1,239 @@
+"""Schema rules: create, update, soft delete, restore, purge, unique keys (DESIGN.md *Schemas*)."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from benchbook.domain import audit, dtypes
+from benchbook.domain.catalog import ancestors, fields_of, find_schema
+from benchbook.domain.context import Ctx
+from benchbook.domain.errors import Conflict, Invalid, error_entry
+from benchbook.domain.fields import add_field, field_response
+from benchbook.domain.ids import new_id
+from benchbook.domain.naming import check_template
+from benchbook.persistence.tables import (AuditEntry, CollectionSchema, Field, Record, RecordLink, Schema,
+                                          utcnow)
+
+EDITABLE = ("label", "description", "display_template")
+
+
+def schema_response(session: Session, schema: Schema) -> dict[str, Any]:
+    """SchemaResponse: ``fields`` in order, ``unique_keys`` as field names, ``parent`` by name."""
+    fields = fields_of(session, schema.id)
+    names = {f.id: f.name for f in fields}
+    parent = session.get(Schema, schema.parent_id) if schema.parent_id else None
+    return {
+        "id": schema.id, "name": schema.name, "label": schema.label, "description": schema.description,
+        "parent": parent.name if parent else None, "display_template": schema.display_template,
+        "fields": [field_response(f) for f in fields],
+        "unique_keys": [[names[i] for i in key if i in names] for key in schema.unique_keys],
+        "deleted_at": schema.deleted_at.isoformat() if schema.deleted_at else None,
+        "created_at": schema.created_at.isoformat(), "updated_at": schema.updated_at.isoformat(),
+    }
+
+
+def _identity(schema: Schema) -> dict[str, Any]:
+    return {"id": schema.id, "name": schema.name}
+
+
+def _snapshot(session: Session, schema: Schema) -> dict[str, Any]:
+    return schema_response(session, schema)
+
+
+def list_schemas(session: Session, *, deleted: bool = False) -> list[dict[str, Any]]:
+    """Live schemas by name, or deleted ones most recently deleted first."""
+    if deleted:
+        q = select(Schema).where(Schema.deleted_at.is_not(None)).order_by(Schema.deleted_at.desc())
+    else:
+        q = select(Schema).where(Schema.deleted_at.is_(None)).order_by(Schema.name)
+    return [schema_response(session, s) for s in session.scalars(q)]
+
+
+def field_types() -> list[dict[str, Any]]:
+    """FieldTypeResponse for every field type."""
+    return [{"name": t.name, "label": t.label, "description": t.description,
+             "restrictions": list(t.restrictions), "operators": list(t.operators)}
+            for t in dtypes.FIELD_TYPES.values()]
+
+
+def _name_free(session: Session, name: str, *, except_id: str | None = None) -> None:
+    clash = session.scalar(select(Schema.id).where(Schema.name == name, Schema.deleted_at.is_(None),
+                                                    Schema.id != (except_id or "")))
+    if clash:
+        raise Conflict(f"a schema named {name!r} already exists")
+
+
+def create_schema(ctx: Ctx, body: dict[str, Any]) -> Schema:
+    """Create a schema with its ``fields``; raises ``Conflict`` (name taken), ``NotFound``
+    (unknown parent) or ``Invalid`` (bad field, template naming unknown fields)."""
+    s = ctx.session
+    _name_free(s, body["name"])
+    parent = find_schema(s, body["parent"]) if body.get("parent") else None
+    schema = Schema(id=new_id(), name=body["name"], label=body.get("label"),
+                    description=body.get("description"), parent_id=parent.id if parent else None,
+                    display_template=body.get("display_template") or None, unique_keys=[])
+    s.add(schema)
+    s.flush()
+    seen: set[str] = set()
+    for i, fbody in enumerate(body.get("fields") or []):
+        if fbody["name"] in seen:
+            raise Invalid(f"field {fbody['name']!r} is listed twice",
+                          [error_entry(["body", "fields", i, "name"], "duplicate field name", "duplicate",
+                                       fbody["name"])])
+        seen.add(fbody["name"])
+        add_field(ctx, schema, fbody, position=i, loc_prefix=["body", "fields", i], write_audit=False)
+    s.flush()
+    check_template(schema.display_template, seen)
+    audit.write(ctx, "create", "schema", schema.id, new=_snapshot(s, schema), schema_id=schema.id)
+    return schema
+
+
+def update_schema(ctx: Ctx, name: str, body: dict[str, Any]) -> Schema:
+    """Apply ``rename``/``label``/``description``/``display_template`` (omitted: unchanged;
+    ``""`` clears). Raises ``NotFound``, ``Conflict`` (name taken), ``Invalid``."""
+    s = ctx.session
+    schema = find_schema(s, name)
+    old: dict[str, Any] = {}
+    new: dict[str, Any] = {}
+    changes = []
+    if body.get("rename") and body["rename"] != schema.name:
+        _name_free(s, body["rename"], except_id=schema.id)
+        old["name"], new["name"] = schema.name, body["rename"]
+        schema.name = body["rename"]
+    for key in EDITABLE:
+        if key in body and body[key] is not None:
+            value = body[key] or None
+            if value != getattr(schema, key):
+                old[key], new[key] = getattr(schema, key), value
+                setattr(schema, key, value)
+    if "display_template" in new:
+        check_template(schema.display_template, {f.name for f in fields_of(s, schema.id)})
+    if new:
+        schema.updated_at = utcnow()
+        changes = [{"field": k, "label": k, "dtype": "string", "before": old[k], "after": new[k],
+                    "deleted": None} for k in new]
+        audit.write(ctx, "update", "schema", schema.id, changes=changes,
+                    old={**_identity(schema), **old}, new={**_identity(schema), **new}, schema_id=schema.id)
+    return schema
+
+
+def _live_records(session: Session, schema_id: str) -> int:
+    return session.scalar(select(func.count()).select_from(Record).where(
+        Record.schema_id == schema_id, Record.deleted_at.is_(None))) or 0
+
+
+def delete_schema(ctx: Ctx, name: str) -> None:
+    """Soft-delete a schema. Raises ``Conflict`` while it has live records or live child schemas."""
+    s = ctx.session
+    schema = find_schema(s, name)
+    count = _live_records(s, schema.id)
+    if count:
+        raise Conflict(f"schema {schema.name!r} still has {count} live record(s); delete them first")
+    kids = [c.name for c in s.scalars(select(Schema).where(Schema.parent_id == schema.id,
+                                                            Schema.deleted_at.is_(None)))]
+    if kids:
+        raise Conflict(f"schema {schema.name!r} has child schema(s) {', '.join(kids)}; delete them first")
+    entry = audit.write(ctx, "delete", "schema", schema.id, old=_snapshot(s, schema), schema_id=schema.id)
+    schema.deleted_at = utcnow()
+    schema.delete_op = entry.id
+
+
+def restore_plan(session: Session, name: str) -> dict[str, Any]:
+    """RestorePlanResponse for a deleted schema (``records`` is 0: records are never deleted
+    together with a schema, which refuses to go while it has live ones)."""
+    schema = find_schema(session, name, deleted=None)
+    blocked, blocked_by = _restore_blocker(session, schema)
+    return {"kind": "schema", "id": schema.id, "name": schema.name, "records": 0,
+            "can_restore": schema.deleted_at is not None and blocked is None, "blocked": blocked,
+            "blocked_by": blocked_by, "deleted_at": schema.deleted_at.isoformat() if schema.deleted_at else None,
+            "schema_name": schema.name, "collection": None, "collection_id": None, "conflict": None,
+            "parents_needed": None}
+
+
+def _restore_blocker(session: Session, schema: Schema) -> tuple[str | None, dict[str, Any] | None]:
+    if schema.deleted_at is None:
+        return "the schema is not deleted", None
+    parent = session.get(Schema, schema.parent_id) if schema.parent_id else None
+    if parent is not None and parent.deleted_at is not None:
+        return (f"its parent schema {parent.name!r} is deleted; restore it first",
+                {"kind": "schema", "id": parent.id, "name": parent.name})
+    clash = session.scalar(select(Schema.id).where(Schema.name == schema.name, Schema.deleted_at.is_(None)))
+    if clash:
+        return f"another schema is now named {schema.name!r}", None
+    return None, None
+
+
+def restore_schema(ctx: Ctx, name: str) -> Schema:
+    """Bring a deleted schema back. Raises ``NotFound``, ``Conflict`` (name taken, parent deleted)."""
+    schema = find_schema(ctx.session, name, deleted=True)
+    blocked, _ = _restore_blocker(ctx.session, schema)
+    if blocked:
+        raise Conflict(f"cannot restore schema {schema.name!r}: {blocked}")
+    schema.deleted_at = None
+    schema.delete_op = None
+    schema.updated_at = utcnow()
+    audit.write(ctx, "restore", "schema", schema.id, old=_identity(schema), new=_identity(schema),
+                schema_id=schema.id)
+    return schema
+
+
+def purge_schema(ctx: Ctx, name: str) -> None:
+    """Remove a deleted schema for good, with its fields and any (deleted) records of it.
+    Raises ``NotFound`` (no such deleted schema), ``Conflict`` (a schema still nests under it)."""
+    s = ctx.session
+    schema = find_schema(s, name, deleted=True)
+    if s.scalar(select(Schema.id).where(Schema.parent_id == schema.id)):
+        raise Conflict(f"schema {schema.name!r} still has child schemas; purge them first")
+    from benchbook.domain.records import purge_records  # records build on schemas
+    purge_records(ctx, list(s.scalars(select(Record).where(Record.schema_id == schema.id))))
+    audit.write(ctx, "purge", "schema", schema.id, old=_snapshot(s, schema), schema_id=schema.id)
+    s.execute(delete(RecordLink).where(RecordLink.field_id.in_(select(Field.id).where(
+        Field.schema_id == schema.id))))
+    s.execute(delete(CollectionSchema).where(CollectionSchema.schema_id == schema.id))
+    s.execute(delete(Field).where(Field.schema_id == schema.id))
+    s.delete(schema)
+
+
+def set_unique_keys(ctx: Ctx, name: str, keys: list[list[str]]) -> Schema:
+    """Replace the schema's uniqueness keys (lists of own field names). Raises ``Invalid``
+    for unknown fields or when existing live records already break a key."""
+    s = ctx.session
+    schema = find_schema(s, name)
+    by_name = {f.name: f for f in fields_of(s, schema.id)}
+    errors = [error_entry(["body", "keys", i, j], f"unknown field {n!r}", "unknown_field", n)
+              for i, key in enumerate(keys) for j, n in enumerate(key) if n not in by_name]
+    errors += [error_entry(["body", "keys", i], "a key needs at least one field", "empty_key", key)
+               for i, key in enumerate(keys) if not key]
+    if errors:
+        raise Invalid("unique keys name unknown fields", errors)
+    new_keys = [list(dict.fromkeys(by_name[n].id for n in key)) for key in keys]
+    from benchbook.domain.uniqueness import first_violation
+    for key in new_keys:
+        clash = first_violation(s, schema, key)
+        if clash:
+            raise Invalid(f"existing records already break key ({', '.join(k for k in keys[new_keys.index(key)])}):"
+                          f" {clash}")
+    before = schema_response(s, schema)["unique_keys"]
+    schema.unique_keys = new_keys
+    schema.updated_at = utcnow()
+    audit.write(ctx, "update", "schema", schema.id,
+                changes=[{"field": "unique_keys", "label": "unique_keys", "dtype": "json", "before": before,
+                          "after": keys, "deleted": None}],
+                old={**_identity(schema), "unique_keys": before}, new={**_identity(schema), "unique_keys": keys},
+                schema_id=schema.id)
+    return schema
+
+
+def descendants_of(session: Session, schema: Schema) -> list[Schema]:
+    """Live schemas nested (at any depth) under ``schema``."""
+    out: list[Schema] = []
+    frontier = [schema.id]
+    while frontier:
+        kids = list(session.scalars(select(Schema).where(Schema.parent_id.in_(frontier),
+                                                         Schema.deleted_at.is_(None))))
+        out += kids
+        frontier = [k.id for k in kids]
+    return out
+

@@ -1,0 +1,102 @@
+"""Turning request ``data`` (keyed by field name) into stored values (keyed by field id),
+with every problem reported at once (spec *Errors* 2: one entry per invalid field)."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from benchbook.domain import dtypes
+from benchbook.domain.catalog import SchemaMeta
+from benchbook.domain.errors import Invalid, error_entry
+from benchbook.persistence.tables import Collection, Field, Record, Schema, StoredFile
+
+REFERENCE_TYPES = ("reference", "reference_list")
+FILE_TYPES = ("file", "file_list")
+
+
+def blank(value: Any) -> bool:
+    """True for the values that mean "no value": None, "" and []."""
+    return value is None or value == "" or value == []
+
+
+def as_list(value: Any) -> list[Any]:
+    """A stored value as a list (single values become one-element lists; blanks empty)."""
+    if blank(value):
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _file_lookup(session: Session) -> Any:
+    def lookup(sha: str) -> dtypes.FileMeta | None:
+        row = session.get(StoredFile, sha)
+        return dtypes.FileMeta(filename=row.filename, size=row.size) if row else None
+    return lookup
+
+
+def coerce_data(session: Session, meta: SchemaMeta, collection: Collection, incoming: dict[str, Any], *,
+                current: dict[str, Any] | None = None, loc: tuple[str, ...] = ("body", "data")) -> dict[str, Any]:
+    """Merge ``incoming`` (field name → given value; None clears) into ``current`` (field id →
+    stored value) and return the new stored dict. On create (``current`` None) defaults fill
+    missing fields. Checks types, restrictions, required fields, references (existing, live,
+    of the target schema, in scope) and files (uploaded). Raises ``Invalid`` listing all problems.
+    """
+    errors: list[dict[str, Any]] = []
+    out = dict(current or {})
+    lookup = _file_lookup(session)
+    for key, value in incoming.items():
+        field = meta.by_name.get(key)
+        if field is None:
+            errors.append(error_entry([*loc, key], f"unknown field {key!r} of schema {meta.schema.name!r}",
+                                      "unknown_field", value))
+            continue
+        try:
+            stored = dtypes.coerce_value(field.type, field.restrictions or {}, value, tz=collection.timezone,
+                                         file_lookup=lookup)
+        except dtypes.ValueProblem as exc:
+            errors.append(error_entry([*loc, key], f"{key}: {exc}", exc.type_, value))
+            continue
+        if blank(stored):
+            out.pop(field.id, None)
+        else:
+            out[field.id] = stored
+    if current is None:
+        for field in meta.fields:
+            if field.id not in out and not blank(field.default):
+                out[field.id] = field.default
+    for field in meta.fields:
+        if field.required and blank(out.get(field.id)):
+            errors.append(error_entry([*loc, field.name], f"{field.name}: a value is required", "missing", None))
+    errors += _reference_problems(session, meta.fields, out, collection, loc)
+    if errors:
+        raise Invalid("; ".join(e["msg"] for e in errors), errors)
+    return out
+
+
+def _reference_problems(session: Session, fields: list[Field], data: dict[str, Any], collection: Collection,
+                        loc: tuple[str, ...]) -> list[dict[str, Any]]:
+    wanted = {f.id: as_list(data.get(f.id)) for f in fields if f.type in REFERENCE_TYPES and f.id in data}
+    ids = {i for values in wanted.values() for i in values}
+    if not ids:
+        return []
+    rows = session.execute(
+        select(Record.id, Record.deleted_at, Schema.name, Collection.id, Collection.scope, Collection.deleted_at)
+        .join(Schema, Schema.id == Record.schema_id).join(Collection, Collection.id == Record.dataset_id)
+        .where(Record.id.in_(ids))).all()
+    found = {r[0]: r for r in rows}
+    errors = []
+    for field in fields:
+        for target in wanted.get(field.id, []):
+            row = found.get(target)
+            problem = None
+            if row is None or row[1] is not None or row[5] is not None:
+                problem = f"record {target} does not exist or is deleted"
+            elif field.restrictions.get("schema") and row[2] != field.restrictions["schema"]:
+                problem = f"record {target} is a {row[2]!r}, not a {field.restrictions['schema']!r}"
+            elif row[3] != collection.id and row[4] != "global":
+                problem = (f"record {target} is in another collection that is not global; a local collection's "
+                           "records may only be referenced from the same collection")
+            if problem:
+                errors.append(error_entry([*loc, field.name], f"{field.name}: {problem}", "reference", target))
+    return errors

@@ -1,0 +1,52 @@
+"""Handlers of the ``audit`` tag (spec *Audit (history)*)."""
+from __future__ import annotations
+
+from typing import Any
+
+from benchbook.domain import audit as domain
+from benchbook.domain.catalog import find_schema
+from benchbook.domain.collections import find_collection
+from benchbook.domain.records import find_record
+from benchbook.persistence.tables import AuditEntry
+from benchbook.handlers.uow import read
+
+Body = dict[str, Any]
+
+
+def _page(conds: list[Any], action: str | None = None, limit: int = 50, offset: int = 0, since: str | None = None,
+          sort: str | None = None) -> tuple[Body, int]:
+    with read() as s:
+        return domain.list_entries(s, conds, action=action, since=since, sort=sort, limit=limit,
+                                   offset=offset), 200
+
+
+def list_audit(entity_id: str | None = None, entity_type: str | None = None, **shared: Any) -> tuple[Body, int]:
+    conds = []
+    if entity_id:
+        conds.append(AuditEntry.entity_id == entity_id.strip().upper())
+    if entity_type:
+        conds.append(AuditEntry.entity_type == entity_type)
+    return _page(conds, **shared)
+
+
+def get_audit_entry(audit_id: str) -> tuple[Body, int]:
+    with read() as s:
+        return domain.get_entry(s, audit_id), 200
+
+
+def list_record_audit(record_id: str, **shared: Any) -> tuple[Body, int]:
+    with read() as s:
+        rid = find_record(s, record_id, live=None).id
+    return _page([AuditEntry.entity_type == "record", AuditEntry.entity_id == rid], **shared)
+
+
+def list_schema_audit(name: str, **shared: Any) -> tuple[Body, int]:
+    with read() as s:
+        sid = find_schema(s, name, deleted=None).id
+    return _page([AuditEntry.schema_id == sid, AuditEntry.entity_type.in_(("schema", "field"))], **shared)
+
+
+def list_collection_audit(name_or_id: str, **shared: Any) -> tuple[Body, int]:
+    with read() as s:
+        cid = find_collection(s, name_or_id, deleted=None).id
+    return _page([AuditEntry.dataset_id == cid, AuditEntry.entity_type == "dataset"], **shared)

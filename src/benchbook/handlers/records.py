@@ -1,0 +1,86 @@
+"""Handlers of the ``records`` tag (spec *Records*, DESIGN.md *Single record*)."""
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import StreamingResponse
+
+from benchbook.domain import record_lists as lists
+from benchbook.domain import records as domain
+from benchbook.domain.queries import RecordQuery
+from benchbook.domain.record_views import RecordShaper
+from benchbook.handlers.uow import read, services, write
+
+Body = dict[str, Any]
+QUERY_KEYS = ("filter", "parent_record_id", "schema", "search", "sort", "where", "within")
+
+
+def _query(params: dict[str, Any]) -> RecordQuery:
+    return RecordQuery(**{k: params[k] for k in QUERY_KEYS if params.get(k) is not None})
+
+
+def list_records(dataset_name: str, limit: int = 50, offset: int = 0, child_counts: bool = False,
+                 columns: list[str] | None = None, **params: Any) -> tuple[Body, int]:
+    with read() as s:
+        return lists.list_page(s, dataset_name, _query(params), limit=limit, offset=offset,
+                               child_counts=child_counts), 200
+
+
+def create_record(dataset_name: str, body: Body) -> tuple[Body, int]:
+    with write() as ctx:
+        rec = domain.create_record(ctx, dataset_name, body)
+        return RecordShaper(ctx.session).single(rec), 201
+
+
+def delete_records(dataset_name: str, force: bool = False, **params: Any) -> tuple[Body, int]:
+    with write() as ctx:
+        return lists.delete_by_query(ctx, dataset_name, _query(params), force=force), 200
+
+
+def export_csv(collection_name: str, **params: Any) -> StreamingResponse:
+    session = services().db.sessions()
+    try:
+        chunks = lists.export_rows(session, collection_name, _query(params))
+        first = next(chunks)  # raises NotFound / Invalid before the response starts
+    except BaseException:
+        session.close()
+        raise
+
+    def stream() -> Any:
+        try:
+            yield first
+            yield from chunks
+        finally:
+            session.close()
+
+    return StreamingResponse(stream(), media_type="text/csv; charset=utf-8", headers={
+        "content-disposition": f'attachment; filename="{collection_name}.csv"'})
+
+
+def search_records(limit: int = 20, schema: str | None = None, search: str | None = None,
+                   reachable_from: str | None = None) -> tuple[list[Body], int]:
+    with read() as s:
+        return lists.search_records(s, limit=limit, schema=schema, search=search,
+                                    reachable_from=reachable_from), 200
+
+
+def bulk_delete_records(body: Body) -> tuple[Body, int]:
+    with write() as ctx:
+        return lists.bulk_delete(ctx, body["ids"], force=bool(body.get("force"))), 200
+
+
+def get_record(record_id: str) -> tuple[Body, int]:
+    with read() as s:
+        return RecordShaper(s).single(domain.find_record(s, record_id, live=None)), 200
+
+
+def update_record(record_id: str, body: Body) -> tuple[Body, int]:
+    with write() as ctx:
+        rec = domain.update_record(ctx, record_id, body)
+        return RecordShaper(ctx.session).single(rec), 200
+
+
+def delete_record(record_id: str, force: bool = False) -> tuple[None, int]:
+    with write() as ctx:
+        domain.delete_records(ctx, [domain.find_record(ctx.session, record_id)], force=force)
+    return None, 204

@@ -1,0 +1,54 @@
+"""Units of work for handlers: one session per request, one transaction per write."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from connexion.context import scope
+from sqlalchemy.orm import Session
+
+from benchbook.domain import audit
+from benchbook.domain.context import Ctx
+from benchbook.domain.errors import Invalid, NotFound, error_entry
+
+if TYPE_CHECKING:
+    from benchbook.app import Services
+
+BATCH_HEADER = "x-service-batch"
+
+
+def services() -> "Services":
+    """The app's services for the current request."""
+    return scope["state"]["services"]  # type: ignore[no-any-return]
+
+
+def _header(name: str) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key.decode("latin-1").lower() == name:
+            return value.decode("latin-1").strip() or None
+    return None
+
+
+@contextmanager
+def read() -> Iterator[Session]:
+    """A session for reading."""
+    with services().db.session() as session:
+        yield session
+
+
+@contextmanager
+def write() -> Iterator[Ctx]:
+    """A :class:`Ctx` inside one transaction: committed when the block ends, rolled back
+    (database as it was) when it raises. Joins the client batch named by ``X-Service-Batch``."""
+    svc = services()
+    with svc.db.session() as session, session.begin():
+        batch_id = _header(BATCH_HEADER)
+        if batch_id:
+            try:
+                audit.get_batch(session, batch_id)
+            except NotFound:
+                raise Invalid(f"X-Service-Batch names an unknown batch {batch_id!r}",
+                              [error_entry(["header", "X-Service-Batch"], "unknown batch", "batch", batch_id)])
+        yield Ctx(session=session, actor=svc.project.actor, files_dir=svc.project.files_dir, batch_id=batch_id,
+                  request_id=scope.get("state", {}).get("request_id"))

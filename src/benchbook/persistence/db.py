@@ -1,0 +1,74 @@
+"""Engine, sessions and schema upgrades.
+
+``open_database(url)`` returns a :class:`Database` whose schema is upgraded to the newest
+Alembic revision (the server and the CLI upgrade a project on open). SQLite connections
+get WAL journaling, enforced foreign keys and a busy timeout; PostgreSQL URLs
+(``postgresql+psycopg://…``) are used as given.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.close()
+
+
+def make_engine(url: str) -> Engine:
+    """Create an engine for ``url``; SQLite gets the pragmas above and thread-shared connections."""
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def alembic_config(url: str) -> Config:
+    """An Alembic config pointing at the packaged migrations and ``url``."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(resources.files("benchbook.persistence") / "migrations"))
+    cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+def upgrade(engine: Engine) -> None:
+    """Bring the database at ``engine`` to the newest migration (idempotent)."""
+    cfg = alembic_config(engine.url.render_as_string(hide_password=False))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+
+
+@dataclass
+class Database:
+    """An upgraded database: ``engine`` plus a session factory."""
+
+    engine: Engine
+    sessions: sessionmaker[Session]
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session closed on exit; callers open transactions with ``session.begin()``."""
+        with self.sessions() as s:
+            yield s
+
+
+def open_database(url: str) -> Database:
+    """Open (and upgrade) the database at ``url``."""
+    engine = make_engine(url)
+    upgrade(engine)
+    return Database(engine, sessionmaker(engine, expire_on_commit=False))

@@ -1,0 +1,29 @@
+"""Alembic environment: uses the connection handed over by ``db.upgrade`` or the URL."""
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import create_engine
+
+from benchbook.persistence.tables import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def run() -> None:
+    conn = config.attributes.get("connection")
+    if conn is not None:
+        context.configure(connection=conn, target_metadata=target_metadata, render_as_batch=True,
+                          compare_type=True)
+        with context.begin_transaction():
+            context.run_migrations()
+        return
+    engine = create_engine(config.get_main_option("sqlalchemy.url"))
+    with engine.begin() as connection:
+        context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True,
+                          compare_type=True)
+        with context.begin_transaction():
+            context.run_migrations()
+
+
+run()

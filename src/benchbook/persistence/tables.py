@@ -1,0 +1,206 @@
+"""SQLAlchemy 2 declarative tables: the single description of the database.
+
+Alembic migrations in ``migrations/`` are generated from and checked against these
+(``alembic check`` runs in the tests). Record values live in ``records.data`` as a JSON
+object keyed by *field id* (so renames keep data and history readable); links from
+reference and file fields are mirrored into ``record_links`` so "who points at this"
+questions are indexed lookups instead of JSON scans.
+
+Soft delete: ``deleted_at`` null means live. ``delete_op`` names the operation that
+deleted a row (a batch id, or the audit entry id of a single delete), so a restore brings
+back exactly what was deleted together and never what was deleted on its own earlier.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import (JSON, Boolean, DateTime, ForeignKey, Index, Integer, MetaData, String, Text,
+                        TypeDecorator, text)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+JSONType = JSON().with_variant(JSONB(), "postgresql")
+LIVE = text("deleted_at IS NULL")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC timestamp on every backend (SQLite stores it naive)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.astimezone(timezone.utc)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
+def utcnow() -> datetime:
+    """The current instant, timezone-aware UTC."""
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    """Declarative base with Alembic's recommended naming convention."""
+
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {dict[str, Any]: JSONType, list[Any]: JSONType, datetime: UTCDateTime}
+
+
+class Collection(Base):
+    """A collection (the spec's *dataset*): records of a chosen set of schemas."""
+
+    __tablename__ = "collections"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    description: Mapped[str | None] = mapped_column(Text)
+    scope: Mapped[str] = mapped_column(String(10), default="local")
+    timezone: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    deleted_at: Mapped[datetime | None]
+    delete_op: Mapped[str | None] = mapped_column(String(32))
+    __table_args__ = (
+        Index("uq_collections_live_name", "name", unique=True, sqlite_where=LIVE, postgresql_where=LIVE),
+    )
+
+
+class CollectionSchema(Base):
+    """Which schemas a collection is for (ordered)."""
+
+    __tablename__ = "collection_schemas"
+    collection_id: Mapped[str] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"),
+                                               primary_key=True)
+    schema_id: Mapped[str] = mapped_column(ForeignKey("schemas.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(default=0)
+
+
+class Schema(Base):
+    """A kind of record. ``parent_id`` nests its records under records of another schema."""
+
+    __tablename__ = "schemas"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(63))
+    label: Mapped[str | None] = mapped_column(String(200))
+    description: Mapped[str | None] = mapped_column(Text)
+    parent_id: Mapped[str | None] = mapped_column(ForeignKey("schemas.id"))
+    display_template: Mapped[str | None] = mapped_column(Text)
+    unique_keys: Mapped[list[Any]] = mapped_column(default=list)  # lists of field ids
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    deleted_at: Mapped[datetime | None]
+    delete_op: Mapped[str | None] = mapped_column(String(32))
+    __table_args__ = (
+        Index("uq_schemas_live_name", "name", unique=True, sqlite_where=LIVE, postgresql_where=LIVE),
+    )
+
+
+class Field(Base):
+    """A field of a schema; ``type`` is one of ``domain.dtypes.FIELD_TYPES``."""
+
+    __tablename__ = "fields"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    schema_id: Mapped[str] = mapped_column(ForeignKey("schemas.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(63))
+    label: Mapped[str | None] = mapped_column(String(200))
+    type: Mapped[str] = mapped_column(String(20))
+    required: Mapped[bool] = mapped_column(Boolean, default=False)
+    restrictions: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    default: Mapped[Any] = mapped_column(JSONType, nullable=True)
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    deleted_at: Mapped[datetime | None]
+    __table_args__ = (
+        Index("uq_fields_live_name", "schema_id", "name", unique=True, sqlite_where=LIVE,
+              postgresql_where=LIVE),
+    )
+
+
+class Record(Base):
+    """A record: values keyed by field id in ``data``; optional parent record."""
+
+    __tablename__ = "records"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    dataset_id: Mapped[str] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"))
+    schema_id: Mapped[str] = mapped_column(ForeignKey("schemas.id"))
+    parent_id: Mapped[str | None] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"), index=True)
+    data: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    natural_name: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    deleted_at: Mapped[datetime | None]
+    delete_op: Mapped[str | None] = mapped_column(String(32), index=True)
+    __table_args__ = (
+        Index("ix_records_dataset_schema", "dataset_id", "schema_id", "deleted_at"),
+        Index("ix_records_schema", "schema_id"),
+    )
+
+
+class RecordLink(Base):
+    """A reference or file value of a record: ``kind`` is ``record`` or ``file``."""
+
+    __tablename__ = "record_links"
+    source_id: Mapped[str] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"), primary_key=True)
+    field_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    target_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(10))
+    __table_args__ = (Index("ix_record_links_target", "target_id"),)
+
+
+class StoredFile(Base):
+    """A file in the content store (``files/ab/abcdef…``), stored once per sha256."""
+
+    __tablename__ = "files"
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    filename: Mapped[str] = mapped_column(Text)
+    size: Mapped[int] = mapped_column(Integer)
+    content_type: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class AuditBatch(Base):
+    """A batch: many changes shown as one event in history (spec: AuditBatchResponse)."""
+
+    __tablename__ = "audit_batches"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    label: Mapped[str | None] = mapped_column(Text)
+    ref: Mapped[str | None] = mapped_column(String(64))
+    actor: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class AuditEntry(Base):
+    """One change (spec: AuditLogResponse), written in the change's own transaction."""
+
+    __tablename__ = "audit_entries"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    action: Mapped[str] = mapped_column(String(10))
+    entity_type: Mapped[str] = mapped_column(String(10))
+    entity_id: Mapped[str] = mapped_column(String(32))
+    timestamp: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    actor: Mapped[str | None] = mapped_column(String(200))
+    changes: Mapped[list[Any]] = mapped_column(default=list)
+    old_data: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
+    new_data: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
+    batch_id: Mapped[str | None] = mapped_column(ForeignKey("audit_batches.id"), index=True)
+    request_id: Mapped[str | None] = mapped_column(String(64))
+    dataset_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    schema_id: Mapped[str | None] = mapped_column(String(32), index=True)
+    __table_args__ = (Index("ix_audit_entries_entity", "entity_type", "entity_id"),)

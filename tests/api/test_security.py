@@ -1,0 +1,45 @@
+"""Host and Origin checks (spec *Authentication* 3), error envelopes and request ids."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.parametrize("host", ["evil.example", "192.168.1.5:8000", "localhost.evil.com"])
+def test_foreign_host_is_refused(api, host):
+    r = api.get("/collections", headers={"host": host})
+    assert r.status_code == 403 and "Host" in r.json()["detail"] and r.headers["x-request-id"]
+
+
+@pytest.mark.parametrize("host", ["localhost:8000", "127.0.0.1", "[::1]:9000"])
+def test_local_hosts_pass(api, host):
+    assert api.get("/collections", headers={"host": host}).status_code == 200
+
+
+def test_cross_site_writes_are_refused(api):
+    r = api.post("/collections", json={"name": "x"}, headers={"origin": "https://evil.example"})
+    assert r.status_code == 403 and "cross-site" in r.json()["detail"]
+    r = api.post("/collections", json={"name": "x"}, headers={"referer": "https://evil.example/page"})
+    assert r.status_code == 403
+    assert api.get("/collections", headers={"origin": "https://evil.example"}).status_code == 200
+    ok = api.post("/collections", json={"name": "x"}, headers={"origin": "http://localhost:8000"})
+    assert ok.status_code == 201
+
+
+def test_every_response_has_a_request_id(api):
+    for r in (api.get("/collections"), api.get("/collections/none"), api.post("/collections", json={})):
+        assert len(r.headers["x-request-id"]) == 32
+
+
+def test_documents_and_pages(api):
+    c = api.client
+    assert c.get("/openapi.json").json()["openapi"] == "3.0.3"
+    assert c.get("/api/openapi.json").status_code == 200
+    docs = c.get("/docs/")
+    assert docs.status_code == 200 and "swagger" in docs.text.lower()
+    assert c.get("/").status_code == 200
+
+
+def test_unknown_route_and_method(api):
+    assert api.get("/nothing-here").status_code == 404
+    r = api.request("PUT", "/collections")
+    assert r.status_code == 405
