@@ -28,7 +28,7 @@ URL_SCHEMES = ("http", "https", "ftp", "ftps", "s3", "file")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _INT = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
-_ACCEPT = re.compile(r"\.[^./\\\s]+|[a-z0-9!#$&^_.+-]+/([a-z0-9!#$&^_.+-]+|\*)")
+_ACCEPT = re.compile(r"(\.[^./\\\s]+)+|[a-z0-9!#$&^_.+-]+/([a-z0-9!#$&^_.+-]+|\*)")
 _BOOL_WORDS = {"true": True, "t": True, "yes": True, "y": True, "1": True,
                "false": False, "f": False, "no": False, "n": False, "0": False}
 _MIME = mimetypes.MimeTypes()  # built-in table only (no /etc/mime.types): same answers everywhere
