@@ -12,12 +12,15 @@ import copy
 import json
 import logging
 import os
+import warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import connexion
+# connexion 3.3 imports starlette.testclient, which warns about httpx on import: noise for users
+warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient` is deprecated")
+import connexion  # noqa: E402
 import yaml
 from connexion.exceptions import ProblemException
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse

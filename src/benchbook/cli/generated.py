@@ -17,6 +17,8 @@ Only options the user gave are sent; the server applies the document's defaults.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import re
 from importlib import resources
@@ -260,6 +262,9 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
                                        help="The whole JSON body (an object), or @file.json / @- for stdin; "
                                             "the options above override its keys."))
     spec.raw_output = _raw_output(doc, op)
+    if not spec.raw_output and "table" not in taken:
+        params.append(click.Option(["--table", "as_table"], is_flag=True, default=False,
+                                   help="Show the JSON response as a table (same as the global --table)."))
     if spec.raw_output:
         params.append(click.Option(["--output", "-o", "output_file"], type=click.Path(dir_okay=False),
                                    default=None, help="Write the response body to this file instead of stdout."))
@@ -268,6 +273,8 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
         ctx = click.get_current_context()
         values["body_json"] = read_body_option(values.get("body_json"))
         settings = ctx.find_object(Settings) or Settings()
+        if values.pop("as_table", False):
+            settings = dataclasses.replace(settings, table=True)
         run_request(settings, spec.request(values), output_file=values.get("output_file"))
 
     summary = str(op.get("summary") or "").strip()

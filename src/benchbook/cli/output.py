@@ -244,6 +244,14 @@ def _cell(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _record_row(row: Any) -> Any:
+    """A record (an object with a ``data`` object) as its identity plus its field values."""
+    if not (isinstance(row, dict) and isinstance(row.get("data"), dict) and "schema_name" in row):
+        return row
+    return {"id": row.get("id"), "schema_name": row["schema_name"], "natural_name": row.get("natural_name"),
+            **row["data"]}
+
+
 def print_table(data: Any) -> None:
     """Render JSON ``data`` as a rich table on stdout.
 
@@ -261,6 +269,7 @@ def print_table(data: Any) -> None:
         rows = data["items"]
         caption = ", ".join(f"{k}: {_cell(v)}" for k, v in data.items() if k != "items" and _scalar(v)) or None
     if isinstance(rows, list):
+        rows = [_record_row(r) for r in rows]
         table = Table(caption=caption, show_lines=False)
         if rows and all(isinstance(r, dict) for r in rows):
             columns: list[str] = []
