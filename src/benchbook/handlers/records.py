@@ -7,6 +7,7 @@ from starlette.responses import StreamingResponse
 
 from benchbook.domain import record_lists as lists
 from benchbook.domain import records as domain
+from benchbook.domain import restore
 from benchbook.domain.queries import RecordQuery
 from benchbook.domain.record_views import RecordShaper
 from benchbook.handlers.uow import read, services, write
@@ -84,3 +85,36 @@ def delete_record(record_id: str, force: bool = False) -> tuple[None, int]:
     with write() as ctx:
         domain.delete_records(ctx, [domain.find_record(ctx.session, record_id)], force=force)
     return None, 204
+
+
+def list_orphans(limit: int = 50, offset: int = 0) -> tuple[Body, int]:
+    with read() as s:
+        rows, total = restore.orphans(s, limit, offset)
+        return {"items": RecordShaper(s).shape(rows), "total": total, "offset": offset, "limit": limit}, 200
+
+
+def record_restore_plan(record_id: str) -> tuple[Body, int]:
+    with read() as s:
+        return restore.record_restore_plan(s, record_id), 200
+
+
+def restore_record(record_id: str, with_parents: bool = False, only_this: bool = False) -> tuple[Body, int]:
+    with write() as ctx:
+        rec = restore.restore_record(ctx, record_id, with_parents=with_parents, only_this=only_this)
+        return RecordShaper(ctx.session).single(rec), 200
+
+
+def restore_above(record_id: str) -> tuple[list[Body], int]:
+    with write() as ctx:
+        return RecordShaper(ctx.session).shape(restore.restore_above(ctx, record_id)), 200
+
+
+def purge_record(record_id: str) -> tuple[None, int]:
+    with write() as ctx:
+        restore.purge_record(ctx, record_id)
+    return None, 204
+
+
+def list_referrers(record_id: str) -> tuple[list[Body], int]:
+    with read() as s:
+        return RecordShaper(s).shape(restore.referrers(s, record_id)), 200
