@@ -144,7 +144,7 @@ def update_collection(ctx: Ctx, name_or_id: str, body: dict[str, Any]) -> Collec
         _name_free(s, body["rename"])
         c.name = body["rename"]
     if body.get("description") is not None:
-        c.description = body["description"]
+        c.description = body["description"] or None
     if body.get("timezone") is not None:
         c.timezone = _check_timezone(body["timezone"]) if body["timezone"] else None
     if body.get("scope") is not None and body["scope"] != c.scope:

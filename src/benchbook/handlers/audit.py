@@ -50,3 +50,8 @@ def list_collection_audit(name_or_id: str, **shared: Any) -> tuple[Body, int]:
     with read() as s:
         cid = find_collection(s, name_or_id, deleted=None).id
     return _page([AuditEntry.dataset_id == cid, AuditEntry.entity_type == "dataset"], **shared)
+
+
+from benchbook.handlers.revert import apply_revert, revert_plan  # noqa: E402  (operationIds audit.*)
+
+__all__ = ["apply_revert", "revert_plan"]
