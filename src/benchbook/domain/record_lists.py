@@ -54,7 +54,7 @@ def delete_by_query(ctx: Ctx, dataset_name: str, query: RecordQuery, *, force: b
     records = list(ctx.session.scalars(select(Record).where(*query.conditions(ctx.session, collection))))
     if not records:
         return {"deleted": 0, "batch_id": None}
-    deleted, batch_id = delete_records(ctx, records, force=force)
+    deleted, batch_id = delete_records(ctx, records, force=force, always_batch=True)
     return {"deleted": deleted, "batch_id": batch_id}
 
 
@@ -66,7 +66,7 @@ def bulk_delete(ctx: Ctx, ids: list[str], *, force: bool) -> dict[str, Any]:
     missing = sorted(set(wanted) - {r.id for r in records})
     if missing:
         raise NotFound(f"{len(missing)} record(s) not found or already deleted: {', '.join(missing[:10])}")
-    deleted, batch_id = delete_records(ctx, records, force=force)
+    deleted, batch_id = delete_records(ctx, records, force=force, always_batch=True)
     return {"deleted": deleted, "batch_id": batch_id}
 
 

@@ -201,10 +201,12 @@ def soft_delete_records(ctx: Ctx, records: list[Record], *, op: str) -> None:
         rec.delete_op = op
 
 
-def delete_records(ctx: Ctx, records: list[Record], *, force: bool) -> tuple[int, str | None]:
+def delete_records(ctx: Ctx, records: list[Record], *, force: bool,
+                   always_batch: bool = False) -> tuple[int, str | None]:
     """Soft-delete ``records`` (and, with ``force``, every live record below them) as one
-    operation. Raises ``Conflict`` when live children not in the set block and ``force`` is off.
-    Returns (how many were deleted, batch id or None for a single record)."""
+    operation: a ``delete`` batch when several go (or ``always_batch``, for deletes of many).
+    Raises ``Conflict`` when live children not in the set block and ``force`` is off.
+    Returns (how many were deleted, batch id or None for a single record without batch)."""
     chosen = {r.id for r in records}
     below = [r for r in live_descendants(ctx.session, list(chosen)) if r.id not in chosen]
     if below and not force:
@@ -212,7 +214,7 @@ def delete_records(ctx: Ctx, records: list[Record], *, force: bool) -> tuple[int
         raise Conflict(f"{len(blocking)} record(s) have live children ({len(below)} record(s) below them); "
                        "pass force=true to delete them too")
     everything = [*records, *below]
-    if len(everything) == 1:
+    if len(everything) == 1 and not always_batch:
         soft_delete_records(ctx, everything, op=new_id())
         return 1, None
     with audit.server_batch(ctx, "delete", f"{len(everything)} records") as batch_id:

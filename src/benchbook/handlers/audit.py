@@ -52,6 +52,7 @@ def list_collection_audit(name_or_id: str, **shared: Any) -> tuple[Body, int]:
     return _page([AuditEntry.dataset_id == cid, AuditEntry.entity_type == "dataset"], **shared)
 
 
-from benchbook.handlers.revert import apply_revert, revert_plan  # noqa: E402  (operationIds audit.*)
+from benchbook.handlers.revert import apply_revert, restore_all_plan, revert_plan  # noqa: E402
+from benchbook.handlers.revert import restore_all_apply as restore_all  # noqa: E402
 
-__all__ = ["apply_revert", "revert_plan"]
+__all__ = ["apply_revert", "restore_all", "restore_all_plan", "revert_plan"]

@@ -1,9 +1,10 @@
-"""Handlers for reverting history entries (operationIds ``audit.revert_plan`` and
-``audit.apply_revert``, re-exported by :mod:`benchbook.handlers.audit`)."""
+"""Handlers for undoing history: revert one entry and restore-all (operationIds ``audit.*``,
+re-exported by :mod:`benchbook.handlers.audit`)."""
 from __future__ import annotations
 
 from typing import Any
 
+from benchbook.domain import restore_all
 from benchbook.domain import revert as domain
 from benchbook.handlers.uow import read, write
 
@@ -19,3 +20,14 @@ def apply_revert(audit_id: str, body: Body | None = None) -> tuple[Body, int]:
     body = body or {}
     with write() as ctx:
         return domain.apply_revert(ctx, audit_id, force=bool(body.get("force")), fields=body.get("fields")), 200
+
+
+def restore_all_plan(batch: str | None = None, filter: str | None = None, q: str | None = None) -> tuple[Body, int]:
+    with read() as s:
+        return restore_all.plan(s, batch=batch, tree=filter, q=q), 200
+
+
+def restore_all_apply(body: Body | None = None) -> tuple[Body, int]:
+    body = body or {}
+    with write() as ctx:
+        return restore_all.restore_all(ctx, batch=body.get("batch"), tree=body.get("filter"), q=body.get("q")), 200

@@ -1,0 +1,208 @@
+"""Restore-all (spec *Audit*: ``GET|POST /audit/restore-all``; state table row "deleted record
+or collection → restore-all").
+
+The set: everything deleted (collections, schemas, fields, records) whose delete matches
+``batch`` (the id of a bulk delete's batch), ``filter`` (the history filter tree over the
+delete entries) and ``q`` (text in what the delete stored). Collections and schemas come back
+first, then fields, then records parent-first; a record under something deleted that is not in
+the set stays deleted and is counted as ``blocked``, as is a field whose name was taken and a
+record whose uniqueness key was taken meanwhile. The whole restore is one event in history.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import ColumnElement, String, cast, or_, select
+from sqlalchemy.orm import Session
+
+from benchbook.domain import audit
+from benchbook.domain.catalog import SchemaCache
+from benchbook.domain.context import Ctx
+from benchbook.domain.errors import BenchbookError
+from benchbook.domain.records import restore_records
+from benchbook.domain.uniqueness import clashing_record
+from benchbook.persistence.tables import AuditEntry, Collection, Field, Record, Schema
+
+LOOK_LIMIT = 500_000
+
+
+@dataclass
+class Selection:
+    """The deleted things a restore-all would bring back."""
+
+    collections: list[Collection] = field(default_factory=list)
+    schemas: list[Schema] = field(default_factory=list)
+    fields: list[Field] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    truncated: bool = False
+
+
+def _entry_conditions(session: Session, batch: str | None, tree: Any, q: str | None) -> list[ColumnElement[bool]]:
+    conds: list[ColumnElement[bool]] = [AuditEntry.action == "delete"]
+    if batch:
+        conds.append(AuditEntry.batch_id == batch.strip().upper())
+    if q and q.strip():
+        needle = f"%{q.strip()}%"
+        conds.append(or_(cast(AuditEntry.old_data, String).ilike(needle), cast(AuditEntry.changes, String).ilike(needle)))
+    if tree:
+        from benchbook.domain.history_filters import compile_history_filter
+        conds.append(compile_history_filter(session, json.loads(tree) if isinstance(tree, str) else tree))
+    return conds
+
+
+def select_deleted(session: Session, *, batch: str | None = None, tree: Any = None, q: str | None = None) -> Selection:
+    """Find the set (see module docstring). Raises ``Invalid`` for a bad filter."""
+    out = Selection()
+    filtered = bool(batch or tree or (q and q.strip()))
+    entries = _entry_conditions(session, batch, tree, q)
+    for model, kind, target in ((Collection, "dataset", "collections"), (Schema, "schema", "schemas"),
+                                (Field, "field", "fields"), (Record, "record", "records")):
+        query = select(model).where(model.deleted_at.is_not(None))
+        if filtered:
+            ids = select(AuditEntry.entity_id).where(AuditEntry.entity_type == kind, *entries)
+            query = query.where(model.id.in_(ids))
+        rows = list(session.scalars(query.order_by(model.deleted_at, model.id).limit(LOOK_LIMIT + 1)))
+        if len(rows) > LOOK_LIMIT:
+            out.truncated = True
+            rows = rows[:LOOK_LIMIT]
+        setattr(out, target, rows)
+    return out
+
+
+@dataclass
+class _Outcome:
+    restored: int = 0
+    records: int = 0
+    blocked: int = 0
+    collections_records: int = 0
+
+
+def _simulate(session: Session, sel: Selection) -> tuple[list[Record], int, int]:
+    """Order the set's records parent-first and tell which would be blocked.
+    Returns (records to restore in order, blocked records, records returning with collections)."""
+    coll_ids = {c.id for c in sel.collections}
+    coll_ops = {c.delete_op for c in sel.collections if c.delete_op}
+    with_collections = [r for r in sel.records if r.dataset_id in coll_ids and r.delete_op in coll_ops]
+    returning = {r.id for r in with_collections}
+    if coll_ops:
+        returning |= set(session.scalars(select(Record.id).where(Record.dataset_id.in_(coll_ids),
+                                                                 Record.delete_op.in_(coll_ops))))
+    schema_ids = {s.id for s in sel.schemas}
+    dead_collections = set(session.scalars(select(Collection.id).where(Collection.deleted_at.is_not(None)))) - coll_ids
+    dead_schemas = set(session.scalars(select(Schema.id).where(Schema.deleted_at.is_not(None)))) - schema_ids
+    candidates = {r.id: r for r in sel.records if r.id not in returning}
+    parents: dict[str, tuple[str | None, bool]] = {}
+    frontier = {r.parent_id for r in candidates.values() if r.parent_id}
+    while frontier:
+        rows = session.execute(select(Record.id, Record.parent_id, Record.deleted_at).where(
+            Record.id.in_(list(frontier)))).all()
+        for rid, pid, deleted_at in rows:
+            parents[rid] = (pid, deleted_at is not None)
+        frontier = {pid for _, pid, _ in rows if pid and pid not in parents}
+    live_after = returning | set(candidates)
+
+    def depth_and_blocked(rec: Record) -> tuple[int, bool]:
+        depth, blocked, pid = 0, False, rec.parent_id
+        while pid:
+            depth += 1
+            up, deleted = parents.get(pid, (None, False))
+            if deleted and pid not in live_after:
+                blocked = True
+            pid = up
+        return depth, blocked
+
+    ordered, blocked = [], 0
+    for rec in candidates.values():
+        depth, is_blocked = depth_and_blocked(rec)
+        if is_blocked or rec.dataset_id in dead_collections or rec.schema_id in dead_schemas:
+            blocked += 1
+        else:
+            ordered.append((depth, rec.id, rec))
+    ordered.sort(key=lambda t: (t[0], t[1]))
+    return [r for _, _, r in ordered], blocked, len(returning)
+
+
+def plan(session: Session, *, batch: str | None = None, tree: Any = None, q: str | None = None) -> dict[str, Any]:
+    """RestoreAllPlanResponse (changes nothing)."""
+    sel = select_deleted(session, batch=batch, tree=tree, q=q)
+    records, blocked, with_collections = _simulate(session, sel)
+    field_blocked = sum(1 for f in sel.fields if _field_blocked(session, f, {s.id for s in sel.schemas}))
+    things = len(sel.collections) + len(sel.schemas) + len(sel.fields) + len(sel.records)
+    return {"collections": len(sel.collections), "schemas": len(sel.schemas), "fields": len(sel.fields),
+            "records": len(sel.records), "things": things, "restores": len(records) + with_collections,
+            "blocked": blocked + field_blocked, "truncated": sel.truncated}
+
+
+def _field_blocked(session: Session, f: Field, returning_schemas: set[str]) -> bool:
+    schema = session.get(Schema, f.schema_id)
+    if schema is None or (schema.deleted_at is not None and schema.id not in returning_schemas):
+        return True
+    return session.scalar(select(Field.id).where(Field.schema_id == f.schema_id, Field.name == f.name,
+                                                 Field.deleted_at.is_(None))) is not None
+
+
+def restore_all(ctx: Ctx, *, batch: str | None = None, tree: Any = None, q: str | None = None) -> dict[str, Any]:
+    """Apply the restore-all as one server batch; RestoreAllResultResponse ``{restored, records, blocked}``."""
+    from benchbook.domain import collections as collection_rules
+    from benchbook.domain import fields as field_rules
+    from benchbook.domain import schemas as schema_rules
+    s = ctx.session
+    sel = select_deleted(s, batch=batch, tree=tree, q=q)
+    out = _Outcome()
+    with audit.server_batch(ctx, "restore", "restore all"):
+        for c in sel.collections:
+            try:
+                with s.begin_nested():
+                    count = len(s.scalars(select(Record.id).where(Record.dataset_id == c.id,
+                                                                  Record.delete_op == c.delete_op)).all())
+                    collection_rules.restore_collection(ctx, c.id)
+                out.restored += 1
+                out.records += count
+            except BenchbookError:
+                out.blocked += 1
+        for schema in sorted(sel.schemas, key=lambda x: len(_chain(s, x))):
+            try:
+                with s.begin_nested():
+                    schema_rules.restore_schema(ctx, schema.id)
+                out.restored += 1
+            except BenchbookError:
+                out.blocked += 1
+        for f in sel.fields:
+            try:
+                with s.begin_nested():
+                    owner = s.get(Schema, f.schema_id)
+                    assert owner is not None
+                    field_rules.restore_field(ctx, owner.name, f.id)
+                out.restored += 1
+            except BenchbookError:
+                out.blocked += 1
+        s.flush()
+        s.expire_all()
+        sel.records = [r for r in sel.records if r.deleted_at is not None]
+        sel.collections = []
+        ordered, blocked, _ = _simulate(s, sel)
+        out.blocked += blocked
+        cache = SchemaCache(s)
+        for rec in ordered:
+            meta = cache.meta(rec.schema_id)
+            types = {f.id: f.type for f in meta.fields}
+            if any(clashing_record(s, rec, key, types) for key in meta.schema.unique_keys):
+                out.blocked += 1
+                continue
+            restore_records(ctx, [rec])
+            out.restored += 1
+            out.records += 1
+    return {"restored": out.restored, "records": out.records, "blocked": out.blocked}
+
+
+def _chain(session: Session, schema: Schema) -> list[str]:
+    chain, current = [], schema
+    while current.parent_id:
+        chain.append(current.parent_id)
+        parent = session.get(Schema, current.parent_id)
+        if parent is None:
+            break
+        current = parent
+    return chain
