@@ -176,3 +176,22 @@ def test_record_audit_trail(api):
     assert api.ok("GET", "/audit", params={"entity_id": sid, "sort": "timestamp:asc"})["items"][0]["action"] == "create"
     assert api.get("/audit", params={"sort": "bogus"}).status_code == 422
     assert api.ok("GET", "/audit", params={"since": "2999-01-01T00:00:00"})["total"] == 0
+
+
+def test_full_text_search_follows_every_write(api):
+    ids = study_tree(api)
+    sid = ids["sample"]["id"]
+    found = lambda q: [i["id"] for i in api.ok("GET", "/collections/lab/records", params={"search": q})["items"]]  # noqa: E731
+    assert found("north") == [sid] and found("NOR") == [sid]
+    assert found("lake survey") == [ids["study"]["id"]]  # natural name and values, all words
+    api.ok("PATCH", f"/records/{sid}", json={"data": {"site": "Zanzibar"}})
+    assert found("north") == [] and found("zanzib") == [sid]
+    api.ok("DELETE", f"/records/{sid}", 204)
+    assert found("zanzibar") == []
+    api.ok("POST", f"/records/{sid}/restore")
+    assert found("zanzibar") == [sid]
+    api.ok("DELETE", f"/records/{sid}", 204)
+    api.ok("DELETE", f"/records/{sid}/purge", 204)
+    assert found("zanzibar") == []
+    assert found("?!") != []  # no words: no search condition
+    assert [r["id"] for r in api.ok("GET", "/records", params={"search": "lake"})] == [ids["study"]["id"]]

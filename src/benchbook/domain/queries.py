@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, String, and_, cast, false, func, literal, or_, select
+from sqlalchemy import ColumnElement, Select, String, and_, cast, or_, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain import dtypes
@@ -14,6 +14,7 @@ from benchbook.domain.catalog import SchemaCache, find_schema
 from benchbook.domain.collections import schema_names
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.records import find_record
+from benchbook.domain.search import search_condition
 from benchbook.persistence.tables import Collection, Field, Record, Schema
 
 BASE_SORTS = {"id": Record.id, "created_at": Record.created_at, "updated_at": Record.updated_at,
@@ -71,9 +72,9 @@ class RecordQuery:
             tree = select(Record.id).where(Record.parent_id == root.id).cte("tree", recursive=True)
             tree = tree.union_all(select(Record.id).where(Record.parent_id == tree.c.id))
             conds.append(Record.id.in_(select(tree.c.id)))
-        if self.search and self.search.strip():
-            needle = f"%{self.search.strip()}%"
-            conds.append(or_(Record.natural_name.ilike(needle), cast(Record.data, String).ilike(needle)))
+        matched = search_condition(session, self.search) if self.search else None
+        if matched is not None:
+            conds.append(matched)
         conds += self._where(session, collection, schema)
         return conds
 

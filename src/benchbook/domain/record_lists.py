@@ -7,7 +7,7 @@ import io
 from collections.abc import Iterator
 from typing import Any
 
-from sqlalchemy import String, cast, func, or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import SchemaCache, find_schema
@@ -17,6 +17,7 @@ from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.queries import RecordQuery
 from benchbook.domain.record_views import RecordShaper
 from benchbook.domain.records import delete_records
+from benchbook.domain.search import search_condition
 from benchbook.persistence.tables import Collection, Record, Schema
 
 EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]
@@ -87,9 +88,9 @@ def search_records(session: Session, *, limit: int, schema: str | None, search: 
         home = find_collection(session, reachable_from)
         conds.append(or_(Record.dataset_id == home.id, Record.dataset_id.in_(
             select(Collection.id).where(Collection.scope == "global", Collection.deleted_at.is_(None)))))
-    if search and search.strip():
-        needle = f"%{search.strip()}%"
-        conds.append(or_(Record.natural_name.ilike(needle), cast(Record.data, String).ilike(needle)))
+    matched = search_condition(session, search) if search else None
+    if matched is not None:
+        conds.append(matched)
     rows = list(session.scalars(select(Record).where(*conds).order_by(Record.id.desc()).limit(limit)))
     return RecordShaper(session).shape(rows)
 

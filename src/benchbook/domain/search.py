@@ -1,0 +1,41 @@
+"""Full-text search over record values (spec *Records*: ``search``).
+
+Words of the query must all occur (as word prefixes, case- and accent-insensitive) among a
+record's values or its natural name. SQLite answers from the FTS5 table ``records_fts``,
+PostgreSQL from the GIN index ``ix_records_search`` (migration ``0002_search``); both are kept
+in step with every write by the database itself.
+"""
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import ColumnElement, bindparam, literal_column, text
+from sqlalchemy.orm import Session
+
+PG_VECTOR = ("(jsonb_to_tsvector('simple'::regconfig, records.data, '[\"string\", \"numeric\"]'::jsonb) || "
+             "to_tsvector('simple'::regconfig, coalesce(records.natural_name, '')))")
+WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def words(query: str) -> list[str]:
+    """The words of a search query (letters, digits and underscores)."""
+    return WORD.findall(query.lower())
+
+
+def search_condition(session: Session, query: str) -> ColumnElement[bool] | None:
+    """A WHERE condition matching records whose values contain every word of ``query`` as a
+    word prefix; None when the query has no words."""
+    found = words(query)
+    if not found:
+        return None
+    if session.get_bind().dialect.name == "postgresql":
+        tsquery = " & ".join(f"{w}:*" for w in found)
+        return text(f"{PG_VECTOR} @@ to_tsquery('simple'::regconfig, :search_query)").bindparams(
+            bindparam("search_query", tsquery))  # type: ignore[return-value]
+    match = " AND ".join(f'"{w}"*' for w in found)
+    inner = text("SELECT rowid FROM records_fts WHERE records_fts MATCH :search_query").bindparams(
+        bindparam("search_query", match))
+    return literal_column("records.rowid").in_(inner)  # type: ignore[no-any-return]
+
+
+
