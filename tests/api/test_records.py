@@ -195,3 +195,25 @@ def test_full_text_search_follows_every_write(api):
     assert found("zanzibar") == []
     assert found("?!") != []  # no words: no search condition
     assert [r["id"] for r in api.ok("GET", "/records", params={"search": "lake"})] == [ids["study"]["id"]]
+
+
+def test_derived_columns_inherited_and_joined(api):
+    make_schema(api, "species", [{"name": "latin", "type": "string"}])
+    make_schema(api, "site", [{"name": "region", "type": "string"}, {"name": "founded", "type": "date"}])
+    make_schema(api, "obs", [{"name": "of", "type": "reference", "restrictions": {"schema": "species"}},
+                             {"name": "also", "type": "reference_list", "restrictions": {"schema": "species"}},
+                             {"name": "region", "type": "string"}], parent="site")
+    make_collection(api, "c", ["species", "site", "obs"])
+    fox = make_record(api, "c", "species", {"latin": "Vulpes vulpes"})
+    owl = make_record(api, "c", "species", {"latin": "Strix aluco"})
+    site = make_record(api, "c", "site", {"region": "North", "founded": "1999-01-02"})
+    make_record(api, "c", "obs", {"of": fox["id"], "also": [owl["id"], fox["id"]], "region": "own"},
+                parent=site["id"])
+    page = api.ok("GET", "/collections/c/records", params={
+        "schema": "obs", "columns": ["founded", "region", "of.latin", "also.latin", "of.natural_name"]})
+    derived = page["items"][0]["derived"]
+    assert derived == {"founded": "1999-01-02", "of.latin": "Vulpes vulpes",
+                       "also.latin": ["Strix aluco", "Vulpes vulpes"], "of.natural_name": "Vulpes vulpes"}
+    r = api.get("/collections/c/records", params={"schema": "obs", "columns": "nope.x"})
+    assert r.status_code == 422 and "nope.x" in r.json()["detail"]
+    assert api.ok("GET", "/collections/c/records", params={"schema": "obs"})["items"][0]["derived"] is None

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.catalog import SchemaCache, find_schema
 from benchbook.domain.collections import find_collection, schema_names
 from benchbook.domain.context import Ctx
+from benchbook.domain.derived import check_columns
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.queries import RecordQuery
 from benchbook.domain.record_views import RecordShaper
@@ -24,14 +25,19 @@ EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]
 
 
 def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit: int, offset: int,
-              child_counts: bool = False) -> dict[str, Any]:
-    """Paginated RecordResponse list ``{items, total, offset, limit}``."""
+              child_counts: bool = False, columns: list[str] | None = None) -> dict[str, Any]:
+    """Paginated RecordResponse list ``{items, total, offset, limit}``; ``columns`` adds
+    ``derived`` values (422 for a column no listed schema can answer)."""
     collection = find_collection(session, dataset_name)
     conds = query.conditions(session, collection)
+    shaper = RecordShaper(session)
+    if columns:
+        names = [query.schema] if query.schema else schema_names(session, collection.id)
+        check_columns(shaper.cache, [shaper.cache.meta(find_schema(session, n).id) for n in names], columns)
     total = session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0
     rows = list(session.scalars(select(Record).where(*conds).order_by(*query.order_by(session, collection))
                                 .limit(limit).offset(offset)))
-    items = RecordShaper(session).shape(rows, child_counts=child_counts)
+    items = shaper.shape(rows, child_counts=child_counts, columns=columns)
     return {"items": items, "total": total, "offset": offset, "limit": limit}
 
 

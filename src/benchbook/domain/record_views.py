@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import SchemaCache, children
+from benchbook.domain.derived import derive
 from benchbook.domain.records import shown_values
 from benchbook.domain.values import REFERENCE_TYPES, as_list
 from benchbook.persistence.tables import Collection, Record, Schema
@@ -63,10 +64,15 @@ class RecordShaper:
                 counts[parent_id][schema_name] = n
         return counts
 
-    def shape(self, records: list[Record], *, child_counts: bool = False) -> list[dict[str, Any]]:
-        """RecordResponse for each record, in order."""
+    def shape(self, records: list[Record], *, child_counts: bool = False,
+              columns: list[str] | None = None) -> list[dict[str, Any]]:
+        """RecordResponse for each record, in order; ``derived`` holds the requested ``columns``
+        that ``data`` cannot answer (see :mod:`benchbook.domain.derived`)."""
         refs = self._references(records)
         counts = self._child_counts(records) if child_counts else {}
+        derived = (derive(self.session, self.cache, records, columns,
+                          {r.dataset_id: self.collection(r.dataset_id).timezone for r in records})
+                   if columns else {})
         out = []
         for rec in records:
             meta = self.cache.meta(rec.schema_id)
@@ -90,6 +96,7 @@ class RecordShaper:
                 "deleted_at": rec.deleted_at.isoformat() if rec.deleted_at else None,
                 "deleted_fields": deleted_fields, "reference_labels": labels, "reference_collections": colls,
                 "child_counts": counts.get(rec.id) if child_counts else None,
+                "derived": derived.get(rec.id) if columns else None,
             })
         return out
 

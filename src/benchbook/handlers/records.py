@@ -24,7 +24,7 @@ def list_records(dataset_name: str, limit: int = 50, offset: int = 0, child_coun
                  columns: list[str] | None = None, **params: Any) -> tuple[Body, int]:
     with read() as s:
         return lists.list_page(s, dataset_name, _query(params), limit=limit, offset=offset,
-                               child_counts=child_counts), 200
+                               child_counts=child_counts, columns=columns), 200
 
 
 def create_record(dataset_name: str, body: Body) -> tuple[Body, int]:
