@@ -20,7 +20,7 @@ from typing import Any
 
 # connexion 3.3 imports starlette.testclient, which warns about httpx on import: noise for users
 warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient` is deprecated")
-import connexion  # noqa: E402
+import connexion
 import yaml
 from connexion.exceptions import ProblemException
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
@@ -147,4 +147,4 @@ def app_from_env() -> connexion.AsyncApp:
                       sync_only=os.environ.get("BENCHBOOK_SYNC_ONLY") == "1")
 
 
-__all__ = ["create_app", "app_from_env", "Services", "Path", "__version__"]
+__all__ = ["Path", "Services", "__version__", "app_from_env", "create_app"]

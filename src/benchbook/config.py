@@ -66,11 +66,11 @@ class Project:
             return str(name)
         try:
             return getpass.getuser()
-        except Exception:  # no user database entry (containers)
+        except (KeyError, OSError):  # no user database entry (containers)
             return os.environ.get("USER", "unknown")
 
     @classmethod
-    def init(cls, root: Path | str) -> "Project":
+    def init(cls, root: Path | str) -> Project:
         """Create (or reuse) a project folder at ``root`` and return it opened."""
         root = Path(root).expanduser().resolve()
         for sub in ("", "files", "workflows", "plugins"):
@@ -81,7 +81,7 @@ class Project:
         return cls.open(root)
 
     @classmethod
-    def open(cls, root: Path | str) -> "Project":
+    def open(cls, root: Path | str) -> Project:
         """Open an existing project folder; raises ``FileNotFoundError`` without ``benchbook.toml``."""
         root = Path(root).expanduser().resolve()
         cfg = root / CONFIG_NAME
@@ -93,7 +93,7 @@ class Project:
         return cls(root=root, settings=settings)
 
     @classmethod
-    def locate(cls, explicit: Path | str | None = None) -> "Project":
+    def locate(cls, explicit: Path | str | None = None) -> Project:
         """Find the project as described in the module docstring, creating the default one."""
         if explicit:
             return cls.init(explicit)

@@ -15,7 +15,7 @@ from connexion.validators import VALIDATOR_MAP as CONNEXION_VALIDATORS
 from connexion.validators import JSONRequestBodyValidator, MultiPartFormDataValidator
 from jsonschema import ValidationError
 from starlette.datastructures import FormData, UploadFile
-from starlette.formparsers import MultiPartParser
+from starlette.formparsers import MultiPartException, MultiPartParser
 
 
 class RequestInvalid(BadRequestProblem):
@@ -92,7 +92,7 @@ class SafeMultiPartValidator(MultiPartFormDataValidator):
             return await super()._parse(stream, scope)
         except BadRequestProblem:
             raise
-        except Exception as exc:  # starlette's MultiPartException and parser errors
+        except (MultiPartException, ValueError, KeyError) as exc:  # malformed forms
             raise RequestInvalid([{"loc": ["body"], "msg": f"malformed multipart form: {exc}",
                                    "type": "multipart", "input": None, "ctx": {}}]) from None
 

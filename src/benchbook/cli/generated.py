@@ -18,7 +18,6 @@ Only options the user gave are sent; the server applies the document's defaults.
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import re
 from importlib import resources

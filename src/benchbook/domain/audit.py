@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, func, select
@@ -85,7 +85,7 @@ def parse_since(since: str | None) -> datetime | None:
         value = datetime.fromisoformat(since.strip())
     except ValueError:
         raise Invalid(f"since: {since!r} is not an ISO 8601 date or date-time") from None
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
 def list_entries(session: Session, conds: list[ColumnElement[bool]], *, action: str | None,

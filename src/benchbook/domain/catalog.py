@@ -1,6 +1,8 @@
 """Looking up schemas and fields (shared by the schema, field, collection and record rules)."""
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -8,24 +10,27 @@ from benchbook.domain.errors import NotFound
 from benchbook.persistence.tables import Field, Schema
 
 
-def find_schema(session: Session, name_or_id: str, *, deleted: bool | None = False) -> Schema:
-    """The schema named (or with id) ``name_or_id``.
-
-    ``deleted``: False → live only, True → deleted only, None → either (live preferred,
-    else the most recently deleted). Raises ``NotFound``.
-    """
-    conds = []
+def find_named(session: Session, model: Any, name_or_id: str, *, deleted: bool | None, what: str,
+               where: tuple[Any, ...] = ()) -> Any:
+    """The ``model`` row named (or with id) ``name_or_id``: the shared lookup of collections,
+    schemas and fields. ``deleted``: False → live only, True → deleted only (most recently
+    deleted first), None → either (live preferred). Raises ``NotFound`` naming ``what``."""
+    conds = list(where)
     if deleted is False:
-        conds.append(Schema.deleted_at.is_(None))
+        conds.append(model.deleted_at.is_(None))
     elif deleted is True:
-        conds.append(Schema.deleted_at.is_not(None))
-    for cond in (Schema.name == name_or_id, Schema.id == name_or_id.upper()):
-        row = session.scalars(select(Schema).where(cond, *conds)
-                              .order_by(Schema.deleted_at.is_not(None), Schema.deleted_at.desc())).first()
+        conds.append(model.deleted_at.is_not(None))
+    for cond in (model.name == name_or_id, model.id == name_or_id.upper()):
+        row = session.scalars(select(model).where(cond, *conds)
+                              .order_by(model.deleted_at.is_not(None), model.deleted_at.desc())).first()
         if row is not None:
             return row
-    state = {False: "", True: "deleted ", None: ""}[deleted]
-    raise NotFound(f"{state}schema {name_or_id!r} not found")
+    raise NotFound(f"{'deleted ' if deleted else ''}{what} {name_or_id!r} not found")
+
+
+def find_schema(session: Session, name_or_id: str, *, deleted: bool | None = False) -> Schema:
+    """The schema named (or with id) ``name_or_id`` (``deleted`` as in :func:`find_named`)."""
+    return find_named(session, Schema, name_or_id, deleted=deleted, what="schema")  # type: ignore[no-any-return]
 
 
 def fields_of(session: Session, schema_id: str, *, deleted: bool = False) -> list[Field]:
@@ -36,17 +41,9 @@ def fields_of(session: Session, schema_id: str, *, deleted: bool = False) -> lis
 
 
 def find_field(session: Session, schema: Schema, name_or_id: str, *, deleted: bool | None = False) -> Field:
-    """The schema's field named (or with id) ``name_or_id``; ``deleted`` as in ``find_schema``."""
-    conds = [Field.schema_id == schema.id]
-    if deleted is False:
-        conds.append(Field.deleted_at.is_(None))
-    elif deleted is True:
-        conds.append(Field.deleted_at.is_not(None))
-    for cond in (Field.name == name_or_id, Field.id == name_or_id.upper()):
-        row = session.scalars(select(Field).where(cond, *conds).order_by(Field.deleted_at.desc())).first()
-        if row is not None:
-            return row
-    raise NotFound(f"field {name_or_id!r} not found in schema {schema.name!r}")
+    """The schema's field named (or with id) ``name_or_id``; ``deleted`` as in :func:`find_named`."""
+    return find_named(session, Field, name_or_id, deleted=deleted,  # type: ignore[no-any-return]
+                      what=f"field of schema {schema.name!r}", where=(Field.schema_id == schema.id,))
 
 
 def ancestors(session: Session, schema: Schema) -> list[Schema]:

@@ -8,7 +8,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain import audit
-from benchbook.domain.catalog import ancestors, find_schema
+from benchbook.domain.catalog import ancestors, find_named, find_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.ids import new_id
@@ -18,19 +18,10 @@ SCOPES = ("local", "global")
 
 
 def find_collection(session: Session, name_or_id: str, *, deleted: bool | None = False) -> Collection:
-    """The collection named (or with id) ``name_or_id``; ``deleted`` False → live only, True →
-    deleted only (most recent), None → either. Raises ``NotFound``."""
-    conds = []
-    if deleted is False:
-        conds.append(Collection.deleted_at.is_(None))
-    elif deleted is True:
-        conds.append(Collection.deleted_at.is_not(None))
-    for cond in (Collection.name == name_or_id, Collection.id == name_or_id.upper()):
-        row = session.scalars(select(Collection).where(cond, *conds).order_by(
-            Collection.deleted_at.is_not(None), Collection.deleted_at.desc())).first()
-        if row is not None:
-            return row
-    raise NotFound(f"{'deleted ' if deleted else ''}collection {name_or_id!r} not found")
+    """The collection named (or with id) ``name_or_id``; ``deleted`` as in
+    :func:`benchbook.domain.catalog.find_named`. Raises ``NotFound``."""
+    return find_named(session, Collection, name_or_id, deleted=deleted,  # type: ignore[no-any-return]
+                      what="collection")
 
 
 def schema_names(session: Session, collection_id: str) -> list[str]:

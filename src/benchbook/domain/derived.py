@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from benchbook.domain.catalog import SchemaCache, SchemaMeta
+from benchbook.domain.catalog import SchemaCache, SchemaMeta, find_schema
 from benchbook.domain.dtypes import display_value
-from benchbook.domain.errors import Invalid, error_entry
+from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.values import REFERENCE_TYPES, as_list
 from benchbook.persistence.tables import Collection, Record
 
@@ -46,10 +46,9 @@ def _resolvable(cache: SchemaCache, meta: SchemaMeta, column: str) -> bool:
     ref = meta.by_name.get(name)
     if ref is None or ref.type not in REFERENCE_TYPES or not ref.restrictions.get("schema"):
         return False
-    from benchbook.domain.catalog import find_schema
     try:
         target_meta = cache.meta(find_schema(cache.session, ref.restrictions["schema"]).id)
-    except Exception:
+    except NotFound:
         return False
     return target in target_meta.by_name or target in ("natural_name", "id")
 

@@ -205,11 +205,8 @@ def _put_back(ctx: Ctx, entry: AuditEntry, rows: list[dict[str, Any]]) -> None:
     if entry.entity_type == "dataset":
         collection_rules.update_collection(ctx, entry.entity_id, _update_body(targets, clear_timezone=True))
         return
-    field = ctx.session.get(Field, entry.entity_id)
-    schema = ctx.session.get(Schema, field.schema_id) if field else None
-    if field is None or schema is None:
-        raise Invalid("the field no longer exists")
-    field_rules.update_field(ctx, schema.name, field.name, _update_body(targets))
+    field_rules.update_field(ctx, _schema_of_field(ctx.session, entry.entity_id), entry.entity_id,
+                             _update_body(targets))
 
 
 def _update_body(targets: dict[str, Any], clear_timezone: bool = False) -> dict[str, Any]:
@@ -233,10 +230,7 @@ def _delete(ctx: Ctx, entry: AuditEntry, force: bool) -> None:
     elif entry.entity_type == "schema":
         schema_rules.delete_schema(ctx, entry.entity_id)
     else:
-        field = s.get(Field, entry.entity_id)
-        schema = s.get(Schema, field.schema_id) if field else None
-        assert field is not None and schema is not None
-        field_rules.delete_field(ctx, schema.name, field.id)
+        field_rules.delete_field(ctx, _schema_of_field(s, entry.entity_id), entry.entity_id)
 
 
 def _restore(ctx: Ctx, entry: AuditEntry) -> None:
@@ -248,7 +242,12 @@ def _restore(ctx: Ctx, entry: AuditEntry) -> None:
     elif entry.entity_type == "schema":
         schema_rules.restore_schema(ctx, entry.entity_id)
     else:
-        field = s.get(Field, entry.entity_id)
-        schema = s.get(Schema, field.schema_id) if field else None
-        assert field is not None and schema is not None
-        field_rules.restore_field(ctx, schema.name, field.id)
+        field_rules.restore_field(ctx, _schema_of_field(s, entry.entity_id), entry.entity_id)
+
+
+def _schema_of_field(session: Session, field_id: str) -> str:
+    field = session.get(Field, field_id)
+    schema = session.get(Schema, field.schema_id) if field else None
+    if field is None or schema is None:
+        raise NotFound(f"field {field_id} no longer exists")
+    return schema.name

@@ -7,14 +7,20 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain import audit, dtypes
-from benchbook.domain.catalog import ancestors, fields_of, find_schema
+from benchbook.domain.catalog import fields_of, find_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, error_entry
 from benchbook.domain.fields import add_field, field_response
 from benchbook.domain.ids import new_id
 from benchbook.domain.naming import check_template
-from benchbook.persistence.tables import (AuditEntry, CollectionSchema, Field, Record, RecordLink, Schema,
-                                          utcnow)
+from benchbook.persistence.tables import (
+    CollectionSchema,
+    Field,
+    Record,
+    RecordLink,
+    Schema,
+    utcnow,
+)
 
 EDITABLE = ("label", "description", "display_template")
 

@@ -7,8 +7,8 @@ from benchbook.domain import audit as domain
 from benchbook.domain.catalog import find_schema
 from benchbook.domain.collections import find_collection
 from benchbook.domain.records import find_record
-from benchbook.persistence.tables import AuditEntry
 from benchbook.handlers.uow import read
+from benchbook.persistence.tables import AuditEntry
 
 Body = dict[str, Any]
 
@@ -52,7 +52,7 @@ def list_collection_audit(name_or_id: str, **shared: Any) -> tuple[Body, int]:
     return _page([AuditEntry.dataset_id == cid, AuditEntry.entity_type == "dataset"], **shared)
 
 
-from benchbook.handlers.revert import apply_revert, restore_all_plan, revert_plan  # noqa: E402
-from benchbook.handlers.revert import restore_all_apply as restore_all  # noqa: E402
+from benchbook.handlers.revert import apply_revert, restore_all_plan, revert_plan
+from benchbook.handlers.revert import restore_all_apply as restore_all
 
 __all__ = ["apply_revert", "restore_all", "restore_all_plan", "revert_plan"]

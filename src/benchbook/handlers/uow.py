@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 BATCH_HEADER = "x-service-batch"
 
 
-def services() -> "Services":
+def services() -> Services:
     """The app's services for the current request."""
     return scope["state"]["services"]  # type: ignore[no-any-return]
 
