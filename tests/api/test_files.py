@@ -25,3 +25,19 @@ def test_upload_download_and_file_field(api):
     assert r.status_code == 422
     assert api.get(f"/files/{missing}").status_code == 404
     assert api.post("/files", files={"other": ("a", b"x")}).status_code == 422
+
+
+def test_files_become_removable_once_unreferenced(api):
+    content = b"raw bytes"
+    sha = api.ok("POST", "/files", 201, files={"file": ("raw.bin", content)})["sha256"]
+    make_schema(api, "run", [{"name": "raw", "type": "file"}, {"name": "note", "type": "string"}])
+    make_collection(api, "c", ["run"])
+    rec = make_record(api, "c", "run", {"raw": sha, "note": "n"})
+    assert api.delete(f"/files/{sha}").status_code == 409
+    api.ok("DELETE", f"/records/{rec['id']}", 204)
+    assert api.delete(f"/files/{sha}").status_code == 409  # a deleted record can come back
+    api.ok("DELETE", f"/records/{rec['id']}/purge", 204)
+    api.ok("DELETE", f"/files/{sha}", 204)
+    assert api.get(f"/files/{sha}").status_code == 404
+    assert not (api.project.files_dir / sha[:2] / sha).exists()
+

@@ -100,3 +100,17 @@ def test_schema_audit_includes_own_fields(api):
     api.ok("POST", "/schemas/s/fields", 201, json={"name": "b", "type": "string"})
     page = api.ok("GET", "/schemas/s/audit")
     assert [(e["action"], e["entity_type"]) for e in page["items"]] == [("create", "field"), ("create", "schema")]
+
+
+def test_purge_field_removes_kept_values(api):
+    make_schema(api, "s", [{"name": "a", "type": "string"}, {"name": "b", "type": "integer"}])
+    make_collection(api, "c", ["s"])
+    rec = make_record(api, "c", "s", {"a": "x", "b": 5})
+    assert api.delete("/schemas/s/fields/b/purge").status_code == 409
+    api.ok("DELETE", "/schemas/s/fields/b", 204)
+    api.ok("DELETE", "/schemas/s/fields/b/purge", 204)
+    fetched = api.ok("GET", f"/records/{rec['id']}")
+    assert fetched["deleted_fields"] == [] and fetched["data"] == {"a": "x"}
+    entry = api.ok("GET", "/audit", params={"action": "purge", "entity_type": "field"})["items"][0]
+    assert entry["old_data"]["values"] == {rec["id"]: 5}
+    assert api.get("/schemas/s/fields/b/restore-plan").status_code == 404

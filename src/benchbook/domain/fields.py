@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain import audit, dtypes
@@ -16,7 +16,7 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.ids import new_id
 from benchbook.domain.naming import rename_in_template
-from benchbook.persistence.tables import Field, Record, Schema, utcnow
+from benchbook.persistence.tables import Field, Record, RecordLink, Schema, utcnow
 
 
 def field_response(f: Field) -> dict[str, Any]:
@@ -200,3 +200,23 @@ def reorder_fields(ctx: Ctx, schema_name: str, order: list[str]) -> Schema:
                     old={"id": schema.id, "name": schema.name, "field_order": before},
                     new={"id": schema.id, "name": schema.name, "field_order": after}, schema_id=schema.id)
     return schema
+
+
+def purge_field(ctx: Ctx, schema_name: str, field_name: str) -> None:
+    """Remove a deleted field and the values records keep for it, for good; the ``purge`` entry
+    lists the values lost. Raises ``NotFound``, ``Conflict`` (the field is live)."""
+    s = ctx.session
+    schema = find_schema(s, schema_name, deleted=None)
+    try:
+        field = find_field(s, schema, field_name, deleted=True)
+    except NotFound:
+        find_field(s, schema, field_name)
+        raise Conflict(f"field {field_name!r} is live: delete it before purging it") from None
+    holders = list(s.scalars(select(Record).where(Record.schema_id == schema.id, Record.data[field.id].is_not(None))))
+    lost = {r.id: r.data[field.id] for r in holders if field.id in r.data}
+    audit.write(ctx, "purge", "field", field.id, old={**_snapshot(field, schema), "values": lost},
+                schema_id=schema.id)
+    for rec in holders:
+        rec.data = {k: v for k, v in rec.data.items() if k != field.id}
+    s.execute(delete(RecordLink).where(RecordLink.field_id == field.id))
+    s.delete(field)

@@ -8,10 +8,10 @@ import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain.errors import NotFound
+from benchbook.domain.errors import Conflict, NotFound
 from benchbook.persistence.tables import Record, RecordLink, Schema, StoredFile
 
 CHUNK = 1 << 20
@@ -78,3 +78,15 @@ def file_info(session: Session, files_dir: Path, sha256: str) -> dict[str, Any]:
                                    Record.deleted_at.is_(None)).distinct()).all()
     return {**file_response(row), "content_type": row.content_type,
             "records": [{"id": i, "schema_name": n, "natural_name": nn} for i, n, nn in users]}
+
+
+def delete_file(session: Session, files_dir: Path, sha256: str) -> Path:
+    """Forget a file no record (live or deleted) holds; returns its content path, which the caller
+    removes once the transaction has committed. Raises ``NotFound``, ``Conflict``."""
+    row, path = find_file(session, files_dir, sha256)
+    users = session.scalar(select(func.count(func.distinct(RecordLink.source_id))).where(
+        RecordLink.target_id == row.sha256, RecordLink.kind == "file")) or 0
+    if users:
+        raise Conflict(f"file {row.sha256} is still held by {users} record(s); purge them first")
+    session.delete(row)
+    return path

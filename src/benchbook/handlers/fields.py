@@ -39,3 +39,9 @@ def field_restore_plan(name: str, field: str) -> tuple[Body, int]:
 def restore_field(name: str, field: str) -> tuple[Body, int]:
     with write() as ctx:
         return domain.field_response(domain.restore_field(ctx, name, field)), 200
+
+
+def purge_field(name: str, field: str) -> tuple[None, int]:
+    with write() as ctx:
+        domain.purge_field(ctx, name, field)
+    return None, 204

@@ -29,3 +29,10 @@ def download_file(sha256: str, filename: str | None = None) -> FileResponse:
 def file_info(sha256: str) -> tuple[Body, int]:
     with read() as s:
         return domain.file_info(s, services().project.files_dir, sha256), 200
+
+
+def delete_file(sha256: str) -> tuple[None, int]:
+    with write() as ctx:
+        path = domain.delete_file(ctx.session, ctx.files_dir, sha256)
+    path.unlink(missing_ok=True)  # only once the database has forgotten it
+    return None, 204
