@@ -12,8 +12,9 @@ import copy
 import json
 import logging
 import os
+import re
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ class Services:
     project: Project
     db: Database
     sync_only: bool = False
+    allowed: list[tuple[re.Pattern[str], str]] = field(default_factory=list)  # paths → Allow
 
 
 def load_document() -> dict[str, Any]:
@@ -80,9 +82,29 @@ def _problem(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     return _json(exc.status, {"detail": str(exc.detail or exc.title)}, dict(exc.headers or {}))
 
 
+def allowed_methods(document: dict[str, Any]) -> list[tuple[re.Pattern[str], str]]:
+    """For each documented path, a regex of its URL and the methods it allows (``Allow`` value),
+    literal paths before templated ones so ``/collections/deleted`` wins over ``/collections/{x}``."""
+    out: list[tuple[int, re.Pattern[str], str]] = []
+    for path, item in document["paths"].items():
+        methods = sorted(m.upper() for m in item if m in ("get", "post", "put", "patch", "delete"))
+        pattern = re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape("/api" + path))
+        out.append((path.count("{"), re.compile(f"^{pattern}$"), ", ".join(methods)))
+    return [(rx, allow) for _, rx, allow in sorted(out, key=lambda row: row[0])]  # literal paths first
+
+
 def _http_error(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     assert isinstance(exc, HTTPException)
-    return _json(exc.status_code, {"detail": str(exc.detail)}, dict(exc.headers or {}))
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:  # Starlette lists one route's methods; the document knows them all
+        path = request.scope["path"]
+        if not path.startswith("/api/"):
+            path = request.scope.get("root_path", "") + path
+        services = request.scope.get("state", {}).get("services")
+        match = next((allow for rx, allow in (services.allowed if services else []) if rx.match(path)), None)
+        if match:
+            headers["allow"] = match
+    return _json(exc.status_code, {"detail": str(exc.detail)}, headers)
 
 
 def _internal(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
@@ -105,6 +127,7 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     """
     services = Services(project=project, db=open_database(project.database_url), sync_only=sync_only)
     document = load_document()
+    services.allowed = allowed_methods(document)
     if sync_only:
         document = copy.deepcopy(document)
         document["paths"] = {p: v for p, v in document["paths"].items() if p == "/health"}

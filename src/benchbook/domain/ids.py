@@ -26,8 +26,8 @@ def resolve_prefix(session: Session, model: Any, value: str, *, what: str,
                    where: list[ColumnElement[bool]] | None = None) -> str:
     """The full id of the one ``model`` row whose id is ``value`` or starts with it.
 
-    Raises ``NotFound`` when none matches, ``Invalid`` (422) when the prefix is shorter than
-    4 characters or matches several rows (the message gives the count).
+    Raises ``NotFound`` when none matches (or the prefix is shorter than 4 characters),
+    ``Invalid`` (422) when it matches several rows (the message gives the count).
     """
     value = value.strip().upper()
     conds = list(where or [])
@@ -37,7 +37,7 @@ def resolve_prefix(session: Session, model: Any, value: str, *, what: str,
             raise NotFound(f"{what} {value} not found")
         return str(row)
     if len(value) < MIN_PREFIX:
-        raise Invalid(f"{what} id prefix {value!r} is too short: give at least {MIN_PREFIX} characters")
+        raise NotFound(f"no {what} has id {value!r} (a prefix needs at least {MIN_PREFIX} characters)")
     cond = model.id.startswith(value, autoescape=True)
     ids = session.scalars(select(model.id).where(cond, *conds).limit(2)).all()
     if not ids:

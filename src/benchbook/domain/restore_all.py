@@ -10,7 +10,6 @@ record whose uniqueness key was taken meanwhile. The whole restore is one event 
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +19,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain import audit
 from benchbook.domain.catalog import SchemaCache
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import BenchbookError
+from benchbook.domain.errors import BenchbookError, Invalid, error_entry
 from benchbook.domain.records import restore_records
 from benchbook.domain.uniqueness import clashing_record
 from benchbook.persistence.tables import AuditEntry, Collection, Field, Record, Schema
@@ -47,8 +46,8 @@ def _entry_conditions(session: Session, batch: str | None, tree: Any, q: str | N
         needle = f"%{q.strip()}%"
         conds.append(or_(cast(AuditEntry.old_data, String).ilike(needle), cast(AuditEntry.changes, String).ilike(needle)))
     if tree:
-        from benchbook.domain.history_filters import compile_history_filter
-        conds.append(compile_history_filter(session, json.loads(tree) if isinstance(tree, str) else tree))
+        raise Invalid("the history filter tree is not supported by this server yet; use batch or q",
+                      [error_entry(["query", "filter"], "not supported yet", "unsupported", str(tree)[:200])])
     return conds
 
 
