@@ -155,3 +155,16 @@ def _now(entry: AuditEntry, records: dict[str, Record]) -> dict[str, Any]:
     if rec.updated_at > entry.timestamp:
         return {"state": "edited", "at": rec.updated_at.isoformat()}
     return {"state": "live", "at": None}
+
+
+def batch_event(session: Session, batch_id: str) -> dict[str, Any]:
+    """AuditEventResponse for a batch: its changes counted by action and entity type (``parts``)."""
+    batch = get_batch(session, batch_id.strip().upper())
+    rows = session.execute(select(AuditEntry.action, AuditEntry.entity_type, func.count(), func.max(AuditEntry.timestamp))
+                           .where(AuditEntry.batch_id == batch.id)
+                           .group_by(AuditEntry.action, AuditEntry.entity_type)
+                           .order_by(AuditEntry.entity_type, AuditEntry.action)).all()
+    latest = max((r[3] for r in rows), default=batch.created_at)
+    return {"id": batch.id, "kind": "batch", "timestamp": latest.isoformat(), "count": sum(r[2] for r in rows),
+            "actor": batch.actor, "device": None, "entry": None, "batch": batch_response(batch),
+            "parts": [{"action": a, "entity_type": e, "count": n} for a, e, n, _ in rows]}

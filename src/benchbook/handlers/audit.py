@@ -7,7 +7,7 @@ from benchbook.domain import audit as domain
 from benchbook.domain.catalog import find_schema
 from benchbook.domain.collections import find_collection
 from benchbook.domain.records import find_record
-from benchbook.handlers.uow import read
+from benchbook.handlers.uow import read, write
 from benchbook.persistence.tables import AuditEntry
 
 Body = dict[str, Any]
@@ -27,6 +27,24 @@ def list_audit(entity_id: str | None = None, entity_type: str | None = None, **s
     if entity_type:
         conds.append(AuditEntry.entity_type == entity_type)
     return _page(conds, **shared)
+
+
+def create_batch(body: Body | None = None) -> tuple[Body, int]:
+    with write() as ctx:
+        batch = domain.open_batch(ctx, "import", (body or {}).get("label"))
+        ctx.session.flush()
+        return domain.batch_response(batch), 201
+
+
+def get_batch_event(batch_id: str) -> tuple[Body, int]:
+    with read() as s:
+        return domain.batch_event(s, batch_id), 200
+
+
+def list_batch_entries(batch_id: str, **shared: Any) -> tuple[Body, int]:
+    with read() as s:
+        bid = domain.get_batch(s, batch_id.strip().upper()).id
+    return _page([AuditEntry.batch_id == bid], **shared)
 
 
 def get_audit_entry(audit_id: str) -> tuple[Body, int]:
