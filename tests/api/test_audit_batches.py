@@ -33,3 +33,34 @@ def test_server_batch_for_a_delete_with_children(api):
     entry = api.ok("GET", f"/records/{parent['id']}/audit")["items"][0]
     event = api.ok("GET", f"/audit/batches/{entry['batch_id']}")
     assert event["batch"]["kind"] == "delete" and event["count"] == 2
+
+
+def test_events_feed_batches_are_one_event(api):
+    make_schema(api, "s", [{"name": "v", "type": "string"}])
+    make_collection(api, "c", ["s"])
+    batch = api.ok("POST", "/audit/batches", 201, json={"label": "wells.csv"})
+    for v in ("alpha", "beta"):
+        api.ok("POST", "/collections/c/records", 201, json={"schema_name": "s", "data": {"v": v}},
+               headers={"X-Service-Batch": batch["id"]})
+    api.ok("POST", "/collections/c/records", 201, json={"schema_name": "s", "data": {"v": "gamma"}})
+    events = api.ok("GET", "/audit/events")
+    assert events["total"] == 4  # schema create, collection create, the batch, the lone record
+    newest = events["items"][0]
+    assert newest["kind"] == "entry" and newest["entry"]["action"] == "create"
+    assert events["items"][1]["kind"] == "batch" and events["items"][1]["count"] == 2
+    found = api.ok("GET", "/audit/events", params={"q": "beta"})
+    assert [(e["kind"], e["count"]) for e in found["items"]] == [("batch", 1)]
+    assert api.ok("GET", "/audit/events", params={"q": "wells"})["items"][0]["id"] == batch["id"]
+    oldest = api.ok("GET", "/audit/events", params={"sort": "timestamp:asc"})["items"][0]
+    assert oldest["entry"]["entity_type"] == "schema"
+    assert api.get("/audit/events", params={"filter": "{}"}).status_code == 422
+
+
+def test_storage_and_reclaim(api):
+    storage = api.ok("GET", "/audit/storage")
+    assert storage["whole_entries"] == 0 and storage["converting"] is False
+    after = api.ok("POST", "/audit/storage/reclaim")
+    if api.app.services.db.engine.dialect.name == "sqlite":
+        assert after["size_bytes"] > 0 and after["free_bytes"] == 0
+    else:
+        assert after["size_bytes"] is None

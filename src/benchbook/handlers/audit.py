@@ -4,10 +4,11 @@ from __future__ import annotations
 from typing import Any
 
 from benchbook.domain import audit as domain
+from benchbook.domain import history_events
 from benchbook.domain.catalog import find_schema
 from benchbook.domain.collections import find_collection
 from benchbook.domain.records import find_record
-from benchbook.handlers.uow import read, write
+from benchbook.handlers.uow import read, services, write
 from benchbook.persistence.tables import AuditEntry
 
 Body = dict[str, Any]
@@ -45,6 +46,25 @@ def list_batch_entries(batch_id: str, **shared: Any) -> tuple[Body, int]:
     with read() as s:
         bid = domain.get_batch(s, batch_id.strip().upper()).id
     return _page([AuditEntry.batch_id == bid], **shared)
+
+
+def list_events(filter: str | None = None, limit: int = 25, offset: int = 0, q: str | None = None,
+                sort: str | None = None) -> tuple[Body, int]:
+    with read() as s:
+        return history_events.list_events(s, q=q, tree=filter, sort=sort, limit=limit, offset=offset), 200
+
+
+def get_storage() -> tuple[Body, int]:
+    with read() as s:
+        return history_events.storage(s), 200
+
+
+def reclaim_storage() -> tuple[Body, int]:
+    engine = services().db.engine
+    if engine.dialect.name == "sqlite":
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("VACUUM")
+    return get_storage()
 
 
 def get_audit_entry(audit_id: str) -> tuple[Body, int]:
