@@ -64,3 +64,28 @@ def test_storage_and_reclaim(api):
         assert after["size_bytes"] > 0 and after["free_bytes"] == 0
     else:
         assert after["size_bytes"] is None
+
+
+def test_history_filter_tree(api):
+    make_schema(api, "s", [{"name": "v", "type": "string"}])
+    make_collection(api, "c", ["s"])
+    rec = api.ok("POST", "/collections/c/records", 201, json={"schema_name": "s", "data": {"v": "x"}})
+    api.ok("DELETE", f"/records/{rec['id']}", 204)
+    fields = {f["name"]: f for f in api.ok("GET", "/audit/filter-fields")}
+    assert "delete" in fields["action"]["choices"] and "gt" in fields["timestamp"]["operators"]
+    tree = {"and": [{"field": "entity_type", "op": "eq", "value": "record"},
+                    {"or": [{"field": "action", "op": "eq", "value": "delete"},
+                            {"field": "collection", "op": "in", "value": ["nope"]}]}]}
+    import json
+    events = api.ok("GET", "/audit/events", params={"filter": json.dumps(tree)})
+    assert [e["entry"]["action"] for e in events["items"]] == ["delete"]
+    since = {"field": "timestamp", "op": "gt", "value": "2999-01-01T00:00:00"}
+    assert api.ok("GET", "/audit/events", params={"filter": json.dumps(since)})["total"] == 0
+    plan = api.ok("GET", "/audit/restore-all", params={"filter": json.dumps({"field": "schema", "op": "eq",
+                                                                             "value": "s"})})
+    assert plan["records"] == 1
+    for bad in ({"field": "nope", "op": "eq", "value": "x"}, {"field": "action", "op": "gt", "value": "x"},
+                {"and": []}, {"field": "action", "op": "in", "value": "delete"}):
+        r = api.get("/audit/events", params={"filter": json.dumps(bad)})
+        assert r.status_code == 422 and r.json()["errors"][0]["loc"][:2] == ["query", "filter"], r.text
+    assert api.get("/audit/events", params={"filter": "{not json"}).status_code == 422

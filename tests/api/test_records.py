@@ -181,7 +181,7 @@ def test_record_audit_trail(api):
 def test_full_text_search_follows_every_write(api):
     ids = study_tree(api)
     sid = ids["sample"]["id"]
-    found = lambda q: [i["id"] for i in api.ok("GET", "/collections/lab/records", params={"search": q})["items"]]  # noqa: E731
+    found = lambda q: [i["id"] for i in api.ok("GET", "/collections/lab/records", params={"search": q})["items"]]
     assert found("north") == [sid] and found("NOR") == [sid]
     assert found("lake survey") == [ids["study"]["id"]]  # natural name and values, all words
     api.ok("PATCH", f"/records/{sid}", json={"data": {"site": "Zanzibar"}})

@@ -12,17 +12,14 @@ from sqlalchemy import String, cast, func, or_, select, text
 from sqlalchemy.orm import Session
 
 from benchbook.domain.audit import batch_response, entry_responses
-from benchbook.domain.errors import Invalid, error_entry
+from benchbook.domain.history_filters import compile_history_filter
 from benchbook.persistence.tables import AuditBatch, AuditEntry
 
 
 def list_events(session: Session, *, q: str | None, tree: str | None, sort: str | None, limit: int,
                 offset: int) -> dict[str, Any]:
     """Paginated AuditEventResponse, newest first unless ``sort`` is ``timestamp:asc``."""
-    if tree:
-        raise Invalid("the history filter tree is not supported by this server yet; use q",
-                      [error_entry(["query", "filter"], "not supported yet", "unsupported", tree[:200])])
-    conds = []
+    conds = [compile_history_filter(session, tree)] if tree else []
     if q and q.strip():
         needle = f"%{q.strip()}%"
         labels = select(AuditBatch.id).where(AuditBatch.label.ilike(needle))

@@ -19,7 +19,8 @@ from sqlalchemy.orm import Session
 from benchbook.domain import audit
 from benchbook.domain.catalog import SchemaCache
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import BenchbookError, Invalid, error_entry
+from benchbook.domain.errors import BenchbookError
+from benchbook.domain.history_filters import compile_history_filter
 from benchbook.domain.records import restore_records
 from benchbook.domain.uniqueness import clashing_record
 from benchbook.persistence.tables import AuditEntry, Collection, Field, Record, Schema
@@ -46,8 +47,7 @@ def _entry_conditions(session: Session, batch: str | None, tree: Any, q: str | N
         needle = f"%{q.strip()}%"
         conds.append(or_(cast(AuditEntry.old_data, String).ilike(needle), cast(AuditEntry.changes, String).ilike(needle)))
     if tree:
-        raise Invalid("the history filter tree is not supported by this server yet; use batch or q",
-                      [error_entry(["query", "filter"], "not supported yet", "unsupported", str(tree)[:200])])
+        conds.append(compile_history_filter(session, tree))
     return conds
 
 

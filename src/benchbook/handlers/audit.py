@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchbook.domain import audit as domain
-from benchbook.domain import history_events
+from benchbook.domain import history_events, history_filters
 from benchbook.domain.catalog import find_schema
 from benchbook.domain.collections import find_collection
 from benchbook.domain.records import find_record
@@ -52,6 +52,10 @@ def list_events(filter: str | None = None, limit: int = 25, offset: int = 0, q: 
                 sort: str | None = None) -> tuple[Body, int]:
     with read() as s:
         return history_events.list_events(s, q=q, tree=filter, sort=sort, limit=limit, offset=offset), 200
+
+
+def list_filter_fields() -> tuple[list[Body], int]:
+    return history_filters.FIELDS, 200
 
 
 def get_storage() -> tuple[Body, int]:

@@ -1,0 +1,105 @@
+"""The history filter tree (spec *Shared rules*: "Run and history filters use the same tree
+form; their fields come from the respective filter-fields endpoints"), compiled to SQL over
+audit entries. Fields are those of :data:`FIELDS` (``GET /audit/filter-fields``)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, or_, select
+from sqlalchemy.orm import Session
+
+from benchbook.domain.audit import ACTIONS, BATCH_KINDS, ENTITY_TYPES, parse_since
+from benchbook.domain.errors import Invalid, error_entry
+from benchbook.persistence.tables import AuditBatch, AuditEntry, Collection, Schema
+
+TEXT_OPS = ["eq", "ne", "in", "contains", "is_null"]
+TIME_OPS = ["gt", "gte", "lt", "lte", "is_null"]
+FIELDS: list[dict[str, Any]] = [
+    {"name": "action", "label": "Action", "description": "What the change did.", "type": "string",
+     "operators": ["eq", "ne", "in"], "choices": list(ACTIONS)},
+    {"name": "entity_type", "label": "Kind of thing", "description": "What was changed.", "type": "string",
+     "operators": ["eq", "ne", "in"], "choices": list(ENTITY_TYPES)},
+    {"name": "entity_id", "label": "Thing id", "description": "Id of what was changed.", "type": "string",
+     "operators": ["eq", "ne", "in"], "choices": None},
+    {"name": "actor", "label": "Actor", "description": "Who made the change (unverified).", "type": "string",
+     "operators": TEXT_OPS, "choices": None},
+    {"name": "timestamp", "label": "When", "description": "When the change was made (zone-less = UTC).",
+     "type": "datetime", "operators": TIME_OPS[:-1], "choices": None},
+    {"name": "batch_kind", "label": "Batch kind", "description": "Kind of the batch the change belongs to.",
+     "type": "string", "operators": ["eq", "ne", "in", "is_null"], "choices": list(BATCH_KINDS)},
+    {"name": "collection", "label": "Collection", "description": "Name of the collection concerned.",
+     "type": "string", "operators": ["eq", "ne", "in"], "choices": None},
+    {"name": "schema", "label": "Schema", "description": "Name of the schema concerned.", "type": "string",
+     "operators": ["eq", "ne", "in"], "choices": None},
+]
+_BY_NAME = {f["name"]: f for f in FIELDS}
+
+
+def _column(name: str) -> Any:
+    if name == "batch_kind":
+        return select(AuditBatch.kind).where(AuditBatch.id == AuditEntry.batch_id).scalar_subquery()
+    if name == "collection":
+        return select(Collection.name).where(Collection.id == AuditEntry.dataset_id).scalar_subquery()
+    if name == "schema":
+        return select(Schema.name).where(Schema.id == AuditEntry.schema_id).scalar_subquery()
+    return getattr(AuditEntry, name)
+
+
+def _leaf(node: dict[str, Any], loc: list[Any]) -> ColumnElement[bool]:
+    def bad(msg: str) -> Invalid:
+        return Invalid(f"filter {'/'.join(map(str, loc[2:])) or 'root'}: {msg}",
+                       [error_entry(loc, msg, "filter", node)])
+    if set(node) - {"field", "op", "value", "schema"}:
+        raise bad(f"unknown keys {sorted(set(node) - {'field', 'op', 'value', 'schema'})}")
+    spec = _BY_NAME.get(node.get("field"))  # type: ignore[arg-type]
+    if spec is None:
+        raise bad(f"unknown field {node.get('field')!r} (see GET /audit/filter-fields)")
+    op, value = node.get("op"), node.get("value")
+    if op not in spec["operators"]:
+        raise bad(f"operator {op!r} does not apply to {spec['name']} (use {', '.join(spec['operators'])})")
+    col = _column(spec["name"])
+    if op == "is_null":
+        return col.is_(None) if value in (None, True) else col.is_not(None)  # type: ignore[no-any-return]
+    if op == "in":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad("in needs a list of strings")
+        return col.in_(value)  # type: ignore[no-any-return]
+    if not isinstance(value, str):
+        raise bad("value must be a string")
+    if spec["type"] == "datetime":
+        moment = parse_since(value)
+        return {"gt": col > moment, "gte": col >= moment, "lt": col < moment, "lte": col <= moment}[op]  # type: ignore[return-value]
+    if op == "contains":
+        return col.ilike(f"%{value}%")  # type: ignore[no-any-return]
+    if spec["name"] == "entity_id":
+        value = value.upper()
+    return (col == value) if op == "eq" else or_(col != value, col.is_(None))
+
+
+def _node(node: Any, loc: list[Any]) -> ColumnElement[bool]:
+    if not isinstance(node, dict) or not node:
+        raise Invalid("filter: each node must be a group or a leaf object",
+                      [error_entry(loc, "expected an object", "filter", node)])
+    if set(node) <= {"and", "or"} and len(node) == 1:
+        key = next(iter(node))
+        children = node[key]
+        if not isinstance(children, list) or not children:
+            raise Invalid(f"filter: {key} needs a non-empty list",
+                          [error_entry([*loc, key], "expected a non-empty list", "filter", children)])
+        parts = [_node(child, [*loc, key, i]) for i, child in enumerate(children)]
+        return and_(*parts) if key == "and" else or_(*parts)
+    return _leaf(node, loc)
+
+
+def compile_history_filter(session: Session, tree: Any) -> ColumnElement[bool]:
+    """SQL condition over ``audit_entries`` for a filter tree (dict or JSON text). Raises ``Invalid``."""
+    del session
+    if isinstance(tree, str):
+        try:
+            tree = json.loads(tree)
+        except json.JSONDecodeError as exc:
+            raise Invalid(f"filter is not JSON: {exc.msg}",
+                          [error_entry(["query", "filter"], "invalid JSON", "json_invalid", tree[:200])]) from None
+    return _node(tree, ["query", "filter"])
+
