@@ -222,9 +222,9 @@ def delete_records(ctx: Ctx, records: list[Record], *, force: bool,
     return len(everything), batch_id
 
 
-def restore_records(ctx: Ctx, records: list[Record]) -> None:
+def restore_records(ctx: Ctx, records: list[Record], *, cache: SchemaCache | None = None) -> None:
     """Bring ``records`` back to life, each with a ``restore`` entry (lists no values)."""
-    cache = SchemaCache(ctx.session)
+    cache = cache or SchemaCache(ctx.session)
     now = utcnow()
     for rec in records:
         meta = cache.meta(rec.schema_id)

@@ -190,7 +190,7 @@ def restore_all(ctx: Ctx, *, batch: str | None = None, tree: Any = None, q: str 
             if any(clashing_record(s, rec, key, types) for key in meta.schema.unique_keys):
                 out.blocked += 1
                 continue
-            restore_records(ctx, [rec])
+            restore_records(ctx, [rec], cache=cache)
             out.restored += 1
             out.records += 1
     return {"restored": out.restored, "records": out.records, "blocked": out.blocked}
