@@ -10,9 +10,10 @@ from sqlalchemy import ColumnElement, Select, String, and_, cast, or_, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain import dtypes
-from benchbook.domain.catalog import SchemaCache, find_schema
+from benchbook.domain.catalog import SchemaCache, SchemaMeta, find_schema
 from benchbook.domain.collections import schema_names
 from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.filters import ancestor_metas, ancestor_scalar, compile_filter, resolve_field, value_of
 from benchbook.domain.records import find_record
 from benchbook.domain.search import search_condition
 from benchbook.persistence.tables import Collection, Field, Record, Schema
@@ -55,11 +56,11 @@ class RecordQuery:
     def conditions(self, session: Session, collection: Collection, *,
                    use_schema: bool = True) -> list[ColumnElement[bool]]:
         """WHERE conditions selecting the live records the parameters match. Raises ``Invalid``."""
-        if self.filter:
-            raise Invalid("the filter tree is not supported by this server yet; use where, within or search",
-                          [error_entry(["query", "filter"], "not supported yet", "unsupported", self.filter)])
         conds: list[ColumnElement[bool]] = [Record.dataset_id == collection.id, Record.deleted_at.is_(None)]
         schema = self._schema(session, collection)
+        if self.filter:
+            conds.append(compile_filter(session, collection, schema if use_schema else None, self.filter,
+                                        tz=collection.timezone))
         if schema is not None and use_schema:
             conds.append(Record.schema_id == schema.id)
         if self.parent_record_id:
@@ -123,7 +124,8 @@ class RecordQuery:
         if schema is None:
             raise Invalid("sort needs schema: name the schema whose fields to sort by",
                           [error_entry(["query", "sort"], "sort requires schema", "missing", self.sort)])
-        meta = SchemaCache(session).meta(schema.id)
+        cache = SchemaCache(session)
+        meta = cache.meta(schema.id)
         out: list[Any] = []
         for i, spec in enumerate(self.sort):
             name, _, direction = spec.partition(":")
@@ -131,15 +133,7 @@ class RecordQuery:
             if direction not in ("asc", "desc"):
                 raise Invalid(f"sort {spec!r}: direction must be asc or desc",
                               [error_entry(["query", "sort", i], "asc or desc", "sort", spec)])
-            if name.startswith(f"{schema.name}."):
-                name = name[len(schema.name) + 1:]
-            if name in meta.by_name:
-                expr: Any = typed_value(meta.by_name[name])
-            elif name in BASE_SORTS:
-                expr = BASE_SORTS[name]
-            else:
-                raise Invalid(f"sort: unknown field {name!r} of schema {schema.name!r}",
-                              [error_entry(["query", "sort", i], f"unknown field {name!r}", "unknown_field", spec)])
+            expr = _sort_expression(cache, meta, name, ["query", "sort", i], spec)
             out += [expr.is_(None).asc(), expr.desc() if direction == "desc" else expr.asc()]
         return [*out, Record.id.asc()]
 
@@ -148,3 +142,31 @@ class RecordQuery:
         return (select(Record).where(*self.conditions(session, collection))
                 .order_by(*self.order_by(session, collection)))
 
+
+def _sort_expression(cache: SchemaCache, meta: SchemaMeta, name: str, loc: list[Any], spec: str) -> Any:
+    """What ``[schema.]field`` sorts by for records of ``meta``: an own field or base column, an
+    inherited field (nearest ancestor owning it), or with an ancestor schema's name as prefix
+    that ancestor record's field (own or inherited) or base column. Raises ``Invalid``."""
+    prefix, dot, rest = name.partition(".")
+    target, steps = meta, 0
+    if dot:
+        if prefix != meta.schema.name:
+            ups = ancestor_metas(cache, meta)
+            named = [m for m in ups if m.schema.name == prefix]
+            if not named:
+                msg = f"{prefix!r} is not {meta.schema.name!r} nor one of its ancestor schemas"
+                raise Invalid(f"sort {spec!r}: {msg}", [error_entry(loc, msg, "unknown_schema", spec)])
+            target, steps = named[0], ups.index(named[0]) + 1
+        name = rest
+    if steps == 0 and name in meta.by_name:
+        return typed_value(meta.by_name[name])
+    if steps == 0 and name in BASE_SORTS:
+        return BASE_SORTS[name]
+    found = resolve_field(cache, target, name)
+    if found is not None:
+        up, owner, f = found
+        return ancestor_scalar(steps + up, owner.schema, lambda alias: value_of(alias, f))
+    if steps and name in BASE_SORTS:
+        return ancestor_scalar(steps, target.schema, lambda alias: getattr(alias, name))
+    msg = f"unknown field {name!r} of schema {target.schema.name!r}"
+    raise Invalid(f"sort: {msg}", [error_entry(loc, msg, "unknown_field", spec)])

@@ -1,0 +1,344 @@
+"""The record filter tree (spec *Shared rules*), compiled to one SQL condition over ``records``.
+
+A group is ``{"and": [...]}`` or ``{"or": [...]}`` (a non-empty list, nestable up to
+:data:`MAX_DEPTH` levels); a leaf is ``{field, op, value, schema?}``. A leaf is resolved once for
+each *base* schema the list can show (the query's ``schema``, else every schema of the collection):
+
+- the target schema X is the leaf's ``schema``, else the base schema S;
+- the field name resolves on X: X's own field, else the nearest ancestor schema's (inherited; an
+  own field shadows an ancestor's of the same name);
+- X is S or an ancestor of S: the base record, or the ancestor record owning the field reached up
+  ``records.parent_id`` in a correlated EXISTS, is tested;
+- X is a descendant of S: a record matches when ANY live descendant of schema X (found down the
+  schema chain, whose depth is fixed) satisfies the test;
+- otherwise records of S do not match; so do they when the name does not resolve on X.
+
+Every op is a two-valued SQL test: ``ne`` is exactly NOT ``eq`` and ``is_null`` true exactly NOT
+``is_null`` false, so both match records without a value (and records without such an ancestor).
+The user-facing rules are written down in ``docs/filters.md``. Text comparisons are made in code
+point order and ``contains`` folds ASCII letters only, so SQLite and PostgreSQL answer alike.
+"""
+from __future__ import annotations
+
+import json
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, exists, false, func, not_, or_, select, type_coerce
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import Session, aliased
+
+from benchbook.domain import dtypes
+from benchbook.domain.catalog import SchemaCache, SchemaMeta, find_schema
+from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.persistence.tables import Collection, CollectionSchema, Field, Record, Schema
+
+MAX_DEPTH = 32
+LEAF_KEYS = ("field", "op", "value", "schema")
+LIST_TYPES = frozenset({"tags", "file_list", "reference_list"})
+_ACCESSOR = {"integer": "as_float", "float": "as_float", "boolean": "as_boolean"}
+_ORDER_OPS = {"gt": operator.gt, "gte": operator.ge, "lt": operator.lt, "lte": operator.le}
+_COERCE_AS = {"integer": "float", "tags": "string", "url": "string", "reference_list": "reference",
+              "file_list": "file"}  # integer as float: "count gt 2.5" is a fair question
+_UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
+_FOLD = str.maketrans(_UPPER, _LOWER)
+
+
+def value_of(alias: Any, f: Field) -> ColumnElement[Any]:
+    """SQL expression for ``f``'s stored value on ``alias`` (``Record`` or an alias of it), typed
+    by its dtype: numbers as floats, booleans as booleans, anything else as text."""
+    return getattr(alias.data[f.id], _ACCESSOR.get(f.type, "as_string"))()  # type: ignore[no-any-return]
+
+
+def ancestor_metas(cache: SchemaCache, meta: SchemaMeta) -> list[SchemaMeta]:
+    """The schema chain above ``meta``, nearest first."""
+    out: list[SchemaMeta] = []
+    current = meta
+    while current.parent is not None and len(out) < MAX_DEPTH:
+        current = cache.meta(current.parent.id)
+        out.append(current)
+    return out
+
+
+def resolve_field(cache: SchemaCache, meta: SchemaMeta, name: str) -> tuple[int, SchemaMeta, Field] | None:
+    """Where field ``name`` of schema ``meta`` lives: ``(steps up, owner schema, field)`` — ``(0,
+    meta, own field)``, else the nearest ancestor owning it — or None."""
+    for steps, owner in enumerate([meta, *ancestor_metas(cache, meta)]):
+        if name in owner.by_name:
+            return steps, owner, owner.by_name[name]
+    return None
+
+
+def _up_chain(steps: int, owner: Schema) -> tuple[Any, list[ColumnElement[bool]]]:
+    """``(alias, conditions)``: an alias of the base record's ancestor ``steps`` (≥ 1) up, which
+    must be of schema ``owner``, and the join conditions up ``records.parent_id`` that find it."""
+    chain = [aliased(Record) for _ in range(steps)]
+    links = [chain[i].id == (chain[i - 1].parent_id if i else Record.parent_id) for i in range(steps)]
+    return chain[-1], [*links, chain[-1].schema_id == owner.id]
+
+
+def ancestor_scalar(steps: int, owner: Schema, column: Any) -> Any:
+    """Correlated scalar subquery: ``column(alias)`` of the base record's ancestor ``steps`` up
+    (which must be of schema ``owner``), NULL without one. Used for sorting by ancestor fields."""
+    alias, conds = _up_chain(steps, owner)
+    return select(column(alias)).where(*conds).scalar_subquery()
+
+
+@dataclass
+class _Leaf:
+    """A checked leaf: field name, op, raw value, target schema (None: the base) and location."""
+
+    node: dict[str, Any]
+    loc: list[Any]
+    field: str
+    op: str
+    value: Any
+    schema: SchemaMeta | None
+
+    def bad(self, msg: str, type_: str = "filter") -> Invalid:
+        where = "/".join(map(str, self.loc[2:])) or "root"
+        return Invalid(f"filter {where} (field {self.field!r}): {msg}",
+                       [error_entry(self.loc, f"{self.field}: {msg}", type_, self.node)])
+
+
+def _unstorable(value: Any) -> bool:
+    """Whether any string of ``value`` holds a NUL character or a lone surrogate: text no
+    database stores (PostgreSQL and the drivers refuse it), so it cannot match anything."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return True
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_unstorable(k) or _unstorable(v) for k, v in value.items())
+    return isinstance(value, list) and any(_unstorable(v) for v in value)
+
+
+def _bad_node(loc: list[Any], node: Any, msg: str, type_: str = "filter") -> Invalid:
+    where = "/".join(map(str, loc[2:])) or "root"
+    return Invalid(f"filter {where}: {msg}", [error_entry(loc, msg, type_, node)])
+
+
+class _Compiler:
+    """Compiles one tree for one record query (one collection, optional base schema)."""
+
+    def __init__(self, session: Session, collection: Collection, base: Schema | None, tz: str | None) -> None:
+        self.session, self.collection, self.tz = session, collection, tz
+        self.cache = SchemaCache(session)
+        self.dialect = session.get_bind().dialect.name
+        ids = list(session.scalars(
+            select(Schema.id).join(CollectionSchema, CollectionSchema.schema_id == Schema.id)
+            .where(CollectionSchema.collection_id == collection.id, Schema.deleted_at.is_(None))
+            .order_by(CollectionSchema.position)))
+        self.in_collection = set(ids)
+        self.bases = [self.cache.meta(base.id)] if base is not None else [self.cache.meta(i) for i in ids]
+
+    # ------------------------------------------------------------------------------- the tree
+
+    def node(self, node: Any, loc: list[Any]) -> ColumnElement[bool]:
+        if len(loc) > 2 + 2 * MAX_DEPTH:
+            raise _bad_node(loc, None, f"groups nest deeper than {MAX_DEPTH} levels")
+        if not isinstance(node, dict) or not node:
+            raise _bad_node(loc, node, 'each node must be a group ({"and": [...]} or {"or": [...]}) '
+                                       "or a leaf object ({field, op, value, schema})")
+        if "and" in node or "or" in node:
+            if len(node) != 1:
+                raise _bad_node(loc, node, f"a group has exactly one key, and or or (got {sorted(node)})")
+            key, children = next(iter(node.items()))
+            if not isinstance(children, list) or not children:
+                raise _bad_node([*loc, key], children, f"{key} needs a non-empty list of nodes")
+            parts = [self.node(child, [*loc, key, i]) for i, child in enumerate(children)]
+            return and_(*parts) if key == "and" else or_(*parts)
+        return self.leaf(self.check_leaf(node, loc))
+
+    def check_leaf(self, node: dict[str, Any], loc: list[Any]) -> _Leaf:
+        extra = sorted(set(node) - set(LEAF_KEYS))
+        name = node.get("field")
+        if not isinstance(name, str) or not name:
+            raise _bad_node(loc, node, "a leaf needs field (a field name)" +
+                            (f"; unknown keys {extra}" if extra else ""))
+        leaf = _Leaf(node, loc, name, node.get("op"), node.get("value"), None)  # type: ignore[arg-type]
+        if extra:
+            raise leaf.bad(f"unknown keys {extra} (a leaf has {', '.join(LEAF_KEYS)})")
+        if _unstorable(node):
+            raise leaf.bad("text with a NUL character or a lone surrogate cannot be stored, so cannot match",
+                           "string_unicode")
+        if leaf.op not in dtypes.OPERATORS:
+            raise leaf.bad(f"unknown op {leaf.op!r} (use {', '.join(dtypes.OPERATORS)})", "unknown_op")
+        schema = node.get("schema")
+        if schema is not None:
+            if not isinstance(schema, str) or not schema:
+                raise leaf.bad("schema must be a schema name")
+            try:
+                found = find_schema(self.session, schema)
+            except NotFound:
+                raise leaf.bad(f"unknown schema {schema!r}", "unknown_schema") from None
+            if found.id not in self.in_collection:
+                raise leaf.bad(f"schema {found.name!r} is not one of collection {self.collection.name!r}'s",
+                               "schema")
+            leaf.schema = self.cache.meta(found.id)
+        return leaf
+
+    # ------------------------------------------------------------------------------- a leaf
+
+    def leaf(self, leaf: _Leaf) -> ColumnElement[bool]:
+        options: list[ColumnElement[bool]] = []
+        related = resolved = False
+        for base in self.bases:
+            target = leaf.schema or base
+            if target.schema.id == base.schema.id:
+                distance = 0
+            elif target in (ups := ancestor_metas(self.cache, base)):
+                distance = ups.index(target) + 1
+            elif base in (downs := ancestor_metas(self.cache, target)):
+                distance = -(downs.index(base) + 1)
+            else:
+                continue
+            related = True
+            found = resolve_field(self.cache, target, leaf.field)
+            if found is None:
+                continue
+            resolved = True
+            steps, owner, f = found
+            test = self.test_on(base, target, distance, steps, owner, f, leaf)
+            options.append(test if len(self.bases) == 1 else and_(Record.schema_id == base.schema.id, test))
+        if not related and leaf.schema is not None:
+            raise leaf.bad(f"schema {leaf.schema.schema.name!r} is neither {self.bases[0].schema.name!r} "
+                           "nor one of its ancestor or descendant schemas", "schema")
+        if not resolved:
+            where = (f"schema {leaf.schema.schema.name!r}" if leaf.schema else
+                     f"schema {self.bases[0].schema.name!r}" if len(self.bases) == 1 else
+                     f"any schema of collection {self.collection.name!r}")
+            raise leaf.bad(f"unknown field {leaf.field!r} of {where} (own or inherited)", "unknown_field")
+        if leaf.op == "in" and not leaf.value:
+            return false()  # checked above; an empty list matches nothing
+        return or_(*options) if len(options) != 1 else options[0]
+
+    def test_on(self, base: SchemaMeta, target: SchemaMeta, distance: int, steps: int, owner: SchemaMeta,
+                f: Field, leaf: _Leaf) -> ColumnElement[bool]:
+        """The leaf's test for records of ``base``; ``distance`` > 0: target that many levels up,
+        < 0: that many down; the field's ``owner`` is ``steps`` above the target."""
+        if distance >= 0:
+            return self.up_test(distance + steps, owner, f, leaf)
+        depth = -distance
+        chain = [aliased(Record) for _ in range(depth)]
+        metas = list(reversed([target, *ancestor_metas(self.cache, target)][:depth]))
+        conds: list[ColumnElement[bool]] = []
+        for i, (alias, meta) in enumerate(zip(chain, metas, strict=True)):
+            conds += [alias.parent_id == (chain[i - 1].id if i else Record.id),
+                      alias.schema_id == meta.schema.id, alias.deleted_at.is_(None)]
+        level = depth - steps  # the owner's level below the base record
+        if level > 0:
+            positive, negate = self.positive(chain[level - 1], f, leaf)
+            return exists(select(1).where(*conds, not_(positive) if negate else positive))
+        return and_(exists(select(1).where(*conds)), self.up_test(-level, owner, f, leaf))
+
+    def up_test(self, steps: int, owner: SchemaMeta, f: Field, leaf: _Leaf) -> ColumnElement[bool]:
+        """The leaf's test on the base record (``steps`` 0) or its ancestor ``steps`` up, of
+        schema ``owner``; a record without that ancestor counts as having no value."""
+        if steps == 0:
+            positive, negate = self.positive(Record, f, leaf)
+        else:
+            alias, conds = _up_chain(steps, owner.schema)
+            test, negate = self.positive(alias, f, leaf)
+            positive = exists(select(1).where(*conds, test))
+        return not_(positive) if negate else positive
+
+    # --------------------------------------------------------------------------- values, ops
+
+    def positive(self, alias: Any, f: Field, leaf: _Leaf) -> tuple[ColumnElement[bool], bool]:
+        """``(test, negate)``: a two-valued test (never NULL) of ``alias``'s value of ``f``; the
+        leaf is the test, or NOT the test when ``negate`` (``ne``, ``is_null`` true)."""
+        ops = dtypes.FIELD_TYPES[f.type].operators
+        if leaf.op not in ops:
+            raise leaf.bad(f"op {leaf.op!r} does not apply to {f.type} fields (use {', '.join(ops)})", "op")
+        has = alias.data[f.id].as_string().is_not(None)
+        if leaf.op == "is_null":
+            if leaf.value is not None and not isinstance(leaf.value, bool):
+                raise leaf.bad("is_null takes true, false or no value", "bool_type")
+            return has, leaf.value is not False
+        if leaf.op == "in":
+            if not isinstance(leaf.value, list):
+                raise leaf.bad("in needs a list of values", "list_type")
+            items = [self.coerce(f, v, leaf, i) for i, v in enumerate(leaf.value)]
+            if not items:
+                return false(), False
+            if f.type in LIST_TYPES:
+                return and_(has, self.has_item(alias, f, items)), False
+            return and_(has, value_of(alias, f).in_(items)), False
+        if isinstance(leaf.value, (list, dict)):
+            hint = " (in takes a list: any of its items)" if isinstance(leaf.value, list) else ""
+            raise leaf.bad(f"{leaf.op} takes one value{hint}", "value_type")
+        value = self.coerce(f, leaf.value, leaf)
+        if f.type in LIST_TYPES:  # eq, ne, contains: the list holds that item
+            return and_(has, self.has_item(alias, f, [value])), leaf.op == "ne"
+        expr = value_of(alias, f)
+        if leaf.op == "contains":
+            text = str(value).translate(_FOLD)
+            pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            # ASCII letters only on both: SQLite's lower() knows no others
+            folded = func.lower(expr) if self.dialect == "sqlite" else func.translate(expr, _UPPER, _LOWER)
+            return and_(has, folded.like(pattern, escape="\\")), False
+        if leaf.op in ("eq", "ne"):
+            return and_(has, expr == value), leaf.op == "ne"
+        if self.dialect == "postgresql" and f.type not in _ACCESSOR:
+            expr = expr.collate("C")  # code point order, as SQLite's BINARY
+        return and_(has, _ORDER_OPS[leaf.op](expr, value)), False
+
+    def coerce(self, f: Field, value: Any, leaf: _Leaf, index: int | None = None) -> Any:
+        """``value`` in the stored form of ``f``'s type (restrictions other than a datetime's
+        timezone are not applied: a filter may name any value). Raises ``Invalid``."""
+        what = "value" if index is None else f"value[{index}]"
+        type_ = _COERCE_AS.get(f.type, f.type)
+        if type_ == "string" and f.type != "string" and isinstance(value, str):
+            value = value.strip()  # stored tags and URLs are trimmed
+        zone = (f.restrictions or {}).get("timezone")
+        try:
+            out = dtypes.coerce_value(type_, {"timezone": zone} if zone else {}, value, tz=self.tz)
+        except dtypes.ValueProblem as exc:
+            msg = f"{what} {value!r} does not suit {f.type} field {f.name!r}: {exc.msg}"
+            raise leaf.bad(msg, exc.type_) from None
+        if out is None:
+            raise leaf.bad(f"{what} is missing or blank (use is_null to find records without a value)",
+                           "missing")
+        return out
+
+    def has_item(self, alias: Any, f: Field, items: list[Any]) -> ColumnElement[bool]:
+        """The list value of ``f`` on ``alias`` holds one of ``items`` (dialect-aware)."""
+        if self.dialect == "postgresql":
+            element = type_coerce(alias.data, JSONB)[f.id]
+            return or_(*(element.has_key(item) for item in items))
+        each = func.json_each(alias.data, f'$."{f.id}"').table_valued("value")
+        return exists(select(1).select_from(each).where(each.c.value.in_(items)))
+
+
+def compile_filter(session: Session, collection: Collection, base_schema: Schema | None, tree_json: str, *,
+                   tz: str | None) -> ColumnElement[bool]:
+    """Compile the record filter tree ``tree_json`` (the ``filter`` query parameter) to one SQL
+    condition over ``records`` (correlated EXISTS subqueries for ancestor, inherited and
+    descendant leaves; no Python-side filtering).
+
+    ``base_schema`` is the query's ``schema`` (None: leaves resolve against each of the
+    collection's schemas, and records of a schema where a leaf's field does not resolve do not
+    match that leaf); ``tz`` is the collection's timezone, in which datetime values without an
+    offset are read (a datetime field's own ``timezone`` restriction comes first).
+
+    Raises ``Invalid`` (422) for text that is not JSON, a malformed tree (not an object, an
+    empty or many-keyed group, unknown leaf keys, nesting beyond :data:`MAX_DEPTH`), an unknown
+    field, op or schema, a schema unrelated to ``base_schema``, an op that does not apply to the
+    field's type, a non-list ``in`` or a value of the wrong type. Its single ``errors`` entry has
+    ``loc`` ``["query", "filter", <path to the node>]``, e.g. ``["query", "filter", "and", 1,
+    "or", 0]``, and a message naming the leaf's field.
+    """
+    try:
+        tree = json.loads(tree_json)
+    except (ValueError, RecursionError) as exc:  # ValueError: bad JSON, or an integer over 4300 digits
+        msg = (f"invalid JSON: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else
+               "nested too deep" if isinstance(exc, RecursionError) else str(exc))
+        entry = error_entry(["query", "filter"], msg, "json_invalid", tree_json[:200])
+        raise Invalid(f"filter: {msg}", [entry]) from None
+    return _Compiler(session, collection, base_schema, tz).node(tree, ["query", "filter"])

@@ -1,0 +1,605 @@
+"""The record filter tree (spec *Shared rules*; docs/filters.md) and ancestor sorting, on every
+backend: each tree's SQL answer is compared with a plain-Python oracle over the same records.
+
+The dataset (collection ``flab``, timezone America/New_York): site → sample → measurement, plus an
+unrelated top-level ``instrument``. Sample's ``label`` shadows site's; measurement inherits
+``label``, ``tags``, ``count``, ``depth`` from sample and ``region``, ``elevation`` from site.
+Measurement ``at`` has its own timezone (Asia/Tokyo). One measurement is deleted.
+"""
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.api.helpers import make_collection, make_record, make_schema
+from tests.conftest import empty_tables
+
+TZ = "America/New_York"
+PARENT = {"site": None, "sample": "site", "measurement": "sample", "instrument": None}
+FIELDS: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {
+    "site": {"label": ("string", {}), "region": ("string", {}), "elevation": ("integer", {}),
+             "opened": ("date", {}), "active": ("boolean", {}), "tags": ("tags", {})},
+    "sample": {"label": ("string", {}), "depth": ("float", {}), "count": ("integer", {}),
+               "taken_on": ("date", {}), "taken_at": ("datetime", {}), "ok": ("boolean", {}),
+               "tags": ("tags", {})},
+    "measurement": {"value": ("float", {}), "n": ("integer", {}),
+                    "at": ("datetime", {"timezone": "Asia/Tokyo"}), "note": ("string", {}),
+                    "flags": ("tags", {}), "passed": ("boolean", {})},
+    "instrument": {"model": ("string", {})},
+}
+SITES = {
+    "S1": {"label": "North Ridge", "region": "Alps", "elevation": 2100, "opened": "2020-05-01",
+           "active": True, "tags": ["alpine", "cold"]},
+    "S2": {"label": "south bay", "region": "Coast", "elevation": 5, "opened": "2021-01-15", "active": False,
+           "tags": ["coastal"]},
+    "S3": {"label": "Élan"},
+    "S4": {"label": "Empty", "region": "Alps", "elevation": 40},
+}
+SAMPLES = {
+    "A1": ("S1", {"label": "a-one", "depth": 1.5, "count": 3, "taken_on": "2024-05-03",
+                  "taken_at": "2024-05-03T23:30:00", "ok": True, "tags": ["x", "y"]}),
+    "A2": ("S1", {"label": "A_two%", "depth": 10.0, "count": 0, "taken_on": "2024-05-04",
+                  "taken_at": "2024-05-04T00:30:00-04:00", "ok": False, "tags": ["y"]}),
+    "A3": ("S2", {"label": "Alpha", "count": 7, "taken_on": "2023-12-31",
+                  "taken_at": "2024-01-01T04:59:59.999999Z"}),
+    "A4": ("S2", {"depth": 2.0, "ok": True, "tags": ["x"]}),
+    "A5": ("S3", {"label": "north", "depth": 0.0, "count": 3, "taken_on": "2024-05-03",
+                  "taken_at": "2024-05-03T00:00:00", "ok": False, "tags": ["z", "X"]}),
+}
+MEASUREMENTS = {
+    "M1": ("A1", {"value": 1.0, "n": 1, "at": "2024-05-04T12:00:00", "note": "first try", "flags": ["good"],
+                  "passed": True}),
+    "M2": ("A1", {"value": 2.5, "n": 2, "at": "2024-05-04T03:00:00Z", "note": "Second",
+                  "flags": ["bad", "good"], "passed": False}),
+    "M3": ("A2", {"n": 3, "note": "100% done", "passed": True}),
+    "M4": ("A3", {"value": -4.0, "at": "2024-01-01T00:00:00+09:00", "flags": ["bad"]}),
+    "M5": ("A4", {"value": 1000.0, "n": 10, "at": "2024-06-01T09:00:00", "note": "tail_end",
+                  "flags": ["good"], "passed": True}),
+    "M6": ("A5", {"value": 0.0, "n": 0, "at": "2024-05-03T13:00:00", "note": "Élan check", "passed": False}),
+    "M7": ("A5", {"value": 99.0, "note": "ghost", "flags": ["ghost"]}),  # deleted
+}
+INSTRUMENTS = {"I1": {"model": "North X"}, "I2": {}}
+EXPECTED_LIVE = len(SITES) + len(SAMPLES) + len(MEASUREMENTS) - 1 + len(INSTRUMENTS)
+
+
+# ------------------------------------------------------------------------------------ dataset
+
+class Lab:
+    """The dataset as the API lists it: ``records`` by id, ``key`` (S1, A1, …) → id and back."""
+
+    def __init__(self, records: list[dict[str, Any]], keys: dict[str, str]) -> None:
+        self.records = {r["id"]: r for r in records}
+        self.id_of = keys
+        self.key_of = {v: k for k, v in keys.items()}
+
+    def keys(self, ids: set[str] | list[str]) -> list[str]:
+        return sorted(self.key_of[i] for i in ids)
+
+
+_BUILT: dict[int, tuple[str, Lab]] = {}
+
+
+def _build(api: Any) -> Lab:
+    empty_tables(api)
+    for name in ("site", "sample", "measurement", "instrument"):
+        fields = [{"name": n, "type": t, "restrictions": r} for n, (t, r) in FIELDS[name].items()]
+        make_schema(api, name, fields, **({"parent": PARENT[name]} if PARENT[name] else {}))
+    make_schema(api, "orphan", [{"name": "x", "type": "string"}])
+    make_collection(api, "flab", ["site", "sample", "measurement", "instrument"], timezone=TZ,
+                    description="filter-tree dataset")
+    keys: dict[str, str] = {}
+    for key, data in SITES.items():
+        keys[key] = make_record(api, "flab", "site", data)["id"]
+    for key, (parent, data) in SAMPLES.items():
+        keys[key] = make_record(api, "flab", "sample", data, parent=keys[parent])["id"]
+    for key, (parent, data) in MEASUREMENTS.items():
+        keys[key] = make_record(api, "flab", "measurement", data, parent=keys[parent])["id"]
+    for key, data in INSTRUMENTS.items():
+        keys[key] = make_record(api, "flab", "instrument", data)["id"]
+    api.ok("DELETE", f"/records/{keys['M7']}", 204)
+    del keys["M7"]
+    page = api.ok("GET", "/collections/flab/records", params={"limit": 1000})
+    assert page["total"] == EXPECTED_LIVE
+    return Lab(page["items"], keys)
+
+
+@pytest.fixture
+def lab(backend_app: Any) -> tuple[Any, Lab]:
+    """The dataset, built once per backend and rebuilt when another test emptied the tables."""
+    api = backend_app
+    cached = _BUILT.get(id(api))
+    r = api.get("/collections/flab")
+    if (cached is None or r.status_code != 200 or r.json().get("record_count") != EXPECTED_LIVE
+            or api.get(f"/records/{cached[0]}").status_code != 200):
+        lab_ = _build(api)
+        _BUILT[id(api)] = (lab_.id_of["S1"], lab_)
+    return api, _BUILT[id(api)][1]
+
+
+# ------------------------------------------------------------------------------------- oracle
+
+ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def ancestors(schema: str) -> list[str]:
+    out, current = [], PARENT[schema]
+    while current:
+        out.append(current)
+        current = PARENT[current]
+    return out
+
+
+def resolve(schema: str, name: str) -> tuple[int, str] | None:
+    for steps, owner in enumerate([schema, *ancestors(schema)]):
+        if name in FIELDS[owner]:
+            return steps, owner
+    return None
+
+
+def _instant(text: str, zone: str) -> datetime:
+    d = datetime.fromisoformat(text)
+    return (d if d.tzinfo else d.replace(tzinfo=ZoneInfo(zone))).astimezone(UTC)
+
+
+def value_test(ftype: str, restr: dict[str, Any], op: str, value: Any, stored: Any) -> bool:
+    if op == "is_null":
+        return (stored is None) == (value is not False)
+    if op == "ne":
+        return not value_test(ftype, restr, "eq", value, stored)
+    if stored is None:
+        return False
+    if ftype == "tags":
+        return any(v.strip() in stored for v in (value if op == "in" else [value]))
+    if ftype in ("integer", "float"):
+        conv: Any = float
+        have: Any = float(stored)
+    elif ftype == "datetime":
+        zone = restr.get("timezone") or TZ
+        conv = lambda v: _instant(v, zone)
+        have = _instant(stored, "UTC")
+    elif ftype == "boolean":
+        conv = lambda v: v if isinstance(v, bool) else {"yes": True, "no": False}[v]
+        have = stored
+    else:
+        conv = lambda v: v
+        have = stored
+    if op == "in":
+        return any(have == conv(v) for v in value)
+    want = conv(value)
+    if op == "eq":
+        return bool(have == want)
+    if op == "contains":
+        return want.translate(ASCII_FOLD) in have.translate(ASCII_FOLD)
+    return {"gt": have > want, "gte": have >= want, "lt": have < want, "lte": have <= want}[op]
+
+
+def up(lab: Lab, rec: dict[str, Any] | None, steps: int) -> dict[str, Any] | None:
+    for _ in range(steps):
+        if rec is None or rec["parent_record_id"] is None:
+            return None
+        rec = lab.records.get(rec["parent_record_id"])
+    return rec
+
+
+def leaf_matches(lab: Lab, rec: dict[str, Any], leaf: dict[str, Any]) -> bool:
+    base = rec["schema_name"]
+    target = leaf.get("schema") or base
+    found = resolve(target, leaf["field"])
+    if found is None:
+        return False
+    steps, owner = found
+    ftype, restr = FIELDS[owner][leaf["field"]]
+
+    def test(subject: dict[str, Any] | None) -> bool:
+        stored = subject["data"].get(leaf["field"]) if subject else None
+        return value_test(ftype, restr, leaf["op"], leaf.get("value"), stored)
+
+    if target == base or target in ancestors(base):
+        distance = 0 if target == base else ancestors(base).index(target) + 1
+        return test(up(lab, rec, distance + steps))
+    if base in ancestors(target):
+        depth = ancestors(target).index(base) + 1
+        below = [d for d in lab.records.values()
+                 if d["schema_name"] == target and (up(lab, d, depth) or {}).get("id") == rec["id"]]
+        return any(test(up(lab, d, steps)) for d in below)
+    return False
+
+
+def matches(lab: Lab, rec: dict[str, Any], node: dict[str, Any]) -> bool:
+    if "and" in node:
+        return all(matches(lab, rec, n) for n in node["and"])
+    if "or" in node:
+        return any(matches(lab, rec, n) for n in node["or"])
+    return leaf_matches(lab, rec, node)
+
+
+def oracle(lab: Lab, schema: str | None, tree: dict[str, Any]) -> list[str]:
+    return lab.keys([r["id"] for r in lab.records.values()
+                     if (schema is None or r["schema_name"] == schema) and matches(lab, r, tree)])
+
+
+def listed(api: Any, lab: Lab, schema: str | None, tree: Any) -> list[str]:
+    params: dict[str, Any] = {"filter": tree if isinstance(tree, str) else json.dumps(tree), "limit": 1000}
+    if schema:
+        params["schema"] = schema
+    return lab.keys([r["id"] for r in api.ok("GET", "/collections/flab/records", params=params)["items"]])
+
+
+# ----------------------------------------------------------------------------- the table
+
+def L(field: str, op: str, value: Any = ..., schema: str | None = None) -> dict[str, Any]:
+    leaf: dict[str, Any] = {"field": field, "op": op}
+    if value is not ...:
+        leaf["value"] = value
+    if schema:
+        leaf["schema"] = schema
+    return leaf
+
+
+CASES: list[tuple[str, str | None, dict[str, Any], list[str]]] = [
+    # own fields: numbers
+    ("int-eq", "sample", L("count", "eq", 3), ["A1", "A5"]),
+    ("int-ne-matches-missing", "sample", L("count", "ne", 3), ["A2", "A3", "A4"]),
+    ("int-gt", "sample", L("count", "gt", 2), ["A1", "A3", "A5"]),
+    ("int-gte", "sample", L("count", "gte", 3), ["A1", "A3", "A5"]),
+    ("int-lt", "sample", L("count", "lt", 3), ["A2"]),
+    ("int-lte-zero", "sample", L("count", "lte", 0), ["A2"]),
+    ("int-in", "sample", L("count", "in", [0, 7]), ["A2", "A3"]),
+    ("int-in-empty", "sample", L("count", "in", []), []),
+    ("int-gt-fraction", "sample", L("count", "gt", 2.5), ["A1", "A3", "A5"]),
+    ("int-numeric-string", "sample", L("count", "eq", "7"), ["A3"]),
+    ("int-is-null", "sample", L("count", "is_null"), ["A4"]),
+    ("int-is-null-false", "sample", L("count", "is_null", False), ["A1", "A2", "A3", "A5"]),
+    ("float-gt", "sample", L("depth", "gt", 1.5), ["A4", "A2"]),
+    ("float-lte", "sample", L("depth", "lte", 2), ["A1", "A4", "A5"]),
+    ("float-eq-int-value", "sample", L("depth", "eq", 10), ["A2"]),
+    ("float-ne", "sample", L("depth", "ne", 2.0), ["A1", "A2", "A3", "A5"]),
+    ("float-negative", "measurement", L("value", "lt", 0), ["M4"]),
+    # strings
+    ("str-eq-case-sensitive", "sample", L("label", "eq", "alpha"), []),
+    ("str-eq", "sample", L("label", "eq", "Alpha"), ["A3"]),
+    ("str-contains-ci", "sample", L("label", "contains", "A"), ["A1", "A2", "A3"]),
+    ("str-contains-underscore-literal", "sample", L("label", "contains", "a_"), ["A2"]),
+    ("str-contains-percent-literal", "sample", L("label", "contains", "%"), ["A2"]),
+    ("str-contains-upper", "sample", L("label", "contains", "NOR"), ["A5"]),
+    ("str-contains-non-ascii-exact", "site", L("label", "contains", "Éla"), ["S3"]),
+    ("str-contains-non-ascii-not-folded", "site", L("label", "contains", "éla"), []),
+    ("str-gt-code-point", "sample", L("label", "gt", "B"), ["A1", "A5"]),
+    ("str-lt", "sample", L("label", "lt", "a"), ["A2", "A3"]),
+    ("str-in", "sample", L("label", "in", ["north", "Alpha", "nope"]), ["A3", "A5"]),
+    ("str-ne", "sample", L("label", "ne", "north"), ["A1", "A2", "A3", "A4"]),
+    # dates and datetimes (collection zone America/New_York; measurement.at in Asia/Tokyo)
+    ("date-eq", "sample", L("taken_on", "eq", "2024-05-03"), ["A1", "A5"]),
+    ("date-gt", "sample", L("taken_on", "gt", "2024-05-03"), ["A2"]),
+    ("date-lte", "sample", L("taken_on", "lte", "2024-05-03"), ["A1", "A3", "A5"]),
+    ("date-in", "sample", L("taken_on", "in", ["2023-12-31", "2024-05-04"]), ["A2", "A3"]),
+    ("date-is-null", "sample", L("taken_on", "is_null", True), ["A4"]),
+    ("dt-date-is-local-midnight", "sample", L("taken_at", "gte", "2024-05-04"), ["A2"]),
+    ("dt-local-eq", "sample", L("taken_at", "eq", "2024-05-03T23:30:00"), ["A1"]),
+    ("dt-utc-eq", "sample", L("taken_at", "eq", "2024-05-04T03:30:00Z"), ["A1"]),
+    ("dt-offset-lt", "sample", L("taken_at", "lt", "2024-05-04T00:00:00-04:00"), ["A1", "A3", "A5"]),
+    ("dt-microseconds", "sample", L("taken_at", "gt", "2023-12-31T23:59:59"), ["A1", "A2", "A3", "A5"]),
+    ("dt-microseconds-exact", "sample", L("taken_at", "gt", "2023-12-31T23:59:59.999999"),
+     ["A1", "A2", "A5"]),
+    ("dt-field-zone", "measurement", L("at", "eq", "2024-05-04T12:00:00"), ["M1", "M2"]),  # same instant
+    ("dt-field-zone-date", "measurement", L("at", "lt", "2024-05-04"), ["M4", "M6"]),
+    # booleans
+    ("bool-eq-true", "sample", L("ok", "eq", True), ["A1", "A4"]),
+    ("bool-eq-false", "sample", L("ok", "eq", False), ["A2", "A5"]),
+    ("bool-ne-true", "sample", L("ok", "ne", True), ["A2", "A3", "A5"]),
+    ("bool-word", "sample", L("ok", "eq", "yes"), ["A1", "A4"]),
+    ("bool-in", "sample", L("ok", "in", [True, False]), ["A1", "A2", "A4", "A5"]),
+    ("bool-is-null", "sample", L("ok", "is_null"), ["A3"]),
+    # tags (one item: membership)
+    ("tags-eq-member", "sample", L("tags", "eq", "x"), ["A1", "A4"]),
+    ("tags-contains", "sample", L("tags", "contains", "y"), ["A1", "A2"]),
+    ("tags-case-sensitive", "sample", L("tags", "contains", "X"), ["A5"]),
+    ("tags-ne", "sample", L("tags", "ne", "x"), ["A2", "A3", "A5"]),
+    ("tags-in-any", "sample", L("tags", "in", ["z", "y"]), ["A1", "A2", "A5"]),
+    ("tags-is-null", "sample", L("tags", "is_null"), ["A3"]),
+    ("tags-trimmed", "measurement", L("flags", "contains", " bad "), ["M2", "M4"]),
+    # inherited fields
+    ("inherited-grandparent", "sample", L("region", "eq", "Alps"), ["A1", "A2"]),
+    ("inherited-is-null", "sample", L("region", "is_null"), ["A5"]),
+    ("inherited-ne", "sample", L("region", "ne", "Alps"), ["A3", "A4", "A5"]),
+    ("inherited-nearest-shadows", "measurement", L("label", "contains", "one"), ["M1", "M2"]),
+    ("inherited-two-up", "measurement", L("elevation", "gt", 100), ["M1", "M2", "M3"]),
+    ("inherited-tags-from-sample", "measurement", L("tags", "eq", "y"), ["M1", "M2", "M3"]),
+    # ancestor leaves
+    ("ancestor-own-not-shadowed", "measurement", L("label", "eq", "North Ridge", "site"), ["M1", "M2", "M3"]),
+    ("ancestor-bool", "sample", L("active", "eq", True, "site"), ["A1", "A2"]),
+    ("ancestor-grandparent-tags", "measurement", L("tags", "contains", "coastal", "site"), ["M4", "M5"]),
+    ("ancestor-inherits", "measurement", L("region", "eq", "Coast", "sample"), ["M4", "M5"]),
+    ("ancestor-ne-missing", "sample", L("elevation", "ne", 5, "site"), ["A1", "A2", "A5"]),
+    ("ancestor-is-null", "measurement", L("depth", "is_null", True, "sample"), ["M4"]),
+    ("self-schema-named", "sample", L("count", "eq", 3, "sample"), ["A1", "A5"]),
+    # descendant leaves: ANY live descendant
+    ("desc-grandchildren", "site", L("flags", "contains", "bad", "measurement"), ["S1", "S2"]),
+    ("desc-children", "site", L("count", "gt", 5, "sample"), ["S2"]),
+    ("desc-ne-any", "site", L("ok", "ne", True, "sample"), ["S1", "S2", "S3"]),
+    ("desc-is-null", "site", L("note", "is_null", True, "measurement"), ["S2"]),
+    ("desc-deleted-ignored", "site", L("note", "contains", "ghost", "measurement"), []),
+    ("desc-bool", "sample", L("passed", "eq", True, "measurement"), ["A1", "A2", "A4"]),
+    ("desc-inherited-from-base", "site", L("region", "eq", "Alps", "measurement"), ["S1"]),
+    ("desc-inherited-between", "site", L("depth", "gt", 1, "measurement"), ["S1", "S2"]),
+    ("desc-inherited-above-base", "sample", L("elevation", "gt", 100, "measurement"), ["A1", "A2"]),
+    ("desc-datetime", "site", L("at", "gte", "2024-05-04T12:00:00+09:00", "measurement"), ["S1", "S2"]),
+    # groups
+    ("and", "sample", {"and": [L("count", "gte", 3), L("ok", "eq", False)]}, ["A5"]),
+    ("or", "sample", {"or": [L("count", "eq", 0), L("tags", "eq", "z")]}, ["A2", "A5"]),
+    ("nested", "sample", {"or": [{"and": [L("region", "eq", "Alps"), L("depth", "gt", 5)]},
+                                 {"and": [L("ok", "is_null", False), {"or": [L("label", "is_null"),
+                                                                             L("label", "eq", "north")]}]}]},
+     ["A2", "A4", "A5"]),
+    ("mixed-levels", "sample", {"and": [L("tags", "contains", "coastal", "site"),
+                                        L("value", "lt", 0, "measurement")]}, ["A3"]),
+    ("single-leaf-group", "measurement", {"and": [{"or": [{"and": [L("n", "gte", 3)]}]}]}, ["M3", "M5"]),
+    # no query schema: each schema resolves the name itself; lacking it means no match
+    ("all-own-and-inherited", None, L("label", "contains", "n"), ["A1", "A5", "M1", "M2", "M6", "S1", "S3"]),
+    ("all-only-owners", None, L("count", "gte", 3), ["A1", "A3", "A5", "M1", "M2", "M4", "M6"]),
+    ("all-is-null-needs-field", None, L("count", "is_null"), ["A4", "M5"]),
+    ("all-ancestor-leaf", None, L("region", "eq", "Alps", "site"),
+     ["A1", "A2", "M1", "M2", "M3", "S1", "S4"]),
+    ("all-descendant-leaf", None, L("passed", "eq", False, "measurement"),
+     ["A1", "A5", "M2", "M6", "S1", "S3"]),
+    ("all-unrelated-schema", None, L("model", "contains", "north", "instrument"), ["I1"]),
+    ("all-other-schema-only", None, L("model", "is_null"), ["I2"]),
+]
+
+
+@pytest.mark.parametrize("schema, tree, expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_filter_tree_matches_oracle(lab: Any, schema: str | None, tree: dict[str, Any],
+                                    expected: list[str]) -> None:
+    api, data = lab
+    want = oracle(data, schema, tree)
+    assert want == sorted(expected), "the table and the oracle disagree"
+    assert listed(api, data, schema, tree) == want
+
+
+def test_filter_counts_export_and_delete_follow_the_filter(lab: Any) -> None:
+    api, data = lab
+    tree = {"or": [L("region", "eq", "Alps"), L("flags", "contains", "bad", "measurement")]}
+    counts = api.ok("GET", "/collections/flab/record-counts", params={"filter": json.dumps(tree)})
+    keys = oracle(data, None, tree)
+    assert counts["counts"] == {s: sum(k[0] == s[0].upper() for k in keys) for s in PARENT}
+    assert counts["counts"] == {"site": 3, "sample": 3, "measurement": 4, "instrument": 0}
+    r = api.get("/collections/flab/export.csv",
+                params={"filter": json.dumps(L("n", "gte", 3)), "schema": "measurement"})
+    assert r.status_code == 200 and r.text.count("\n") == 3  # header + M3 + M5
+    where = api.ok("GET", "/collections/flab/records",
+                   params={"schema": "sample", "where": "ok=true",
+                           "filter": json.dumps(L("count", "is_null", False))})
+    assert data.keys([i["id"] for i in where["items"]]) == ["A1"]
+
+
+def test_delete_by_filter(lab: Any) -> None:
+    api, data = lab
+    out = api.ok("DELETE", "/collections/flab/records",
+                 params={"schema": "measurement", "filter": json.dumps(L("passed", "eq", False))})
+    assert out["deleted"] == 2
+    left = api.ok("GET", "/collections/flab/records", params={"schema": "measurement", "limit": 1000})
+    assert data.keys([i["id"] for i in left["items"]]) == ["M1", "M3", "M4", "M5"]
+    _BUILT.clear()  # changed the dataset: the next test rebuilds it
+
+
+# ------------------------------------------------------------------------------------ sorting
+
+def sort_oracle(data: Lab, schema: str, name: str, desc: bool) -> list[str]:
+    prefix, dot, field = name.partition(".")
+    target, distance = (prefix, ancestors(schema).index(prefix) + 1) if dot else (schema, 0)
+    steps, _owner = resolve(target, field if dot else name) or (0, target)
+    rows = [r for r in data.records.values() if r["schema_name"] == schema]
+
+    def value(r: dict[str, Any]) -> Any:
+        a = up(data, r, distance + steps)
+        return a["data"].get(field if dot else name) if a else None
+
+    rows.sort(key=lambda r: r["id"])
+    present = sorted([r for r in rows if value(r) is not None], key=value, reverse=desc)  # stable: ties by id
+    return [data.key_of[r["id"]] for r in present + [r for r in rows if value(r) is None]]
+
+
+@pytest.mark.parametrize("schema, sort, desc", [
+    ("measurement", "site.elevation", True),
+    ("measurement", "site.elevation", False),
+    ("measurement", "sample.depth", False),
+    ("measurement", "sample.depth", True),
+    ("measurement", "elevation", False),  # inherited, no prefix
+    ("measurement", "sample.region", True),  # ancestor's inherited field
+    ("sample", "site.opened", False),
+    ("sample", "site.label", True),
+])
+def test_sort_by_ancestor_field(lab: Any, schema: str, sort: str, desc: bool) -> None:
+    api, data = lab
+    page = api.ok("GET", "/collections/flab/records",
+                  params={"schema": schema, "sort": f"{sort}:{'desc' if desc else 'asc'}", "limit": 1000})
+    assert [data.key_of[i["id"]] for i in page["items"]] == sort_oracle(data, schema, sort, desc)
+
+
+def test_sort_by_ancestor_then_own_field(lab: Any) -> None:
+    api, data = lab
+    page = api.ok("GET", "/collections/flab/records",
+                  params={"schema": "measurement", "sort": ["site.label:desc", "n:desc"], "limit": 1000})
+    assert [data.key_of[i["id"]] for i in page["items"]][:4] == ["M6", "M5", "M4", "M3"]
+    natural = api.ok("GET", "/collections/flab/records",
+                     params={"schema": "sample", "sort": "site.natural_name", "limit": 1000})
+    assert [data.key_of[i["id"]] for i in natural["items"]][-1] == "A5"  # Élan sorts after ASCII
+
+
+@pytest.mark.parametrize("schema, sort, loc", [
+    ("measurement", "instrument.model", ["query", "sort", 0]),
+    ("measurement", "site.nope", ["query", "sort", 0]),
+    ("sample", "measurement.value", ["query", "sort", 0]),
+    ("sample", "nope", ["query", "sort", 0]),
+])
+def test_sort_refusals(lab: Any, schema: str, sort: str, loc: list[Any]) -> None:
+    api, _ = lab
+    r = api.get("/collections/flab/records", params={"schema": schema, "sort": sort})
+    assert r.status_code == 422, r.text
+    assert r.json()["errors"][0]["loc"] == loc
+
+
+# --------------------------------------------------------------------------------- refusals
+
+F = ["query", "filter"]
+REFUSALS: list[tuple[str, str | None, Any, list[Any], str]] = [
+    ("not-json", "sample", "{nope", F, "JSON"),
+    ("not-object", "sample", [], F, "group"),
+    ("null", "sample", None, F, "group"),
+    ("empty-object", "sample", {}, F, "group"),
+    ("empty-group", "sample", {"and": []}, [*F, "and"], "non-empty"),
+    ("group-not-list", "sample", {"or": L("count", "eq", 1)}, [*F, "or"], "non-empty"),
+    ("two-keys", "sample", {"and": [L("count", "eq", 1)], "or": [L("count", "eq", 1)]}, F, "exactly one key"),
+    ("group-extra-key", "sample", {"and": [L("count", "eq", 1)], "field": "x"}, F, "exactly one key"),
+    ("nested-unknown-field", "sample",
+     {"and": [L("count", "eq", 1), {"or": [L("cnt", "eq", 1)]}]}, [*F, "and", 1, "or", 0], "cnt"),
+    ("unknown-field-all", None, {"and": [L("nope", "eq", 1)]}, [*F, "and", 0], "nope"),
+    ("field-missing", "sample", {"op": "eq", "value": 1}, F, "field"),
+    ("field-not-string", "sample", {"field": 3, "op": "eq", "value": 1}, F, "field"),
+    ("unknown-op", "sample", {"or": [L("count", "like", 1)]}, [*F, "or", 0], "count"),
+    ("op-missing", "sample", {"field": "count", "value": 1}, F, "op"),
+    ("extra-leaf-key", "sample", {**L("count", "eq", 1), "negate": True}, F, "negate"),
+    ("in-not-list", "sample", L("count", "in", 3), F, "list"),
+    ("in-bad-item", "sample", L("count", "in", [1, "x"]), F, "value[1]"),
+    ("wrong-type", "sample", L("count", "eq", "abc"), F, "count"),
+    ("bool-for-number", "sample", L("count", "gt", True), F, "count"),
+    ("bad-date", "sample", L("taken_on", "gt", "2024-13-01"), F, "taken_on"),
+    ("bad-datetime", "sample", L("taken_at", "gt", "soon"), F, "taken_at"),
+    ("bad-bool", "sample", L("ok", "eq", "perhaps"), F, "ok"),
+    ("value-missing", "sample", L("count", "eq"), F, "blank"),
+    ("blank-value", "sample", L("label", "eq", ""), F, "is_null"),
+    ("list-for-eq", "sample", L("tags", "eq", ["x", "y"]), F, "in"),
+    ("object-value", "sample", L("label", "eq", {"a": 1}), F, "label"),
+    ("contains-on-int", "sample", L("count", "contains", 3), F, "does not apply"),
+    ("gt-on-bool", "sample", L("ok", "gt", True), F, "does not apply"),
+    ("gt-on-tags", "sample", L("tags", "gt", "x"), F, "does not apply"),
+    ("is-null-not-bool", "sample", L("count", "is_null", "yes"), F, "is_null"),
+    ("unknown-schema", "sample", L("count", "eq", 1, "nosuch"), F, "nosuch"),
+    ("schema-not-in-collection", "sample", L("x", "eq", "a", "orphan"), F, "orphan"),
+    ("schema-unrelated", "sample", {"and": [L("model", "eq", "a", "instrument")]}, [*F, "and", 0],
+     "instrument"),
+    ("field-unknown-on-ancestor", "sample", L("depth", "eq", 1, "site"), F, "depth"),
+    ("schema-not-string", "sample", L("count", "eq", 1, ["site"]), F, "schema"),  # type: ignore[arg-type]
+    ("nul-in-value", "sample", {"or": [L("label", "contains", "a\x00")]}, [*F, "or", 0], "NUL"),
+    ("surrogate-in-item", "sample", L("tags", "in", ["x", "\ud800"]), F, "surrogate"),
+    ("nul-in-schema", "sample", L("label", "eq", "a", "si\x00te"), F, "NUL"),
+    ("huge-integer", "sample", '{"field": "count", "op": "eq", "value": ' + "9" * 5000 + "}", F, "digits"),
+    ("too-deep", "sample", json.loads('{"and": [' * 40 + json.dumps(L("count", "eq", 1)) + "]}" * 40),
+     [*F, *["and", 0] * 33], "deeper"),
+]
+
+
+@pytest.mark.parametrize("schema, tree, loc, words", [c[1:] for c in REFUSALS], ids=[c[0] for c in REFUSALS])
+def test_filter_refusals(lab: Any, schema: str | None, tree: Any, loc: list[Any], words: str) -> None:
+    api, _ = lab
+    params: dict[str, Any] = {"filter": tree if isinstance(tree, str) else json.dumps(tree)}
+    if schema:
+        params["schema"] = schema
+    r = api.get("/collections/flab/records", params=params)
+    assert r.status_code == 422, r.text
+    body = r.json()
+    assert isinstance(body["detail"], str) and words.lower() in body["detail"].lower(), body
+    assert [e["loc"] for e in body["errors"]] == [loc]
+
+
+def test_schema_id_in_leaf_and_named_leaf_in_message(lab: Any) -> None:
+    api, data = lab
+    site_id = api.ok("GET", "/schemas/site")["id"]
+    assert listed(api, data, "sample", L("active", "eq", True, site_id)) == ["A1", "A2"]
+    r = api.get("/collections/flab/records", params={"schema": "sample", "filter": json.dumps(
+        {"and": [L("count", "eq", 1), {"or": [L("ok", "eq", True), L("ok", "gt", 1)]}]})})
+    assert r.status_code == 422
+    assert r.json()["detail"].startswith("filter and/1/or/1 (field 'ok')")
+
+
+# ---------------------------------------------------------------------------- random trees
+
+POOLS: dict[str, list[Any]] = {
+    "integer": [0, 3, 7, 5, 40, 2100, -1, 2.5, 10],
+    "float": [0, 1.5, 2.0, 10, -4, 1000, 2.5, 99],
+    "string": ["North Ridge", "south bay", "Élan", "a-one", "A_two%", "Alpha", "north", "first try", "Second",
+               "100% done", "a", "N", "ALP", "%", "_", "é", "Alps", "Coast", "o", "B"],
+    "date": ["2024-05-03", "2024-05-04", "2023-12-31", "2020-05-01", "2021-01-15"],
+    "datetime": ["2024-05-04", "2024-05-04T03:30:00Z", "2024-05-03T23:30:00", "2024-01-01T00:00:00+09:00",
+                 "2024-05-04T12:00:00", "2023-12-31T23:59:59.999999", "2024-05-03"],
+    "boolean": [True, False],
+    "tags": ["x", "y", "z", "X", "good", "bad", "alpine", "coastal", "cold", "ghost"],
+}
+OPS = {"integer": ["eq", "ne", "gt", "gte", "lt", "lte", "in", "is_null"],
+       "float": ["eq", "ne", "gt", "gte", "lt", "lte", "in", "is_null"],
+       "string": ["eq", "ne", "gt", "gte", "lt", "lte", "contains", "in", "is_null"],
+       "date": ["eq", "ne", "gt", "gte", "lt", "lte", "in", "is_null"],
+       "datetime": ["eq", "ne", "gt", "gte", "lt", "lte", "in", "is_null"],
+       "boolean": ["eq", "ne", "in", "is_null"],
+       "tags": ["eq", "ne", "contains", "in", "is_null"]}
+CHAIN = ["site", "sample", "measurement"]
+
+
+def field_type(name: str) -> str:
+    return next(FIELDS[s][name][0] for s in CHAIN if name in FIELDS[s])
+
+
+@st.composite
+def leaves(draw: Any, base: str | None) -> dict[str, Any]:
+    target = draw(st.sampled_from([None, *CHAIN]))
+    on = target or base
+    names = sorted({n for s in ([on] if on else CHAIN) for a in [s, *ancestors(s)] for n in FIELDS[a]})
+    name = draw(st.sampled_from(names))
+    type_ = field_type(name)
+    op = draw(st.sampled_from(OPS[type_]))
+    if op == "is_null":
+        value: Any = draw(st.sampled_from([..., True, False]))
+    elif op == "in":
+        value = draw(st.lists(st.sampled_from(POOLS[type_]), max_size=3))
+    else:
+        value = draw(st.sampled_from(POOLS[type_]))
+    return L(name, op, value, target)
+
+
+def trees(base: str | None) -> Any:
+    return st.recursive(leaves(base), lambda inner: st.dictionaries(
+        st.sampled_from(["and", "or"]), st.lists(inner, min_size=1, max_size=3), min_size=1, max_size=1),
+        max_leaves=6)
+
+
+def test_random_trees_match_oracle(lab: Any) -> None:
+    api, data = lab
+
+    @settings(max_examples=60, derandomize=True, database=None, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(st.sampled_from([None, *CHAIN]).flatmap(lambda base: st.tuples(st.just(base), trees(base))))
+    def check(case: tuple[str | None, dict[str, Any]]) -> None:
+        base, tree = case
+        assert listed(api, data, base, tree) == oracle(data, base, tree), json.dumps(tree)
+
+    check()
+
+
+JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20), st.floats(allow_nan=False),
+                         st.text(max_size=8), st.sampled_from(["label", "count", "tags", "site", "measurement",
+                                                               "eq", "in", "is_null", "contains", "gt", "2024-05-04"]))
+NODE_KEYS = st.sampled_from(["and", "or", "field", "op", "value", "schema", "x"])
+
+
+def test_arbitrary_json_is_answered_or_refused_never_fails(lab: Any) -> None:
+    api, _ = lab
+    anything = st.recursive(JSON_SCALARS, lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(NODE_KEYS, inner, max_size=4)), max_leaves=10)
+
+    @settings(max_examples=80, derandomize=True, database=None, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(st.sampled_from([None, *CHAIN]), anything)
+    def check(schema: str | None, tree: Any) -> None:
+        params = {"filter": json.dumps(tree), **({"schema": schema} if schema else {})}
+        r = api.get("/collections/flab/records", params=params)
+        assert r.status_code in (200, 422), (r.status_code, r.text)
+        if r.status_code == 422:
+            assert r.json()["errors"][0]["loc"][:2] == ["query", "filter"]
+
+    check()
