@@ -31,6 +31,7 @@ from starlette.exceptions import HTTPException
 
 from benchbook import __version__
 from benchbook.config import Project
+from benchbook.domain import history_storage
 from benchbook.domain.errors import BenchbookError
 from benchbook.persistence.db import Database, open_database
 from benchbook.security import GuardMiddleware, RootPathsMiddleware
@@ -146,6 +147,8 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, allow_remote=allow_remote)
     app.add_middleware(_ServicesMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, services=services)
     app.services = services  # type: ignore[attr-defined]
+    if not sync_only:
+        history_storage.resume(services.db.engine)  # a conversion cut off by a restart goes on
     return app
 
 

@@ -1,19 +1,46 @@
-"""The history as events (spec ``GET /audit/events``) and storage figures (``GET /audit/storage``).
+"""The history as events (spec ``GET /audit/events``).
 
 An event is a batch (however many changes it holds) or a change made outside any batch; it is
 listed when any of its changes match, with how many did. Computed with one GROUP BY on
-``coalesce(batch_id, id)``, so no history is loaded into Python beyond the page.
+``coalesce(batch_id, id)``, so no history is loaded into Python beyond the page: one query
+counts the events, one reads the page, one counts the parts of the page's batches, and two
+shape its batches and lone entries.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import String, cast, func, or_, select, text
+from sqlalchemy import ColumnElement, exists, func, literal_column, or_, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.audit import batch_response, entry_responses
-from benchbook.domain.history_filters import compile_history_filter
+from benchbook.domain.history_filters import compile_history_filter, like_pattern
 from benchbook.persistence.tables import AuditBatch, AuditEntry
+
+
+def _value_contains(session: Session, column: Any, pattern: str) -> ColumnElement[bool]:
+    """Some string or number anywhere inside the JSON ``column`` contains ``pattern`` (keys do not
+    count). PostgreSQL folds case fully; SQLite's LIKE folds ASCII letters only."""
+    if session.get_bind().dialect.name == "postgresql":
+        t = (func.jsonb_path_query(column, literal_column("'strict $.**'::jsonpath"))
+             .table_valued("v").render_derived().alias("t"))
+        return exists(select(1).select_from(t).where(func.jsonb_typeof(t.c.v).in_(("string", "number")),
+                                                     t.c.v.op("#>>")(literal_column("'{}'")).ilike(pattern, escape="\\")))
+    t = func.json_tree(column).table_valued("atom", "type").alias("t")
+    return exists(select(1).select_from(t).where(t.c.type.in_(("text", "integer", "real")),
+                                                 t.c.atom.ilike(pattern, escape="\\")))
+
+
+def stored_text_matches(session: Session, q: str, *, batch_labels: bool = True) -> ColumnElement[bool]:
+    """Entries whose stored values (``old_data``, ``new_data``; these hold every value a change
+    lists) contain ``q``, case-insensitively; with ``batch_labels`` also entries of a batch whose
+    label contains it."""
+    pattern = like_pattern(q.strip())
+    conds = [_value_contains(session, AuditEntry.old_data, pattern),
+             _value_contains(session, AuditEntry.new_data, pattern)]
+    if batch_labels:
+        conds.append(AuditEntry.batch_id.in_(select(AuditBatch.id).where(AuditBatch.label.ilike(pattern, escape="\\"))))
+    return or_(*conds)
 
 
 def list_events(session: Session, *, q: str | None, tree: str | None, sort: str | None, limit: int,
@@ -21,10 +48,7 @@ def list_events(session: Session, *, q: str | None, tree: str | None, sort: str 
     """Paginated AuditEventResponse, newest first unless ``sort`` is ``timestamp:asc``."""
     conds = [compile_history_filter(session, tree)] if tree else []
     if q and q.strip():
-        needle = f"%{q.strip()}%"
-        labels = select(AuditBatch.id).where(AuditBatch.label.ilike(needle))
-        conds.append(or_(cast(AuditEntry.changes, String).ilike(needle), cast(AuditEntry.old_data, String).ilike(needle),
-                         cast(AuditEntry.new_data, String).ilike(needle), AuditEntry.batch_id.in_(labels)))
+        conds.append(stored_text_matches(session, q))
     key = func.coalesce(AuditEntry.batch_id, AuditEntry.id).label("key")
     grouped = (select(key, func.count().label("n"), func.max(AuditEntry.timestamp).label("at"))
                .where(*conds).group_by(key).subquery())
@@ -33,35 +57,28 @@ def list_events(session: Session, *, q: str | None, tree: str | None, sort: str 
         [grouped.c.at.desc(), grouped.c.key.desc()]
     rows = session.execute(select(grouped.c.key, grouped.c.n, grouped.c.at).order_by(*order)
                            .limit(limit).offset(offset)).all()
-    batches = {b.id: b for b in session.scalars(select(AuditBatch).where(AuditBatch.id.in_([r[0] for r in rows])))}
-    singles = {e.id: e for e in session.scalars(select(AuditEntry).where(
-        AuditEntry.id.in_([r[0] for r in rows if r[0] not in batches])))}
-    shaped = {e["id"]: e for e in entry_responses(session, list(singles.values()))}
+    keys = [r[0] for r in rows]
+    batches = {b.id: b for b in session.scalars(select(AuditBatch).where(AuditBatch.id.in_(keys)))} if keys else {}
+    parts: dict[str, list[dict[str, Any]]] = {bid: [] for bid in batches}
+    if batches:
+        for bid, action, entity_type, n in session.execute(
+                select(AuditEntry.batch_id, AuditEntry.action, AuditEntry.entity_type, func.count())
+                .where(AuditEntry.batch_id.in_(list(batches)), *conds)
+                .group_by(AuditEntry.batch_id, AuditEntry.action, AuditEntry.entity_type)
+                .order_by(AuditEntry.batch_id, AuditEntry.entity_type, AuditEntry.action)):
+            parts[str(bid)].append({"action": action, "entity_type": entity_type, "count": n})
+    lone = [k for k in keys if k not in batches]
+    singles = list(session.scalars(select(AuditEntry).where(AuditEntry.id.in_(lone)))) if lone else []
+    shaped = {e["id"]: e for e in entry_responses(session, singles)}
     items = []
     for event_id, count, at in rows:
         if event_id in batches:
             batch = batches[event_id]
-            parts = session.execute(select(AuditEntry.action, AuditEntry.entity_type, func.count())
-                                    .where(AuditEntry.batch_id == event_id, *conds)
-                                    .group_by(AuditEntry.action, AuditEntry.entity_type)).all()
             items.append({"id": event_id, "kind": "batch", "timestamp": at.isoformat(), "count": count,
                           "actor": batch.actor, "device": None, "entry": None, "batch": batch_response(batch),
-                          "parts": [{"action": a, "entity_type": e, "count": n} for a, e, n in parts]})
+                          "parts": parts[event_id]})
         else:
             entry = shaped[event_id]
             items.append({"id": event_id, "kind": "entry", "timestamp": entry["timestamp"], "count": 1,
                           "actor": entry["actor"], "device": None, "entry": entry, "batch": None, "parts": []})
     return {"items": items, "total": total, "offset": offset, "limit": limit}
-
-
-def storage(session: Session) -> dict[str, Any]:
-    """HistoryStorageResponse. Edits are written compact (identity plus changed values) from the
-    start, so no entry holds two whole copies and nothing is ever converting; the file figures
-    come from SQLite's page counts (null on PostgreSQL, which manages its own space)."""
-    size = free = None
-    if session.get_bind().dialect.name == "sqlite":
-        page_size = session.execute(text("PRAGMA page_size")).scalar_one()
-        size = session.execute(text("PRAGMA page_count")).scalar_one() * page_size
-        free = session.execute(text("PRAGMA freelist_count")).scalar_one() * page_size
-    return {"whole_entries": 0, "converting": False, "done": None, "total": None, "size_bytes": size,
-            "free_bytes": free}

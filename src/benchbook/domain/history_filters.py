@@ -36,6 +36,11 @@ FIELDS: list[dict[str, Any]] = [
 _BY_NAME = {f["name"]: f for f in FIELDS}
 
 
+def like_pattern(q: str) -> str:
+    """``%q%`` for LIKE with ``\\`` escaping, so ``%`` and ``_`` in ``q`` match themselves."""
+    return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 def _column(name: str) -> Any:
     if name == "batch_kind":
         return select(AuditBatch.kind).where(AuditBatch.id == AuditEntry.batch_id).scalar_subquery()
@@ -52,7 +57,8 @@ def _leaf(node: dict[str, Any], loc: list[Any]) -> ColumnElement[bool]:
                        [error_entry(loc, msg, "filter", node)])
     if set(node) - {"field", "op", "value", "schema"}:
         raise bad(f"unknown keys {sorted(set(node) - {'field', 'op', 'value', 'schema'})}")
-    spec = _BY_NAME.get(node.get("field"))  # type: ignore[arg-type]
+    name = node.get("field")
+    spec = _BY_NAME.get(name) if isinstance(name, str) else None
     if spec is None:
         raise bad(f"unknown field {node.get('field')!r} (see GET /audit/filter-fields)")
     op, value = node.get("op"), node.get("value")
@@ -60,24 +66,39 @@ def _leaf(node: dict[str, Any], loc: list[Any]) -> ColumnElement[bool]:
         raise bad(f"operator {op!r} does not apply to {spec['name']} (use {', '.join(spec['operators'])})")
     col = _column(spec["name"])
     if op == "is_null":
+        if value is not None and not isinstance(value, bool):
+            raise bad("is_null takes true, false or no value")
         return col.is_(None) if value in (None, True) else col.is_not(None)  # type: ignore[no-any-return]
     if op == "in":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad("in needs a list of strings")
-        return col.in_(value)  # type: ignore[no-any-return]
+        return col.in_([v.upper() for v in value] if spec["name"] == "entity_id" else value)  # type: ignore[no-any-return]
     if not isinstance(value, str):
         raise bad("value must be a string")
     if spec["type"] == "datetime":
-        moment = parse_since(value)
-        return {"gt": col > moment, "gte": col >= moment, "lt": col < moment, "lte": col <= moment}[op]  # type: ignore[return-value]
+        try:
+            moment = parse_since(value)
+        except Invalid:
+            raise bad(f"{value!r} is not an ISO 8601 date or date-time") from None
+        if moment is None:
+            raise bad("a date or date-time is needed")
+        compare: dict[Any, ColumnElement[bool]] = {"gt": col > moment, "gte": col >= moment, "lt": col < moment,
+                                                   "lte": col <= moment}
+        return compare[op]
     if op == "contains":
-        return col.ilike(f"%{value}%")  # type: ignore[no-any-return]
+        return col.ilike(like_pattern(value), escape="\\")  # type: ignore[no-any-return]
     if spec["name"] == "entity_id":
         value = value.upper()
     return (col == value) if op == "eq" else or_(col != value, col.is_(None))
 
 
+MAX_DEPTH = 32
+
+
 def _node(node: Any, loc: list[Any]) -> ColumnElement[bool]:
+    if len(loc) > 2 + 2 * MAX_DEPTH:
+        raise Invalid(f"filter: groups nest deeper than {MAX_DEPTH} levels",
+                      [error_entry(loc, "nested too deep", "filter", None)])
     if not isinstance(node, dict) or not node:
         raise Invalid("filter: each node must be a group or a leaf object",
                       [error_entry(loc, "expected an object", "filter", node)])
@@ -101,5 +122,8 @@ def compile_history_filter(session: Session, tree: Any) -> ColumnElement[bool]:
         except json.JSONDecodeError as exc:
             raise Invalid(f"filter is not JSON: {exc.msg}",
                           [error_entry(["query", "filter"], "invalid JSON", "json_invalid", tree[:200])]) from None
+        except RecursionError:
+            raise Invalid("filter nests too deep", [error_entry(["query", "filter"], "nested too deep",
+                                                                "json_invalid", tree[:200])]) from None
     return _node(tree, ["query", "filter"])
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, String, cast, or_, select
+from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain import audit
+from benchbook.domain import audit, history_events
 from benchbook.domain.catalog import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
@@ -44,8 +44,7 @@ def _entry_conditions(session: Session, batch: str | None, tree: Any, q: str | N
     if batch:
         conds.append(AuditEntry.batch_id == batch.strip().upper())
     if q and q.strip():
-        needle = f"%{q.strip()}%"
-        conds.append(or_(cast(AuditEntry.old_data, String).ilike(needle), cast(AuditEntry.changes, String).ilike(needle)))
+        conds.append(history_events.stored_text_matches(session, q, batch_labels=False))
     if tree:
         conds.append(compile_history_filter(session, tree))
     return conds

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchbook.domain import audit as domain
-from benchbook.domain import history_events, history_filters
+from benchbook.domain import history_events, history_filters, history_storage
 from benchbook.domain.catalog import find_schema
 from benchbook.domain.collections import find_collection
 from benchbook.domain.records import find_record
@@ -60,14 +60,11 @@ def list_filter_fields() -> tuple[list[Body], int]:
 
 def get_storage() -> tuple[Body, int]:
     with read() as s:
-        return history_events.storage(s), 200
+        return history_storage.storage(services().db.engine, s), 200
 
 
 def reclaim_storage() -> tuple[Body, int]:
-    engine = services().db.engine
-    if engine.dialect.name == "sqlite":
-        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            conn.exec_driver_sql("VACUUM")
+    history_storage.reclaim(services().db.engine)
     return get_storage()
 
 

@@ -1,0 +1,231 @@
+"""How history is stored (spec ``GET /audit/storage``, ``POST /audit/storage/reclaim``, *History
+conversion*): whole edit entries, their background conversion, and the database file's room.
+
+An edit (``update`` entry) is stored *compact* when its ``old_data``/``new_data`` hold only the
+identity of the thing (:data:`IDENTITY`) plus the values that changed, so an absent key means
+unchanged. benchbook writes edits compact; an edit is *whole* when, besides identity, it holds a
+value that is the same before and after: a top-level key outside :data:`IDENTITY`, or (record
+entries) a key of ``data``. "The same" is decided by the database (equal JSON type and value), so
+counting and converting agree on every backend.
+
+Conversion runs in one daemon thread per database, a few hundred entries per transaction: it
+drops the unchanged keys (and ``changes`` rows that changed nothing) of each whole edit. Its
+progress is derived from the data alone (what is still whole), so a restart just continues.
+Reclaiming (SQLite ``VACUUM``) is refused with ``Conflict`` while a conversion runs.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import Engine, select, text
+from sqlalchemy.orm import Session
+
+from benchbook.domain.errors import Conflict
+from benchbook.persistence.tables import AuditEntry
+
+log = logging.getLogger("benchbook.history")
+
+IDENTITY = ("id", "name", "label", "schema_name", "dataset_id", "collection", "parent_record_id",
+            "natural_name", "data")
+"""Keys kept in every edit's old/new data (spec: identity = id, name, label, where it sits);
+``data`` (record values) is compared key by key instead."""
+CHUNK = 200
+
+_IDENT_SQL = ", ".join(f"'{k}'" for k in IDENTITY)
+_SQLITE_SAME = f"""
+SELECT e.id AS id, 'data' AS scope, o.key AS key FROM audit_entries e
+  JOIN json_each(e.old_data, '$.data') o JOIN json_each(e.new_data, '$.data') n ON n.key = o.key
+ WHERE e.action = 'update' AND e.entity_type = 'record' AND json_type(e.old_data, '$.data') = 'object'
+   AND json_type(e.new_data, '$.data') = 'object' AND o.type = n.type AND o.value IS n.value
+UNION ALL
+SELECT e.id, 'top', o.key FROM audit_entries e
+  JOIN json_each(e.old_data) o JOIN json_each(e.new_data) n ON n.key = o.key
+ WHERE e.action = 'update' AND json_type(e.old_data) = 'object' AND json_type(e.new_data) = 'object'
+   AND o.key NOT IN ({_IDENT_SQL}) AND o.type = n.type AND o.value IS n.value
+"""
+
+
+def _pg_obj(expr: str) -> str:
+    return f"CASE WHEN jsonb_typeof({expr}) = 'object' THEN {expr} ELSE '{{}}'::jsonb END"
+
+
+_PG_SAME = f"""
+SELECT e.id AS id, 'data' AS scope, o.key AS key FROM audit_entries e
+  CROSS JOIN LATERAL jsonb_each({_pg_obj("e.old_data -> 'data'")}) o
+  JOIN LATERAL jsonb_each({_pg_obj("e.new_data -> 'data'")}) n ON n.key = o.key
+ WHERE e.action = 'update' AND e.entity_type = 'record' AND o.value = n.value
+UNION ALL
+SELECT e.id, 'top', o.key FROM audit_entries e
+  CROSS JOIN LATERAL jsonb_each({_pg_obj("e.old_data")}) o
+  JOIN LATERAL jsonb_each({_pg_obj("e.new_data")}) n ON n.key = o.key
+ WHERE e.action = 'update' AND o.key NOT IN ({_IDENT_SQL}) AND o.value = n.value
+"""
+
+
+def _same_keys(session: Session) -> str:
+    """SQL listing ``(id, scope, key)``: each key of a whole edit that holds the same value
+    before and after; ``scope`` is ``data`` (a record value) or ``top``."""
+    return _PG_SAME if session.get_bind().dialect.name == "postgresql" else _SQLITE_SAME
+
+
+def count_whole(session: Session) -> int:
+    """How many edits are still stored whole."""
+    return int(session.execute(text(f"SELECT count(DISTINCT id) FROM ({_same_keys(session)}) k")).scalar_one())
+
+
+def file_figures(session: Session) -> tuple[int | None, int | None]:
+    """``(size_bytes, free_bytes)`` of a SQLite file from its page counts; ``(None, None)`` elsewhere."""
+    if session.get_bind().dialect.name != "sqlite":
+        return None, None
+    page_size = session.execute(text("PRAGMA page_size")).scalar_one()
+    pages = session.execute(text("PRAGMA page_count")).scalar_one()
+    free = session.execute(text("PRAGMA freelist_count")).scalar_one()
+    return pages * page_size, free * page_size
+
+
+def compact(entry: AuditEntry, same: set[tuple[str, str]]) -> None:
+    """Rewrite ``entry`` without the unchanged keys ``same`` (``(scope, key)`` pairs) and
+    without ``changes`` rows for those keys whose before equals after."""
+    old, new = dict(entry.old_data or {}), dict(entry.new_data or {})
+    data_keys = {k for scope, k in same if scope == "data"}
+    for scope, key in same:
+        if scope == "top":
+            old.pop(key, None)
+            new.pop(key, None)
+    if data_keys:
+        old["data"] = {k: v for k, v in (old.get("data") or {}).items() if k not in data_keys}
+        new["data"] = {k: v for k, v in (new.get("data") or {}).items() if k not in data_keys}
+    dropped = data_keys | {k for scope, k in same if scope == "top"}
+    entry.old_data, entry.new_data = old, new
+    entry.changes = [c for c in entry.changes or []
+                     if not (isinstance(c, dict) and c.get("field") in dropped and c.get("before") == c.get("after"))]
+
+
+class HistoryStorage:
+    """The conversion state of one database. ``before_chunk`` (tests) is called in the
+    conversion thread before each transaction, so a test can hold a conversion open."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+        self.done = 0
+        self.total = 0
+        self.before_chunk: Callable[[], Any] | None = None
+
+    @property
+    def converting(self) -> bool:
+        """A conversion thread is running now."""
+        return self.thread is not None and self.thread.is_alive()
+
+    def figures(self, session: Session, whole: int | None = None) -> dict[str, Any]:
+        """HistoryStorageResponse (``whole``: already counted); ``done``/``total`` only while converting."""
+        size, free = file_figures(session)
+        converting = self.converting
+        return {"whole_entries": count_whole(session) if whole is None else whole, "converting": converting,
+                "done": self.done if converting else None, "total": self.total if converting else None,
+                "size_bytes": size, "free_bytes": free}
+
+    def start(self, left: int | None = None) -> bool:
+        """Start converting when whole edits remain (``left``, counted now when not given) and
+        no conversion runs; True if one runs now."""
+        with self.lock:
+            if self.converting:
+                return True
+            if left is None:
+                with Session(self.engine) as s:
+                    left = count_whole(s)
+            if not left:
+                return False
+            self.done, self.total = 0, left
+            self.thread = threading.Thread(target=self._run, name="benchbook-history-conversion", daemon=True)
+            self.thread.start()
+            return True
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a running conversion to end; True when none runs afterwards."""
+        thread = self.thread
+        if thread is not None:
+            thread.join(timeout)
+        return not self.converting
+
+    def _run(self) -> None:
+        after = ""
+        try:
+            while True:
+                if self.before_chunk is not None:
+                    self.before_chunk()
+                with Session(self.engine) as s, s.begin():
+                    sql = _same_keys(s)
+                    ids = list(s.execute(text(f"SELECT DISTINCT id FROM ({sql}) k WHERE id > :after "
+                                              "ORDER BY id LIMIT :n"), {"after": after, "n": CHUNK}).scalars())
+                    if not ids:
+                        return
+                    same: dict[str, set[tuple[str, str]]] = {}
+                    for eid, scope, key in s.execute(text(f"SELECT id, scope, key FROM ({sql}) k "
+                                                          "WHERE id >= :lo AND id <= :hi"),
+                                                     {"lo": ids[0], "hi": ids[-1]}):
+                        same.setdefault(eid, set()).add((scope, key))
+                    for entry in s.scalars(select(AuditEntry).where(AuditEntry.id.in_(ids))):
+                        compact(entry, same.get(entry.id, set()))
+                    after = ids[-1]
+                self.done += len(ids)
+        except Exception:  # the next GET /audit/storage starts again from what is still whole
+            log.exception("history conversion stopped")
+
+    def reclaim(self) -> None:
+        """Give the file's unused room back to disk (SQLite ``VACUUM`` outside any transaction,
+        then a WAL checkpoint); nothing to do on PostgreSQL. Raises ``Conflict`` while converting."""
+        with self.lock:
+            if self.converting:
+                raise Conflict("history is being converted; reclaim when the conversion has finished "
+                               "(GET /audit/storage shows its progress)")
+            if self.engine.dialect.name != "sqlite":
+                return
+            with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+                conn.exec_driver_sql("VACUUM")
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+_STATES: weakref.WeakKeyDictionary[Engine, HistoryStorage] = weakref.WeakKeyDictionary()
+_STATES_LOCK = threading.Lock()
+
+
+def for_engine(engine: Engine) -> HistoryStorage:
+    """The one :class:`HistoryStorage` of ``engine``'s database."""
+    with _STATES_LOCK:
+        state = _STATES.get(engine)
+        if state is None:
+            state = _STATES[engine] = HistoryStorage(engine)
+        return state
+
+
+def storage(engine: Engine, session: Session) -> dict[str, Any]:
+    """HistoryStorageResponse, starting a conversion first when whole edits remain."""
+    state = for_engine(engine)
+    whole = count_whole(session)
+    if whole:
+        state.start(whole)
+    return state.figures(session, whole)
+
+
+def reclaim(engine: Engine) -> None:
+    """Reclaim room (see :meth:`HistoryStorage.reclaim`)."""
+    for_engine(engine).reclaim()
+
+
+def resume(engine: Engine) -> threading.Thread:
+    """Continue a conversion left unfinished, e.g. at start-up. Counting what is still whole
+    reads every edit, so it happens in a daemon thread (returned) and start-up does not wait."""
+    def check() -> None:
+        try:
+            for_engine(engine).start()
+        except Exception:  # the next GET /audit/storage counts and starts again
+            log.exception("could not resume the history conversion")
+    thread = threading.Thread(target=check, name="benchbook-history-resume", daemon=True)
+    thread.start()
+    return thread
