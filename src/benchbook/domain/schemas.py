@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain import audit, dtypes
 from benchbook.domain.catalog import fields_of, find_schema
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import Conflict, Invalid, error_entry
+from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.fields import add_field, field_response
 from benchbook.domain.ids import new_id
 from benchbook.domain.naming import check_template
@@ -187,9 +187,13 @@ def restore_schema(ctx: Ctx, name: str) -> Schema:
 
 def purge_schema(ctx: Ctx, name: str) -> None:
     """Remove a deleted schema for good, with its fields and any (deleted) records of it.
-    Raises ``NotFound`` (no such deleted schema), ``Conflict`` (a schema still nests under it)."""
+    Raises ``NotFound``, ``Conflict`` (the schema is live, or a schema still nests under it)."""
     s = ctx.session
-    schema = find_schema(s, name, deleted=True)
+    try:
+        schema = find_schema(s, name, deleted=True)
+    except NotFound:
+        find_schema(s, name)
+        raise Conflict(f"schema {name!r} is live: delete it before purging it") from None
     if s.scalar(select(Schema.id).where(Schema.parent_id == schema.id)):
         raise Conflict(f"schema {schema.name!r} still has child schemas; purge them first")
     from benchbook.domain.records import purge_records  # records build on schemas
