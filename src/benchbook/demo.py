@@ -1,6 +1,6 @@
 """``benchbook demo``: a project holding the Palmer penguins data (shipped by the
 ``palmerpenguins`` package): collection ``penguins``; schema ``island`` with child schema
-``penguin``; 3 islands and 344 penguins, each created through the domain so each has history.
+``penguin``; 3 islands and 344 penguins, created through the domain's bulk path so each has history.
 """
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from palmerpenguins import load_penguins
 
 from benchbook.config import Project
 from benchbook.domain import audit
+from benchbook.domain.bulk import bulk_create_records
 from benchbook.domain.collections import create_collection
 from benchbook.domain.context import Ctx
-from benchbook.domain.records import create_record
 from benchbook.domain.schemas import create_schema
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import Collection
@@ -62,17 +62,15 @@ def build_demo(project: Project, progress: Callable[[int], None] | None = None) 
             create_collection(ctx, {"name": "penguins", "schemas": ["island", "penguin"],
                                     "description": "Palmer Archipelago penguins (palmerpenguins package)"})
             frame = load_penguins()
-            islands = {}
-            for name in sorted(frame["island"].unique()):
-                islands[name] = create_record(ctx, "penguins", {"schema_name": "island", "data": {"name": name}}).id
-            created = len(islands)
+            names = sorted(frame["island"].unique())
+            island_ids = bulk_create_records(ctx, "penguins", [{"schema_name": "island", "data": {"name": name}}
+                                                               for name in names])
+            islands = dict(zip(names, island_ids))
+            rows = []
             for row in frame.to_dict(orient="records"):
                 data = {k: _value(row[k]) for k in COLUMNS}
-                create_record(ctx, "penguins", {"schema_name": "penguin", "parent_record_id": islands[row["island"]],
-                                                "data": {k: v for k, v in data.items() if v is not None}})
-                created += 1
-                if progress:
-                    progress(1)
-            return created
+                rows.append({"schema_name": "penguin", "parent_record_id": islands[row["island"]],
+                             "data": {k: v for k, v in data.items() if v is not None}})
+            return len(islands) + len(bulk_create_records(ctx, "penguins", rows, progress=progress))
     finally:
         db.engine.dispose()

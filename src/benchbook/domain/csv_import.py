@@ -1,4 +1,5 @@
-"""CSV import: one record per row, all rows in one transaction and one ``import`` batch.
+"""CSV import: one record per row, all rows in one transaction and one ``import`` batch,
+written set-based (``domain/bulk.py``).
 
 The header names the schema's fields. Columns of the export layout are understood too:
 ``schema_name`` (rows of several schemas; then ``schema`` may be omitted),
@@ -16,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from benchbook.domain import audit
-from benchbook.domain.catalog import SchemaCache
+from benchbook.domain.bulk import RowProblems, bulk_create_records
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import BenchbookError, Invalid
-from benchbook.domain.records import create_record
+from benchbook.domain.errors import Invalid
+from benchbook.domain.ids import new_id
 
 LAYOUT_COLUMNS = ("id", "schema_name", "parent_record_id", "natural_name")
 
@@ -42,16 +43,21 @@ def count_rows(path: Path) -> int:
 
 def import_csv(ctx: Ctx, path: Path, collection: str, schema: str | None,
                progress: Callable[[int], None] | None = None) -> ImportResult:
-    """Create a record for each row of ``path`` in ``collection``.
+    """Create a record for each row of ``path`` in ``collection`` (through the set-based
+    :func:`~benchbook.domain.bulk.bulk_create_records`: the same rules and entries as one
+    ``create_record`` per row).
 
     Call inside a transaction: when ``problems`` come back, roll it back. Raises ``Invalid``
-    when the file has no header or neither ``schema`` nor a ``schema_name`` column.
+    when the file has no header or neither ``schema`` nor a ``schema_name`` column, ``NotFound``
+    for an unknown collection.
     """
     result = ImportResult()
     batch = audit.open_batch(ctx, "import", label=path.name)
     ctx.batch_id = result.batch_id = batch.id
-    cache = SchemaCache(ctx.session)
     new_ids: dict[str, str] = {}
+    bodies: list[dict[str, Any]] = []
+    ids: list[str] = []
+    lines: list[int] = []
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh)
         if not reader.fieldnames:
@@ -59,18 +65,18 @@ def import_csv(ctx: Ctx, path: Path, collection: str, schema: str | None,
         if schema is None and "schema_name" not in reader.fieldnames:
             raise Invalid("name the schema (--schema) or give a schema_name column")
         for row in reader:
-            line = reader.line_num
-            body = _body(row, schema, new_ids)
-            try:
-                rec = create_record(ctx, collection, body, cache=cache)
-            except BenchbookError as exc:
-                result.problems.append(f"line {line}: {exc.detail}")
-            else:
-                result.created += 1
-                if row.get("id"):
-                    new_ids[row["id"]] = rec.id
-            if progress:
-                progress(1)
+            bodies.append(_body(row, schema, new_ids))
+            ids.append(new_id())
+            lines.append(reader.line_num)
+            if row.get("id"):
+                new_ids[row["id"]] = ids[-1]
+    try:
+        bulk_create_records(ctx, collection, bodies, ids=ids, progress=progress)
+    except RowProblems as exc:
+        result.problems = [f"line {lines[i]}: {message}" for i, message in exc.problems]
+        result.created = len(bodies) - len({i for i, _ in exc.problems})
+    else:
+        result.created = len(bodies)
     return result
 
 

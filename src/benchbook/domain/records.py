@@ -190,15 +190,9 @@ def live_descendants(session: Session, ids: list[str]) -> list[Record]:
 
 def soft_delete_records(ctx: Ctx, records: list[Record], *, op: str) -> None:
     """Mark ``records`` deleted by operation ``op``, each with a ``delete`` entry listing the
-    values lost."""
-    cache = SchemaCache(ctx.session)
-    now = utcnow()
-    for rec in records:
-        meta = cache.meta(rec.schema_id)
-        audit.write(ctx, "delete", "record", rec.id, changes=value_changes(meta, rec.data, {}),
-                    old=snapshot(rec, meta), dataset_id=rec.dataset_id, schema_id=rec.schema_id)
-        rec.deleted_at = now
-        rec.delete_op = op
+    values lost (set-based: :func:`benchbook.domain.bulk.mark_deleted`)."""
+    from benchbook.domain.bulk import mark_deleted  # bulk builds on this module
+    mark_deleted(ctx, records, op=op)
 
 
 def delete_records(ctx: Ctx, records: list[Record], *, force: bool,
@@ -223,37 +217,19 @@ def delete_records(ctx: Ctx, records: list[Record], *, force: bool,
 
 
 def restore_records(ctx: Ctx, records: list[Record], *, cache: SchemaCache | None = None) -> None:
-    """Bring ``records`` back to life, each with a ``restore`` entry (lists no values)."""
-    cache = cache or SchemaCache(ctx.session)
-    now = utcnow()
-    for rec in records:
-        meta = cache.meta(rec.schema_id)
-        rec.deleted_at = None
-        rec.delete_op = None
-        rec.updated_at = now
-        ident = identity(rec, meta)
-        audit.write(ctx, "restore", "record", rec.id, old=ident, new=ident, dataset_id=rec.dataset_id,
-                    schema_id=rec.schema_id)
+    """Bring ``records`` back to life, each with a ``restore`` entry (lists no values);
+    set-based: :func:`benchbook.domain.bulk.mark_restored`."""
+    from benchbook.domain.bulk import mark_restored
+    mark_restored(ctx, records, cache or SchemaCache(ctx.session))
 
 
 def purge_records(ctx: Ctx, records: list[Record]) -> None:
-    """Remove ``records`` for good (children first), each with a ``purge`` entry listing the values lost."""
+    """Remove ``records`` for good (children first), each with a ``purge`` entry listing the values lost;
+    set-based: :func:`benchbook.domain.bulk.remove_records`."""
     if not records:
         return
-    cache = SchemaCache(ctx.session)
-    for rec in records:
-        meta = cache.meta(rec.schema_id)
-        audit.write(ctx, "purge", "record", rec.id, changes=value_changes(meta, rec.data, {}),
-                    old=snapshot(rec, meta), dataset_id=rec.dataset_id, schema_id=rec.schema_id)
-    ids = [r.id for r in records]
-    s = ctx.session
-    s.flush()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        s.execute(delete(RecordLink).where(RecordLink.source_id.in_(chunk)))
-        s.execute(delete(Record).where(Record.id.in_(chunk)).execution_options(synchronize_session=False))
-    for rec in records:
-        s.expunge(rec)
+    from benchbook.domain.bulk import remove_records
+    remove_records(ctx, records)
 
 
 def count_live(session: Session, collection_id: str) -> int:

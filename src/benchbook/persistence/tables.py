@@ -26,11 +26,13 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    event,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.sql.elements import BindParameter
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -42,6 +44,28 @@ NAMING = {
 
 JSONType = JSON().with_variant(JSONB(), "postgresql")
 LIVE = text("deleted_at IS NULL")
+HAS_PARENT = text("parent_id IS NOT NULL")
+HAS_DELETE_OP = text("delete_op IS NOT NULL")
+
+
+class ValuesJSON(JSON):
+    """JSON whose ``column[key]`` renders the key as an SQL literal, not a bound parameter:
+    ``JSON_EXTRACT(records.data, '$."<field id>"')``. SQLite uses an index on an expression only
+    for a query holding the very same expression, constants included, so this is what lets the
+    per-field indexes (:func:`field_index_ddl`) serve filters and sorts."""
+
+    class Comparator(JSON.Comparator[Any]):
+        def _setup_getitem(self, index: Any) -> Any:
+            operator, expr, result_type = super()._setup_getitem(index)  # type: ignore[no-untyped-call]
+            if isinstance(expr, BindParameter):
+                expr = expr._clone()
+                expr.literal_execute = True
+            return operator, expr, result_type
+
+    comparator_factory = Comparator
+
+
+RecordValues = ValuesJSON().with_variant(JSONB(), "postgresql")
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -151,15 +175,19 @@ class Record(Base):
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
     dataset_id: Mapped[str] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"))
     schema_id: Mapped[str] = mapped_column(ForeignKey("schemas.id"))
-    parent_id: Mapped[str | None] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"), index=True)
-    data: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    parent_id: Mapped[str | None] = mapped_column(ForeignKey("records.id", ondelete="CASCADE"))
+    data: Mapped[dict[str, Any]] = mapped_column(RecordValues, default=dict)
     natural_name: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     deleted_at: Mapped[datetime | None]
-    delete_op: Mapped[str | None] = mapped_column(String(32), index=True)
+    delete_op: Mapped[str | None] = mapped_column(String(32))
     __table_args__ = (
-        Index("ix_records_dataset_schema", "dataset_id", "schema_id", "deleted_at"),
+        Index("ix_records_listing", "dataset_id", "schema_id", "deleted_at", "id"),
+        # partial: most records have neither, and SQLite's statistics count all those NULLs as one
+        # value, after which the planner scans the table for "parent_id IN (...)" (migration 0003)
+        Index("ix_records_parent_id", "parent_id", sqlite_where=HAS_PARENT, postgresql_where=HAS_PARENT),
+        Index("ix_records_delete_op", "delete_op", sqlite_where=HAS_DELETE_OP, postgresql_where=HAS_DELETE_OP),
         Index("ix_records_schema", "schema_id"),
     )
 
@@ -216,3 +244,46 @@ class AuditEntry(Base):
     dataset_id: Mapped[str | None] = mapped_column(String(32), index=True)
     schema_id: Mapped[str | None] = mapped_column(String(32), index=True)
     __table_args__ = (Index("ix_audit_entries_entity", "entity_type", "entity_id"),)
+
+
+# ------------------------------------------------------------------------ per-field indexes
+# One partial index per field of a scalar type, on the typed value the record queries use
+# (``domain.filters.value_of``, ``domain.queries.typed_value``): numbers as FLOAT, text as text.
+# Created with the field (and by migration 0003 for fields made before it), dropped when the
+# field is purged; only records holding a value are in it. Not described by the models above:
+# ``alembic check`` leaves ``ix_records_field_*`` alone (migrations/env.py).
+
+FIELD_INDEX_PREFIX = "ix_records_field_"
+INDEXED_ACCESSORS = {"integer": "as_float", "float": "as_float", "string": "as_string", "url": "as_string",
+                     "date": "as_string", "datetime": "as_string"}
+
+
+def field_index_name(field_id: str) -> str:
+    """The name of field ``field_id``'s index."""
+    return f"{FIELD_INDEX_PREFIX}{field_id.lower()}"
+
+
+def field_index_ddl(dialect: Dialect, field_id: str, type_: str) -> str | None:
+    """``CREATE INDEX`` for a field of ``type_`` on ``dialect`` (None for types not indexed:
+    booleans, lists, references and files, which ``record_links`` answers). The expression is
+    compiled from the same SQLAlchemy expression the queries use, so it matches them exactly."""
+    accessor = INDEXED_ACCESSORS.get(type_)
+    if accessor is None:
+        return None
+    value = getattr(Record.data[field_id], accessor)()
+    sql = str(value.compile(dialect=dialect, compile_kwargs={"literal_binds": True})).replace("records.data", "data")
+    if dialect.name == "postgresql":
+        sql = f"({sql})"
+    return f"CREATE INDEX IF NOT EXISTS {field_index_name(field_id)} ON records ({sql}) WHERE {sql} IS NOT NULL"
+
+
+@event.listens_for(Field, "after_insert")
+def _create_field_index(_mapper: Any, connection: Connection, field: Field) -> None:
+    ddl = field_index_ddl(connection.dialect, field.id, field.type)
+    if ddl:
+        connection.execute(text(ddl))
+
+
+@event.listens_for(Field, "after_delete")
+def _drop_field_index(_mapper: Any, connection: Connection, field: Field) -> None:
+    connection.execute(text(f"DROP INDEX IF EXISTS {field_index_name(field.id)}"))

@@ -8,8 +8,9 @@ from benchbook.persistence.tables import Base
 
 config = context.config
 target_metadata = Base.metadata
-# made by hand-written migrations, not described by the models: full-text search objects
-UNMODELLED = ("records_fts", "ix_records_search")
+# made by hand-written migrations, not described by the models: full-text search objects and
+# the per-field indexes (made with each field, tables.field_index_ddl)
+UNMODELLED = ("records_fts", "ix_records_search", "ix_records_field_")
 
 
 def include_object(obj, name, type_, reflected, compare_to):  # type: ignore[no-untyped-def]
@@ -26,11 +27,15 @@ def run() -> None:
             context.run_migrations()
         return
     engine = create_engine(config.get_main_option("sqlalchemy.url"))
-    with engine.begin() as connection:
-        context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True,
-                          compare_type=True, include_object=include_object)
-        with context.begin_transaction():
-            context.run_migrations()
+    try:
+        with engine.begin() as connection:
+            context.configure(connection=connection, target_metadata=target_metadata,
+                              render_as_batch=True, compare_type=True,
+                              include_object=include_object)
+            with context.begin_transaction():
+                context.run_migrations()
+    finally:
+        engine.dispose()
 
 
 run()

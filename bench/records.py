@@ -1,0 +1,358 @@
+"""Record benchmarks: import rate and query latency over HTTP, run on demand (never in the tests).
+
+    python bench/records.py [--records 100000] [--repeat 40] [--datasette] [--keep DIR]
+
+The data: 1,000 ``plot`` records (name, region) and N ``obs`` records under them (N/1000 each)
+with 8 typed fields: integer ``n``, float ``x``, string ``label`` (20 words), date ``day``,
+datetime ``at``, boolean ``flag``, tags ``tags``, string ``note`` (six words; about one record
+in 10,000 holds the rare word ``quixotic``). Prints, measured in the same run:
+
+- import rate through the domain with history (``bulk_create_records``, one transaction, one
+  import batch) and its ratio to a bare ``sqlite3`` ``executemany`` of the same rows (ids, parent
+  and ``json.dumps`` of the values) into a single JSON table;
+- p50/p95 latency over HTTP (``benchbook serve`` as a subprocess on a free port, httpx) of a
+  page of 50 with a 3-leaf filter tree sorted by ``n``; the same with an ancestor leaf; a
+  rare-word search; the plots with ``child_counts=true``; a single record;
+- with ``--datasette``: Datasette 0.65 (in its own venv, ``bench/.venv-datasette``, never a
+  project dependency) over the same rows in a plain table with an index on ``n``: the same
+  filter+sort page and a single row, and the ratios.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from benchbook.config import Project
+from benchbook.domain import audit
+from benchbook.domain.bulk import bulk_create_records
+from benchbook.domain.collections import create_collection
+from benchbook.domain.context import Ctx
+from benchbook.domain.schemas import create_schema
+from benchbook.persistence.db import open_database
+
+HERE = Path(__file__).resolve().parent
+PLOTS = 1000
+SLICE = 50_000
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu",
+         "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon"]
+RARE = "quixotic"
+PLOT = {"name": "plot", "display_template": "{name}",
+        "fields": [{"name": "name", "type": "string", "required": True}, {"name": "region", "type": "integer"}]}
+OBS = {"name": "obs", "parent": "plot", "fields": [
+    {"name": "n", "type": "integer"}, {"name": "x", "type": "float"}, {"name": "label", "type": "string"},
+    {"name": "day", "type": "date"}, {"name": "at", "type": "datetime"}, {"name": "flag", "type": "boolean"},
+    {"name": "tags", "type": "tags"}, {"name": "note", "type": "string"}]}
+OBS_COLUMNS = ("n", "x", "label", "day", "at", "flag", "tags", "note")
+
+
+# ------------------------------------------------------------------------------------ data
+
+def plot_values(i: int) -> dict[str, Any]:
+    return {"name": f"plot {i:04d}", "region": i % 10}
+
+
+def obs_values(start: int, stop: int, n_total: int) -> Iterator[dict[str, Any]]:
+    """The values of obs ``start``..``stop`` (the same on every call)."""
+    rnd = random.Random(start)
+    for i in range(start, stop):
+        note = [rnd.choice(WORDS) for _ in range(6)]
+        if i % 9973 == 17:
+            note[rnd.randrange(6)] = RARE
+        yield {"n": rnd.randrange(n_total), "x": round(rnd.random() * 1000, 3), "label": rnd.choice(WORDS),
+               "day": f"20{10 + i % 15}-{1 + i % 12:02d}-{1 + i % 28:02d}",
+               "at": f"2024-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:{i % 59:02d}Z",
+               "flag": i % 3 == 0, "tags": rnd.sample(WORDS[:8], 2), "note": " ".join(note)}
+
+
+def slices(n: int) -> Iterator[tuple[int, int]]:
+    for start in range(0, n, SLICE):
+        yield start, min(start + SLICE, n)
+
+
+# ------------------------------------------------------------------------------- importing
+
+def bare_sqlite(path: Path, n: int) -> float:
+    """Seconds to write the same rows with sqlite3 executemany into one JSON table."""
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("CREATE TABLE rows (id TEXT PRIMARY KEY, parent TEXT, data TEXT)")
+    start = time.perf_counter()
+    conn.executemany("INSERT INTO rows VALUES (?, NULL, ?)",
+                     ((f"P{i:025d}", json.dumps(plot_values(i))) for i in range(PLOTS)))
+    for a, b in slices(n):
+        conn.executemany("INSERT INTO rows VALUES (?, ?, ?)",
+                         ((f"O{i:025d}", f"P{i % PLOTS:025d}", json.dumps(v))
+                          for i, v in enumerate(obs_values(a, b, n), start=a)))
+    conn.commit()
+    seconds = time.perf_counter() - start
+    conn.close()
+    return seconds
+
+
+def domain_import(project: Project, n: int, say: Callable[[str], None]) -> tuple[float, float, list[str]]:
+    """(wall seconds, CPU seconds, obs ids) to import the rows through the bulk path, history on."""
+    db = open_database(project.database_url)
+    with db.session() as s:
+        ctx = Ctx(session=s, actor="bench", files_dir=project.files_dir)
+        with s.begin():
+            create_schema(ctx, PLOT)
+            create_schema(ctx, OBS)
+            create_collection(ctx, {"name": "bench", "schemas": ["plot", "obs"]})
+        wall, cpu = time.perf_counter(), time.process_time()
+        ids: list[str] = []
+        with s.begin():
+            ctx.batch_id = audit.open_batch(ctx, "import", label="bench").id
+            plots = bulk_create_records(ctx, "bench", [{"schema_name": "plot", "data": plot_values(i)}
+                                                       for i in range(PLOTS)])
+            for a, b in slices(n):
+                rows = [{"schema_name": "obs", "parent_record_id": plots[i % PLOTS], "data": v}
+                        for i, v in enumerate(obs_values(a, b, n), start=a)]
+                ids += bulk_create_records(ctx, "bench", rows)
+                say(f"  imported {b:,} / {n:,} ({b / (time.perf_counter() - wall):,.0f} records/s)")
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    db.engine.dispose()
+    return wall, cpu, ids
+
+
+# --------------------------------------------------------------------------------- serving
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start(command: list[str], url: str, log: Path) -> subprocess.Popen[bytes]:
+    """Start ``command`` and wait until ``url`` answers."""
+    proc = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"{command[0]} exited with {proc.returncode}; see {log}")
+        try:
+            if httpx.get(url, timeout=2).status_code < 500:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    proc.terminate()
+    raise SystemExit(f"{url} did not answer within 120 s; see {log}")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) the process ``pid`` has used so far (Linux; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def latency(client: httpx.Client, make: Callable[[random.Random], tuple[str, dict[str, Any]]], repeat: int,
+            pid: int) -> tuple[float, float, float, Any]:
+    """(p50 ms, p95 ms, server CPU ms per request, last body) of ``repeat`` GETs (after 3
+    warm-ups); ``make`` varies them. Server CPU is the mean over the timed requests (the
+    machine is shared: CPU time is steadier than the wall clock)."""
+    rnd = random.Random(7)
+    times, body, cpu = [], None, 0.0
+    for i in range(repeat + 3):
+        if i == 3:
+            cpu = cpu_seconds(pid)
+        path, params = make(rnd)
+        begin = time.perf_counter()
+        response = client.get(path, params=params)
+        elapsed = (time.perf_counter() - begin) * 1000
+        if response.status_code != 200:
+            raise SystemExit(f"GET {response.request.url}: {response.status_code} {response.text[:300]}")
+        body = response.json()
+        if i >= 3:
+            times.append(elapsed)
+    cpu = (cpu_seconds(pid) - cpu) * 1000 / repeat
+    times.sort()
+    return statistics.median(times), times[max(0, round(0.95 * len(times)) - 1)], cpu, body
+
+
+def leaves(rnd: random.Random, n: int) -> list[dict[str, Any]]:
+    return [{"field": "n", "op": "gt", "value": rnd.randrange(n // 2)},
+            {"field": "x", "op": "lt", "value": round(rnd.uniform(300, 900), 1)},
+            {"field": "label", "op": "eq", "value": rnd.choice(WORDS)}]
+
+
+def benchbook_queries(n: int, obs_ids: list[str], filter_tree: bool) -> dict[str, Callable[..., Any]]:
+    base = "/api/collections/bench/records"
+
+    def filtered(rnd: random.Random, ancestor: bool = False) -> tuple[str, dict[str, Any]]:
+        tree = leaves(rnd, n)
+        if ancestor:
+            tree.append({"field": "region", "op": "eq", "value": rnd.randrange(10), "schema": "plot"})
+        if filter_tree:
+            return base, {"schema": "obs", "filter": json.dumps({"and": tree}), "sort": "n", "limit": 50}
+        where = [f"label={tree[2]['value']}", f"flag={'true' if rnd.random() < 0.5 else 'false'}"]
+        if ancestor:
+            where.append(f"region={tree[3]['value']}")
+        return base, {"schema": "obs", "where": where, "sort": "n", "limit": 50}
+
+    return {
+        "filter (3 leaves) + sort, page of 50": filtered,
+        "same + ancestor leaf": lambda rnd: filtered(rnd, ancestor=True),
+        f"search={RARE}": lambda rnd: (base, {"search": RARE, "limit": 50}),
+        "plots with child_counts=true": lambda rnd: (base, {"schema": "plot", "child_counts": "true", "limit": 50,
+                                                             "offset": rnd.randrange(PLOTS - 50)}),
+        "single record GET": lambda rnd: (f"/api/records/{rnd.choice(obs_ids)}", {}),
+    }
+
+
+def filter_tree_supported(client: httpx.Client) -> bool:
+    response = client.get("/api/collections/bench/records",
+                          params={"schema": "obs", "limit": 1, "filter": json.dumps(
+                              {"and": [{"field": "n", "op": "gt", "value": 1}]})})
+    return response.status_code == 200
+
+
+# ------------------------------------------------------------------------------- datasette
+
+def datasette_db(path: Path, n: int) -> None:
+    """The same obs rows in a plain SQLite table (one column per field) with an index on n."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE obs (id INTEGER PRIMARY KEY, parent INTEGER, n INTEGER, x REAL, label TEXT, "
+                 "day TEXT, at TEXT, flag INTEGER, tags TEXT, note TEXT)")
+    for a, b in slices(n):
+        conn.executemany("INSERT INTO obs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (
+            (i, i % PLOTS, v["n"], v["x"], v["label"], v["day"], v["at"], int(v["flag"]), json.dumps(v["tags"]),
+             v["note"]) for i, v in enumerate(obs_values(a, b, n), start=a)))
+    conn.execute("CREATE INDEX obs_n ON obs (n)")
+    conn.commit()
+    conn.close()
+
+
+def datasette_bin() -> Path:
+    """bench/.venv-datasette/bin/datasette, created on first use."""
+    venv = HERE / ".venv-datasette"
+    exe = venv / "bin" / "datasette"
+    if not exe.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "datasette==0.65.*"], check=True)
+    return exe
+
+
+def datasette_queries(n: int) -> dict[str, Callable[..., Any]]:
+    def filtered(rnd: random.Random) -> tuple[str, dict[str, Any]]:
+        a, b, c = leaves(rnd, n)
+        return "/data/obs.json", {"_size": 50, "_sort": "n", "n__gt": a["value"], "x__lt": b["value"],
+                                  "label__exact": c["value"], "_shape": "objects", "_nosuggest": 1}
+
+    return {"filter (3 leaves) + sort, page of 50": filtered,
+            "single record GET": lambda rnd: (f"/data/obs/{rnd.randrange(n)}.json", {"_shape": "objects"})}
+
+
+# ------------------------------------------------------------------------------------ main
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000, help="obs records (1,000 plots on top)")
+    parser.add_argument("--repeat", type=int, default=40, help="timed requests per query")
+    parser.add_argument("--datasette", action="store_true", help="also measure Datasette 0.65 on the same rows")
+    parser.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
+    args = parser.parse_args()
+    n = args.records
+    work = args.keep or Path(tempfile.mkdtemp(prefix="benchbook-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+
+    def say(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    say(f"working in {work}")
+    say(f"bare sqlite3 executemany of {n + PLOTS:,} rows …")
+    bare = bare_sqlite(work / "bare.db", n)
+    say(f"import through the domain (bulk path, history on) of {n + PLOTS:,} records …")
+    project = Project.init(work / "project")
+    wall, cpu, obs_ids = domain_import(project, n, say)
+    total = n + PLOTS
+    results: list[tuple[str, str]] = [
+        ("records (plots + obs)", f"{total:,}"),
+        ("bare sqlite3 executemany, one JSON table", f"{total / bare:,.0f} rows/s"),
+        ("import through the domain with history", f"{total / wall:,.0f} records/s ({total / cpu:,.0f} per CPU s)"),
+        ("ratio domain / bare", f"{bare / wall:.3f}"),
+        ("database file after import", f"{_size(project):,.0f} MB"),
+    ]
+
+    port = free_port()
+    say(f"starting benchbook serve on port {port} …")
+    server = start([sys.executable, "-c", "from benchbook.cli.main import main; main()", "--project",
+                    str(project.root), "serve", "--port", str(port), "--log-level", "WARNING"],
+                   f"http://127.0.0.1:{port}/api/health", work / "server.log")
+    ours: dict[str, tuple[float, float]] = {}
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=300) as client:
+            tree = filter_tree_supported(client)
+            if not tree:
+                note = ("filter tree answered 422 (not supported yet): filtered pages use repeated where= "
+                        "(label, flag[, region]) instead")
+                results.append(("NOTE", note))
+            for name, make in benchbook_queries(n, obs_ids, tree).items():
+                say(f"  {name} …")
+                p50, p95, cpu, body = latency(client, make, args.repeat, server.pid)
+                ours[name] = (p50, p95)
+                shown = f" (total {body['total']:,})" if isinstance(body, dict) and "total" in body else ""
+                results.append((f"GET {name}{shown}",
+                                f"p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   server CPU {cpu:6.1f} ms/request"))
+    finally:
+        stop(server)
+
+    if args.datasette:
+        say("datasette: venv, database, server …")
+        exe = datasette_bin()
+        datasette_db(work / "data.db", n)
+        port = free_port()
+        proc = start([str(exe), "serve", str(work / "data.db"), "--port", str(port), "--setting",
+                      "sql_time_limit_ms", "60000", "--setting", "num_sql_threads", "3"],
+                     f"http://127.0.0.1:{port}/data.json", work / "datasette.log")
+        try:
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=300) as client:
+                for name, make in datasette_queries(n).items():
+                    p50, p95, cpu, body = latency(client, make, args.repeat, proc.pid)
+                    count = body.get("filtered_table_rows_count") if isinstance(body, dict) else None
+                    shown = f" (total {count:,})" if isinstance(count, int) else ""
+                    results.append((f"datasette GET {name}{shown}",
+                                    f"p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   server CPU {cpu:6.1f} ms/request"))
+                    results.append(("  ratio benchbook / datasette (p50, p95)",
+                                    f"{ours[name][0] / p50:.1f}x   {ours[name][1] / p95:.1f}x"))
+        finally:
+            stop(proc)
+
+    width = max(len(k) for k, _ in results)
+    print(f"\nbench/records.py --records {n}  (cpus: {os.cpu_count()}, load average now: "
+          f"{os.getloadavg()[0]:.1f})")
+    for key, value in results:
+        print(f"{key:<{width}}  {value}")
+
+
+def _size(project: Project) -> float:
+    return float(sum(p.stat().st_size for p in project.root.glob("benchbook.db*"))) / 1e6
+
+
+if __name__ == "__main__":
+    main()

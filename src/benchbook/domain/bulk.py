@@ -1,0 +1,519 @@
+"""Creating many records at once, set-based: the same rules and the same history as
+:func:`benchbook.domain.records.create_record`, with a fixed number of statements per chunk.
+
+Per chunk of :data:`CHUNK` rows: one query for the full-length parent ids, one for the
+reference targets, one for the uploaded files, one per (schema, uniqueness key) for the live
+siblings that could clash; then one ``executemany`` each of records, record links and audit
+entries. Rows may name, as parent or reference, a row given earlier in the same call.
+
+Every row is checked before anything is reported: problems are collected per row (the same
+message ``create_record`` would raise for that row, with its first problem) and raised together
+as :class:`RowProblems`; once a row is bad nothing more is inserted. The caller's transaction
+must then be rolled back (all or nothing), as for every domain error.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any, cast
+from weakref import WeakKeyDictionary
+
+from sqlalchemy import ColumnElement, Table, delete, func, insert, inspect, select, text, update
+from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
+
+from benchbook.domain import dtypes
+from benchbook.domain.catalog import SchemaCache, SchemaMeta, find_schema
+from benchbook.domain.collections import find_collection, schema_names
+from benchbook.domain.context import Ctx
+from benchbook.domain.errors import BenchbookError, Invalid, NotFound, error_entry
+from benchbook.domain.ids import ID_LENGTH, new_id
+from benchbook.domain.records import _check_parent, _name, identity, snapshot, value_changes
+from benchbook.domain.values import FILE_TYPES, REFERENCE_TYPES, as_list, blank
+from benchbook.persistence.tables import (
+    AuditEntry,
+    Collection,
+    Record,
+    RecordLink,
+    Schema,
+    StoredFile,
+    utcnow,
+)
+
+CHUNK = 1000
+"""Rows validated and inserted together (IN lists stay far below every backend's limit)."""
+ANALYZE_AFTER = 10_000
+"""A call creating at least this many records, a tenth or more of all, refreshes the planner's
+statistics of ``records`` (SQLite has none until told: without them it picks the per-field
+index for an equality but not for a range, and the covering listing index over both)."""
+_RECORDS = cast(Table, Record.__table__)
+_LINKS = cast(Table, RecordLink.__table__)
+_ENTRIES = cast(Table, AuditEntry.__table__)
+_NUMERIC = ("integer", "float")
+_LINKED = (*REFERENCE_TYPES, *FILE_TYPES)
+
+
+class RowProblems(Invalid):
+    """Rows that cannot be created: ``problems`` lists ``(row index, message)``, the message
+    being what :func:`~benchbook.domain.records.create_record` says about that row."""
+
+    def __init__(self, problems: list[tuple[int, str]]) -> None:
+        shown = "; ".join(f"row {i}: {msg}" for i, msg in problems[:10])
+        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
+        super().__init__(f"{len(problems)} row(s) cannot be created: {shown}{more}",
+                         [error_entry(["body", i], msg, "row") for i, msg in problems])
+        self.problems = problems
+
+
+@dataclass
+class _Row:
+    """A validated row: what :func:`snapshot` and the inserts need of a record."""
+
+    id: str
+    dataset_id: str
+    schema_id: str
+    parent_id: str | None
+    data: dict[str, Any]
+    natural_name: str | None
+    meta: SchemaMeta
+
+
+def _plain(row: Any) -> Any:
+    """A plain copy of an ORM row's column values (reading ORM attributes costs ~0.5 µs each,
+    and per-row rules read a schema's fields dozens of times per row)."""
+    return SimpleNamespace(**{c.key: getattr(row, c.key) for c in inspect(type(row)).column_attrs})
+
+
+def _light(meta: SchemaMeta) -> SchemaMeta:
+    """``meta`` with plain copies of its schema, parent and fields (read-only use)."""
+    light = object.__new__(SchemaMeta)
+    light.schema = _plain(meta.schema)
+    light.parent = _plain(meta.parent) if meta.parent is not None else None
+    light.fields = [_plain(f) for f in meta.fields]
+    light.deleted_fields = [_plain(f) for f in meta.deleted_fields]
+    light.by_name = {f.name: f for f in light.fields}
+    light.by_id = {f.id: f for f in (*light.deleted_fields, *light.fields)}
+    return light
+
+
+class _Bulk:
+    """State of one :func:`bulk_create_records` call."""
+
+    def __init__(self, ctx: Ctx, collection: Collection, cache: SchemaCache) -> None:
+        self.ctx = ctx
+        self.s: Session = ctx.session
+        self.collection = collection
+        self.cache = cache
+        self.allowed = set(schema_names(self.s, collection.id))
+        self.schemas: dict[str, Schema | str] = {}  # given name → schema, or the problem
+        self.metas: dict[str, SchemaMeta] = {}
+        self.pending: dict[str, _Row] = {}  # validated rows not (yet) in the database
+        self.keys_seen: dict[str, _Row] = {}  # uniqueness markers of this call's rows
+        self.problems: list[tuple[int, str]] = []
+
+    # ----------------------------------------------------------------------------- lookups
+    def schema(self, name: Any) -> Schema:
+        key = str(name)
+        if key not in self.schemas:
+            try:
+                found = find_schema(self.s, name)
+                self.schemas[key] = (found if found.name in self.allowed else
+                                     f"collection {self.collection.name!r} is not for schema {found.name!r}")
+            except NotFound:
+                self.schemas[key] = f"unknown schema {name!r}"
+        value = self.schemas[key]
+        if isinstance(value, str):
+            raise Invalid(value)
+        return value
+
+    def prefetch(self, bodies: list[dict[str, Any]]) -> tuple[dict[str, tuple[Any, ...]], dict[str, Any],
+                                                              set[str]]:
+        """One query each: live full-length parents, reference targets, uploaded files."""
+        parents: set[str] = set()
+        targets: set[str] = set()
+        shas: set[str] = set()
+        for body in bodies:
+            parent = body.get("parent_record_id")
+            if isinstance(parent, str) and len(parent.strip()) >= ID_LENGTH:
+                parents.add(parent.strip().upper())
+            data = body.get("data") or {}
+            meta = self._meta_or_none(body.get("schema_name"))
+            if meta is None or not isinstance(data, dict):
+                continue
+            for name, value in data.items():
+                f = meta.by_name.get(name)
+                if f is None or blank(value) or f.type not in _LINKED:
+                    continue
+                items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else []
+                items = [i.strip() for i in items if isinstance(i, str)]
+                if f.type in REFERENCE_TYPES:
+                    targets.update(items)
+                elif f.type in FILE_TYPES:
+                    shas.update(i.lower() for i in items)
+        found_parents = {}
+        for part in _chunks(sorted(parents - set(self.pending))):
+            found_parents.update({r[0]: tuple(r) for r in self.s.execute(
+                select(Record.id, Record.schema_id, Record.dataset_id).where(Record.id.in_(part),
+                                                                            Record.deleted_at.is_(None)))})
+        found_targets = {}
+        for part in _chunks(sorted(targets - set(self.pending))):
+            found_targets.update({r[0]: tuple(r) for r in self.s.execute(
+                select(Record.id, Record.deleted_at, Schema.name, Collection.id, Collection.scope,
+                       Collection.deleted_at)
+                .join(Schema, Schema.id == Record.schema_id).join(Collection, Collection.id == Record.dataset_id)
+                .where(Record.id.in_(part)))})
+        files = {}
+        for part in _chunks(sorted(shas)):
+            files.update({f.sha256: dtypes.FileMeta(filename=f.filename, size=f.size)
+                          for f in self.s.scalars(select(StoredFile).where(StoredFile.sha256.in_(part)))})
+        return found_parents, {"targets": found_targets, "files": files}, shas
+
+    def meta(self, schema: Schema) -> SchemaMeta:
+        if schema.id not in self.metas:
+            self.metas[schema.id] = _light(self.cache.meta(schema.id))
+        return self.metas[schema.id]
+
+    def _meta_or_none(self, name: Any) -> SchemaMeta | None:
+        if not isinstance(name, str):
+            return None
+        try:
+            return self.meta(self.schema(name))
+        except BenchbookError:
+            return None
+
+    # --------------------------------------------------------------------------- one row
+    def parent(self, meta: SchemaMeta, given: Any, found: dict[str, tuple[Any, ...]]) -> str | None:
+        """What ``records._check_parent`` decides, from the prefetched rows."""
+        parent_schema = meta.parent
+        if parent_schema is None or not given or not isinstance(given, str) or len(given.strip()) < ID_LENGTH:
+            rec = _check_parent(self.s, meta, self.collection, given, ["body", "parent_record_id"])
+            return rec.id if rec else None
+        pid = given.strip().upper()
+        mine = self.pending.get(pid)
+        row = (mine.id, mine.schema_id, mine.dataset_id) if mine else found.get(pid)
+        if row is None:
+            raise Invalid(f"parent record {given} does not exist or is deleted")
+        if row[1] != parent_schema.id:
+            raise Invalid(f"parent record {row[0]} is not a {parent_schema.name!r} record")
+        if row[2] != self.collection.id:
+            raise Invalid(f"parent record {row[0]} is in another collection")
+        return str(row[0])
+
+    def coerce(self, meta: SchemaMeta, incoming: dict[str, Any], found: dict[str, Any],
+               shas: set[str]) -> dict[str, Any]:
+        """``values.coerce_data`` for a new record, with files and references prefetched."""
+        loc = ("body", "data")
+        errors: list[dict[str, Any]] = []
+        out: dict[str, Any] = {}
+        files = found["files"]
+
+        def lookup(sha: str) -> dtypes.FileMeta | None:
+            if sha in files or sha in shas:
+                return files.get(sha)  # type: ignore[no-any-return]
+            row = self.s.get(StoredFile, sha)
+            return dtypes.FileMeta(filename=row.filename, size=row.size) if row else None
+
+        for key, value in incoming.items():
+            field = meta.by_name.get(key)
+            if field is None:
+                errors.append(error_entry([*loc, key], f"unknown field {key!r} of schema {meta.schema.name!r}",
+                                          "unknown_field", value))
+                continue
+            try:
+                stored = dtypes.coerce_value(field.type, field.restrictions or {}, value,
+                                             tz=self.collection.timezone, file_lookup=lookup)
+            except dtypes.ValueProblem as exc:
+                errors.append(error_entry([*loc, key], f"{key}: {exc}", exc.type_, value))
+                continue
+            if blank(stored):
+                out.pop(field.id, None)
+            else:
+                out[field.id] = stored
+        for field in meta.fields:
+            if field.id not in out and not blank(field.default):
+                out[field.id] = field.default
+        for field in meta.fields:
+            if field.required and blank(out.get(field.id)):
+                errors.append(error_entry([*loc, field.name], f"{field.name}: a value is required", "missing", None))
+        errors += self.reference_problems(meta, out, found["targets"], loc)
+        if errors:
+            raise Invalid("; ".join(e["msg"] for e in errors), errors)
+        return out
+
+    def reference_problems(self, meta: SchemaMeta, data: dict[str, Any], targets: dict[str, tuple[Any, ...]],
+                           loc: tuple[str, ...]) -> list[dict[str, Any]]:
+        """``values._reference_problems`` from the prefetched targets and this call's rows."""
+        errors = []
+        for field in meta.fields:
+            if field.type not in REFERENCE_TYPES or field.id not in data:
+                continue
+            for target in as_list(data.get(field.id)):
+                mine = self.pending.get(target)
+                row = ((mine.id, None, mine.meta.schema.name, self.collection.id, self.collection.scope, None)
+                       if mine else targets.get(target))
+                problem = None
+                if row is None or row[1] is not None or row[5] is not None:
+                    problem = f"record {target} does not exist or is deleted"
+                elif field.restrictions.get("schema") and row[2] != field.restrictions["schema"]:
+                    problem = f"record {target} is a {row[2]!r}, not a {field.restrictions['schema']!r}"
+                elif row[3] != self.collection.id and row[4] != "global":
+                    problem = (f"record {target} is in another collection that is not global; a local "
+                               "collection's records may only be referenced from the same collection")
+                if problem:
+                    errors.append(error_entry([*loc, field.name], f"{field.name}: {problem}", "reference", target))
+        return errors
+
+    def validate(self, index: int, body: dict[str, Any], rid: str, found_parents: dict[str, tuple[Any, ...]],
+                 found: dict[str, Any], shas: set[str]) -> _Row | None:
+        """The row as it will be stored, or None after noting its first problem."""
+        try:
+            schema = self.schema(body["schema_name"])
+            meta = self.meta(schema)
+            parent_id = self.parent(meta, body.get("parent_record_id"), found_parents)
+            data = self.coerce(meta, body.get("data") or {}, found, shas)
+        except BenchbookError as exc:
+            self.problems.append((index, exc.detail))
+            return None
+        return _Row(id=rid, dataset_id=self.collection.id, schema_id=schema.id, parent_id=parent_id, data=data,
+                    natural_name=_name(meta, data, self.collection.timezone), meta=meta)
+
+    # ----------------------------------------------------------------------- uniqueness
+    def clashes(self, rows: list[tuple[int, _Row]]) -> set[int]:
+        """Note a problem for each row that breaks a uniqueness key (``uniqueness.check_unique``)
+        against live records or an earlier row of this call; returns those rows' indexes."""
+        keyed = [(i, r) for i, r in rows if r.meta.schema.unique_keys]
+        if not keyed:
+            return set()
+        existing: dict[str, Any] = {}
+        by_schema: dict[str, list[_Row]] = {}
+        for _, r in keyed:
+            by_schema.setdefault(r.schema_id, []).append(r)
+        for group in by_schema.values():
+            meta = group[0].meta
+            for key in meta.schema.unique_keys:
+                for other in self._candidates(meta, key, group):
+                    existing.setdefault(_marker(meta, key, other.parent_id, other.dataset_id, other.data), other)
+        bad = set()
+        for i, r in keyed:
+            names = {f.id: f.name for f in r.meta.fields}
+            for key in r.meta.schema.unique_keys:
+                if any(blank(r.data.get(fid)) for fid in key):
+                    continue
+                marker = _marker(r.meta, key, r.parent_id, r.dataset_id, r.data)
+                other = self.keys_seen.get(marker) or existing.get(marker)
+                if other is not None:
+                    label = f"{other.natural_name!r} " if other.natural_name else ""
+                    fields = ", ".join(names.get(k, k) for k in key)
+                    message = f"record {label}({other.id}) already has these values for unique key ({fields})"
+                    self.problems.append((i, message))
+                    bad.add(i)
+                    break
+            else:
+                for key in r.meta.schema.unique_keys:
+                    if not any(blank(r.data.get(fid)) for fid in key):
+                        self.keys_seen[_marker(r.meta, key, r.parent_id, r.dataset_id, r.data)] = r
+        return bad
+
+    def _candidates(self, meta: SchemaMeta, key: list[str], group: list[_Row]) -> Iterable[Any]:
+        """Live records of the schema that share a parent (top level: the collection) with a
+        row of ``group`` and the first key field's value of one of them."""
+        rows = [r for r in group if not any(blank(r.data.get(fid)) for fid in key)]
+        if not rows:
+            return []
+        conds: list[ColumnElement[bool]] = [Record.schema_id == meta.schema.id, Record.deleted_at.is_(None)]
+        if meta.parent is not None:
+            conds.append(Record.parent_id.in_({r.parent_id for r in rows}))
+        else:
+            conds += [Record.parent_id.is_(None), Record.dataset_id == self.collection.id]
+        types = {f.id: f.type for f in meta.fields}
+        first = key[0]
+        if types.get(first) in ("string", "url", "date", "datetime", "reference", "file", *_NUMERIC):
+            accessor = "as_float" if types[first] in _NUMERIC else "as_string"
+            conds.append(getattr(Record.data[first], accessor)().in_({r.data[first] for r in rows}))
+        return self.s.execute(select(Record.id, Record.parent_id, Record.dataset_id, Record.natural_name,
+                                     Record.data).where(*conds)).all()
+
+    # -------------------------------------------------------------------------- writing
+    def insert(self, rows: list[_Row]) -> None:
+        """One executemany each for the records, their links and their ``create`` entries."""
+        if not rows:
+            return
+        now = utcnow()
+        conn = self.s.connection()
+        conn.execute(insert(_RECORDS), [
+            {"id": r.id, "dataset_id": r.dataset_id, "schema_id": r.schema_id, "parent_id": r.parent_id,
+             "data": r.data, "natural_name": r.natural_name, "created_at": now, "updated_at": now} for r in rows])
+        links = [{"source_id": r.id, "field_id": f.id, "target_id": target,
+                  "kind": "record" if f.type in REFERENCE_TYPES else "file"}
+                 for r in rows for f in r.meta.fields if f.type in REFERENCE_TYPES or f.type in FILE_TYPES
+                 for target in dict.fromkeys(as_list(r.data.get(f.id)))]
+        if links:
+            conn.execute(insert(_LINKS), links)
+        insert_entries(self.s, self.entries(rows))
+
+    def entries(self, rows: list[_Row]) -> list[dict[str, Any]]:
+        """The ``create`` entries, column for column what :func:`audit.write` stores for a single
+        create (tests/domain/test_bulk.py compares every column)."""
+        ctx = self.ctx
+        return [{"id": new_id(), "action": "create", "entity_type": "record", "entity_id": r.id,
+                 "timestamp": utcnow(), "actor": ctx.actor, "changes": value_changes(r.meta, {}, r.data),
+                 "old_data": None, "new_data": snapshot(cast(Record, r), r.meta, self.collection),
+                 "batch_id": ctx.batch_id, "request_id": ctx.request_id, "dataset_id": r.dataset_id,
+                 "schema_id": r.schema_id} for r in rows]
+
+
+def insert_entries(session: Session, entries: list[dict[str, Any]]) -> None:
+    """Insert audit entries (column dicts) with one executemany (benchmarks switch it off)."""
+    if entries:
+        session.connection().execute(insert(_ENTRIES), entries)
+
+
+def _chunks(items: list[Any], size: int = 500) -> Iterable[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _marker(meta: SchemaMeta, key: list[str], parent_id: str | None, dataset_id: str, data: dict[str, Any]) -> str:
+    """Siblings (same parent; top level: same collection) with equal key values share a marker.
+    Numbers compare as numbers, as the SQL check does."""
+    types = {f.id: f.type for f in meta.fields}
+    values = [data.get(fid) for fid in key]
+    values = [float(v) if types.get(fid) in _NUMERIC and isinstance(v, (int, float)) else v
+              for fid, v in zip(key, values)]
+    return json.dumps([meta.schema.id, parent_id or ["collection", dataset_id], values], sort_keys=True)
+
+
+def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any]], *,
+                        ids: list[str] | None = None, cache: SchemaCache | None = None,
+                        progress: Callable[[int], None] | None = None) -> list[str]:
+    """Create a record for each RecordCreate-like row (``schema_name``, ``parent_record_id``,
+    ``data``) in collection ``collection_name``, each with the ``create`` entry
+    ``create_record`` writes, inside the caller's transaction. Returns the new ids in row order.
+
+    ``ids``: ids to give the rows (fresh ``new_id()`` ones otherwise), so that rows can name an
+    earlier row as parent or reference target. ``progress(n)`` is told about each chunk.
+    Raises ``NotFound`` (collection) and :class:`RowProblems` listing every bad row (then roll
+    the transaction back: rows before the first bad chunk may have been inserted).
+    """
+    s = ctx.session
+    collection = find_collection(s, collection_name)
+    run = _Bulk(ctx, collection, cache or SchemaCache(s))
+    ids = list(ids) if ids is not None else [new_id() for _ in rows]
+    if len(ids) != len(rows):
+        raise ValueError("ids must give one id per row")
+    s.flush()  # the batch and anything else pending go first (entries point at the batch)
+    for start in range(0, len(rows), CHUNK):
+        bodies = rows[start:start + CHUNK]
+        found_parents, found, shas = run.prefetch(bodies)
+        good: list[tuple[int, _Row]] = []
+        for offset, body in enumerate(bodies):
+            row = run.validate(start + offset, body, ids[start + offset], found_parents, found, shas)
+            if row is not None:
+                run.pending[row.id] = row
+                good.append((start + offset, row))
+        bad = run.clashes(good)
+        for i, row in good:
+            if i in bad:
+                run.pending.pop(row.id, None)
+        if not run.problems:
+            run.insert([row for _, row in good])
+            run.pending.clear()
+        if progress:
+            progress(len(bodies))
+    if run.problems:
+        raise RowProblems(sorted(run.problems))
+    if len(rows) >= ANALYZE_AFTER and len(rows) * 10 >= (s.scalar(select(func.count()).select_from(Record)) or 0):
+        s.execute(text("ANALYZE records"))
+    return ids
+
+
+# ------------------------------------------------------------------ delete, restore, purge
+# Set-based bodies of records.soft_delete_records / restore_records / purge_records: the same
+# entries (tests/domain/test_bulk.py compares them with audit.write's, column by column), one
+# executemany of entries and one UPDATE/DELETE per chunk of ids instead of a statement per record.
+
+def _entry(ctx: Ctx, action: str, rec: Record, *, changes: list[dict[str, Any]], old: dict[str, Any] | None,
+           new: dict[str, Any] | None) -> dict[str, Any]:
+    """The row :func:`audit.write` adds for ``action`` on record ``rec``."""
+    return {"id": new_id(), "action": action, "entity_type": "record", "entity_id": rec.id, "timestamp": utcnow(),
+            "actor": ctx.actor, "changes": changes, "old_data": old, "new_data": new, "batch_id": ctx.batch_id,
+            "request_id": ctx.request_id, "dataset_id": rec.dataset_id, "schema_id": rec.schema_id}
+
+
+_LIGHT: WeakKeyDictionary[SchemaCache, dict[str, SchemaMeta]] = WeakKeyDictionary()
+
+
+def _metas(cache: SchemaCache) -> Callable[[str], SchemaMeta]:
+    """Light metas by schema id, kept as long as ``cache`` (restore-all restores one record per
+    call with one cache)."""
+    light = _LIGHT.setdefault(cache, {})
+
+    def meta(schema_id: str) -> SchemaMeta:
+        if schema_id not in light:
+            light[schema_id] = _light(cache.meta(schema_id))
+        return light[schema_id]
+    return meta
+
+
+def _set_loaded(records: list[Record], **values: Any) -> None:
+    """Tell the session the rows now hold ``values`` (already written by a bulk UPDATE)."""
+    for rec in records:
+        for key, value in values.items():
+            set_committed_value(rec, key, value)
+
+
+def mark_deleted(ctx: Ctx, records: list[Record], *, op: str) -> None:
+    """Soft-delete ``records`` by operation ``op``: a ``delete`` entry each (the values lost),
+    then one UPDATE per chunk."""
+    s = ctx.session
+    if not records:
+        return
+    meta = _metas(SchemaCache(s))
+    now = utcnow()
+    s.flush()
+    entries = [_entry(ctx, "delete", rec, changes=value_changes(meta(rec.schema_id), rec.data, {}),
+                      old=snapshot(rec, meta(rec.schema_id)), new=None) for rec in records]
+    insert_entries(s, entries)
+    conn = s.connection()
+    for part in _chunks([r.id for r in records]):
+        conn.execute(update(_RECORDS).where(_RECORDS.c.id.in_(part))
+                     .values(deleted_at=now, delete_op=op))
+    _set_loaded(records, deleted_at=now, delete_op=op)
+
+
+def mark_restored(ctx: Ctx, records: list[Record], cache: SchemaCache) -> None:
+    """Bring ``records`` back: one UPDATE per chunk, then a ``restore`` entry each."""
+    s = ctx.session
+    if not records:
+        return
+    meta = _metas(cache)
+    now = utcnow()
+    s.flush()
+    conn = s.connection()
+    for part in _chunks([r.id for r in records]):
+        conn.execute(update(_RECORDS).where(_RECORDS.c.id.in_(part))
+                     .values(deleted_at=None, delete_op=None, updated_at=now))
+    _set_loaded(records, deleted_at=None, delete_op=None, updated_at=now)
+    entries = []
+    for rec in records:
+        ident = identity(rec, meta(rec.schema_id))
+        entries.append(_entry(ctx, "restore", rec, changes=[], old=ident, new=ident))
+    insert_entries(s, entries)
+
+
+def remove_records(ctx: Ctx, records: list[Record]) -> None:
+    """Purge ``records``: a ``purge`` entry each (the values lost), then their links and rows,
+    one DELETE per chunk, in the order given (children first)."""
+    s = ctx.session
+    meta = _metas(SchemaCache(s))
+    s.flush()
+    insert_entries(s, [_entry(ctx, "purge", rec, changes=value_changes(meta(rec.schema_id), rec.data, {}),
+                              old=snapshot(rec, meta(rec.schema_id)), new=None) for rec in records])
+    conn = s.connection()
+    for part in _chunks([r.id for r in records]):
+        conn.execute(delete(_LINKS).where(_LINKS.c.source_id.in_(part)))
+        conn.execute(delete(_RECORDS).where(_RECORDS.c.id.in_(part)))
+    for rec in records:
+        s.expunge(rec)

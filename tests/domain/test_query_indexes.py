@@ -1,0 +1,131 @@
+"""The per-field indexes (tables.field_index_ddl, migration 0003) exist for scalar fields, go with
+a purged field, and are the ones the database picks for the record queries' filters and sorts
+(the index expression is the very expression the queries compare)."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import event, text
+
+from benchbook.domain.bulk import bulk_create_records
+from benchbook.domain.collections import create_collection, find_collection
+from benchbook.domain.context import Ctx
+from benchbook.domain.fields import delete_field, purge_field
+from benchbook.domain.queries import RecordQuery
+from benchbook.domain.record_lists import list_page
+from benchbook.domain.schemas import create_schema
+from benchbook.persistence.db import Database, open_database
+from benchbook.persistence.tables import FIELD_INDEX_PREFIX, Base, field_index_name
+
+FIELDS = [{"name": "n", "type": "integer"}, {"name": "x", "type": "float"}, {"name": "label", "type": "string"},
+          {"name": "day", "type": "date"}, {"name": "flag", "type": "boolean"}, {"name": "tags", "type": "tags"}]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    url = f"sqlite:///{tmp_path / 'ix.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_database")
+    database = open_database(url)
+    with database.engine.begin() as conn:  # the PostgreSQL test database is shared by the session
+        for table in reversed(Base.metadata.sorted_tables):
+            conn.execute(table.delete())
+    with database.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
+        create_schema(ctx, {"name": "ixitem", "fields": FIELDS})
+        create_collection(ctx, {"name": "ixlab", "schemas": ["ixitem"]})
+        bulk_create_records(ctx, "ixlab", [{"schema_name": "ixitem", "data": {
+            "n": i, "x": i / 3, "label": f"w{i % 50}", "day": f"2024-01-{1 + i % 28:02d}", "flag": i % 2 == 0,
+            "tags": ["a"]}} for i in range(3000)])
+    yield database
+    with database.session() as s, s.begin():
+        s.execute(text("DELETE FROM audit_entries"))
+        s.execute(text("DELETE FROM records"))
+    database.engine.dispose()
+
+
+def field_ids(database: Database) -> dict[str, str]:
+    with database.engine.connect() as conn:
+        return dict(conn.execute(text("SELECT name, id FROM fields WHERE name IN ('n', 'x', 'label', 'day', "
+                                      "'flag', 'tags') ORDER BY created_at")).all())
+
+
+def indexes(database: Database) -> set[str]:
+    """Per-field indexes on records (read from the catalog: SQLAlchemy does not reflect
+    expression indexes)."""
+    sql = ("SELECT indexname FROM pg_indexes WHERE tablename = 'records'" if database.engine.dialect.name ==
+           "postgresql" else "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records'")
+    with database.engine.connect() as conn:
+        return {name for (name,) in conn.execute(text(sql)) if name.startswith(FIELD_INDEX_PREFIX)}
+
+
+def test_scalar_fields_get_an_index_and_lose_it_when_purged(db: Database) -> None:
+    ids = field_ids(db)
+    assert {field_index_name(ids[n]) for n in ("n", "x", "label", "day")} <= indexes(db)
+    assert not {field_index_name(ids[n]) for n in ("flag", "tags")} & indexes(db)
+    with db.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="tester", files_dir=Path("."))
+        delete_field(ctx, "ixitem", "label")
+        purge_field(ctx, "ixitem", "label")
+    assert field_index_name(ids["label"]) not in indexes(db)
+
+
+def plans(database: Database, query: RecordQuery) -> list[str]:
+    """The query plans of the statements a page of ``query`` runs, as the database states them."""
+    statements: list[tuple[str, Any]] = []
+
+    def note(_conn: Any, _cursor: Any, sql: str, params: Any, _ctx: Any, _many: bool) -> None:
+        if "FROM records" in sql and "count" in sql.lower():
+            statements.append((sql, params))
+
+    event.listen(database.engine, "before_cursor_execute", note)
+    try:
+        with database.session() as s:
+            list_page(s, "ixlab", query, limit=50, offset=0)
+    finally:
+        event.remove(database.engine, "before_cursor_execute", note)
+    out = []
+    with database.engine.connect() as conn:
+        raw = conn.connection.dbapi_connection
+        assert raw is not None
+        cursor = raw.cursor()
+        if database.engine.dialect.name == "postgresql":
+            cursor.execute("SET enable_seqscan = off")
+            for sql, params in statements:
+                cursor.execute("EXPLAIN " + sql, params)
+                out.append(" ".join(str(r[0]) for r in cursor.fetchall()))
+        else:
+            for sql, params in statements:
+                cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
+                out.append(" ".join(str(r[3]) for r in cursor.fetchall()))
+    return out
+
+
+@pytest.mark.parametrize("leaf", [
+    {"field": "label", "op": "eq", "value": "w7"},
+    {"field": "n", "op": "gt", "value": 2990},
+    {"field": "x", "op": "lte", "value": 1.5},
+    {"field": "day", "op": "eq", "value": "2024-01-05"},
+])
+def test_filters_use_the_field_index(db: Database, leaf: dict[str, Any]) -> None:
+    ids = field_ids(db)
+    with db.engine.begin() as conn:
+        conn.execute(text("ANALYZE"))
+    found = plans(db, RecordQuery(schema="ixitem", filter=json.dumps({"and": [leaf]}), sort=["n"]))
+    assert found and all(field_index_name(ids[leaf["field"]]) in plan for plan in found), found
+
+
+def test_a_page_in_id_order_is_read_in_order_not_sorted(db: Database) -> None:
+    with db.session() as s:
+        collection = find_collection(s, "ixlab")
+        statement = RecordQuery(schema="ixitem").select(s, collection).limit(50)
+        sql = str(statement.compile(db.engine, compile_kwargs={"literal_binds": True}))
+    with db.engine.begin() as conn:
+        conn.execute(text("ANALYZE"))
+        if db.engine.dialect.name == "postgresql":
+            conn.execute(text("SET LOCAL enable_seqscan = off"))
+        prefix = "EXPLAIN QUERY PLAN " if db.engine.dialect.name == "sqlite" else "EXPLAIN "
+        plan = " ".join(str(row[-1]) for row in conn.execute(text(prefix + sql)))
+    assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
