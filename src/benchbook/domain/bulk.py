@@ -14,13 +14,13 @@ must then be rolled back (all or nothing), as for every domain error.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, cast
 from weakref import WeakKeyDictionary
 
-from sqlalchemy import ColumnElement, Table, delete, func, insert, inspect, select, text, update
+from sqlalchemy import ColumnElement, Row, Table, delete, func, insert, inspect, select, text, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -434,7 +434,7 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any
 # entries (tests/domain/test_bulk.py compares them with audit.write's, column by column), one
 # executemany of entries and one UPDATE/DELETE per chunk of ids instead of a statement per record.
 
-def _entry(ctx: Ctx, action: str, rec: Record, *, changes: list[dict[str, Any]], old: dict[str, Any] | None,
+def _entry(ctx: Ctx, action: str, rec: Record | Row[Any], *, changes: list[dict[str, Any]], old: dict[str, Any] | None,
            new: dict[str, Any] | None) -> dict[str, Any]:
     """The row :func:`audit.write` adds for ``action`` on record ``rec``."""
     return {"id": new_id(), "action": action, "entity_type": "record", "entity_id": rec.id, "timestamp": utcnow(),
@@ -457,16 +457,18 @@ def _metas(cache: SchemaCache) -> Callable[[str], SchemaMeta]:
     return meta
 
 
-def _set_loaded(records: list[Record], **values: Any) -> None:
-    """Tell the session the rows now hold ``values`` (already written by a bulk UPDATE)."""
+def _set_loaded(records: Sequence[Record | Row[Any]], **values: Any) -> None:
+    """Tell the session the ORM records among ``records`` now hold ``values`` (already written
+    by a bulk UPDATE); plain rows (``records.record_rows``) are left as they are."""
     for rec in records:
-        for key, value in values.items():
-            set_committed_value(rec, key, value)
+        if isinstance(rec, Record):
+            for key, value in values.items():
+                set_committed_value(rec, key, value)
 
 
-def mark_deleted(ctx: Ctx, records: list[Record], *, op: str) -> None:
-    """Soft-delete ``records`` by operation ``op``: a ``delete`` entry each (the values lost),
-    then one UPDATE per chunk."""
+def mark_deleted(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: str) -> None:
+    """Soft-delete ``records`` (ORM records or ``records.record_rows`` with ``data``) by
+    operation ``op``: a ``delete`` entry each (the values lost), then one UPDATE per chunk."""
     s = ctx.session
     if not records:
         return
@@ -483,8 +485,9 @@ def mark_deleted(ctx: Ctx, records: list[Record], *, op: str) -> None:
     _set_loaded(records, deleted_at=now, delete_op=op)
 
 
-def mark_restored(ctx: Ctx, records: list[Record], cache: SchemaCache) -> None:
-    """Bring ``records`` back: one UPDATE per chunk, then a ``restore`` entry each."""
+def mark_restored(ctx: Ctx, records: Sequence[Record | Row[Any]], cache: SchemaCache) -> None:
+    """Bring ``records`` (ORM records or ``records.record_rows``) back: one UPDATE per chunk,
+    then a ``restore`` entry each."""
     s = ctx.session
     if not records:
         return

@@ -1,6 +1,8 @@
 """Looking up schemas and fields (shared by the schema, field, collection and record rules)."""
 from __future__ import annotations
 
+import functools
+
 from typing import Any
 
 from sqlalchemy import select
@@ -76,6 +78,18 @@ class SchemaMeta:
         self.by_name = {f.name: f for f in self.fields}
         self.by_id = {f.id: f for f in (*self.deleted_fields, *self.fields)}
         self.parent = session.get(Schema, schema.parent_id) if schema.parent_id else None
+
+    @functools.cached_property
+    def change_fields(self) -> list[tuple[str, str, str, bool]]:
+        """``(field id, label, dtype, deleted)`` of every field, live ones first, in schema
+        order: what an audit change names (``records.value_changes``), worked out once."""
+        return [(f.id, f.label or f.name, f.type, f.deleted_at is not None)
+                for f in (*self.fields, *self.deleted_fields)]
+
+    @functools.cached_property
+    def change_ids(self) -> frozenset[str]:
+        """The ids of :attr:`change_fields`."""
+        return frozenset(spec[0] for spec in self.change_fields)
 
 
 class SchemaCache:

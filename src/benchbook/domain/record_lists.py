@@ -17,7 +17,7 @@ from benchbook.domain.derived import check_columns
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.queries import RecordQuery
 from benchbook.domain.record_views import RecordShaper
-from benchbook.domain.records import delete_records
+from benchbook.domain.records import delete_records, record_rows
 from benchbook.domain.search import search_condition
 from benchbook.persistence.tables import Collection, Record, Schema
 
@@ -58,7 +58,7 @@ def delete_by_query(ctx: Ctx, dataset_name: str, query: RecordQuery, *, force: b
     """Soft-delete exactly what the same list shows, as one batch: ``{deleted, batch_id}``.
     Raises ``Conflict`` when records with live children block and ``force`` is off."""
     collection = find_collection(ctx.session, dataset_name)
-    records = list(ctx.session.scalars(select(Record).where(*query.conditions(ctx.session, collection))))
+    records = record_rows(ctx.session, *query.conditions(ctx.session, collection))
     if not records:
         return {"deleted": 0, "batch_id": None}
     deleted, batch_id = delete_records(ctx, records, force=force, always_batch=True)

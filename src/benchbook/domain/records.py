@@ -5,9 +5,10 @@ Every write keeps ``record_links`` in step and writes one audit entry per record
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import Row, delete, func, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain import audit
@@ -58,13 +59,12 @@ def identity(rec: Record, meta: SchemaMeta, collection: Collection | None = None
 
 def value_changes(meta: SchemaMeta, before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
     """AuditChange entries, schema order, for every field id whose value differs."""
-    ordered = [*meta.fields, *meta.deleted_fields]
-    known = {f.id for f in ordered}
-    out = [{"field": f.id, "label": f.label or f.name, "dtype": f.type, "before": before.get(f.id),
-            "after": after.get(f.id), "deleted": f.deleted_at is not None}
-           for f in ordered if before.get(f.id) != after.get(f.id)]
+    specs = meta.change_fields
+    out = [{"field": fid, "label": label, "dtype": dtype, "before": old, "after": new, "deleted": deleted}
+           for fid, label, dtype, deleted in specs if (old := before.get(fid)) != (new := after.get(fid))]
+    unknown = (before.keys() | after.keys()) - meta.change_ids
     out += [{"field": k, "label": None, "dtype": None, "before": before.get(k), "after": after.get(k),
-             "deleted": True} for k in sorted((set(before) | set(after)) - known) if before.get(k) != after.get(k)]
+             "deleted": True} for k in sorted(unknown) if before.get(k) != after.get(k)]
     return out
 
 
@@ -174,28 +174,42 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
     return rec
 
 
-def live_descendants(session: Session, ids: list[str]) -> list[Record]:
-    """Live records below any of ``ids`` at any depth (breadth first, parents before children)."""
-    out: list[Record] = []
+ROW_COLUMNS = (Record.id, Record.dataset_id, Record.schema_id, Record.parent_id, Record.natural_name,
+               Record.delete_op, Record.deleted_at)
+"""What history and the set-based writes read of a record (``bulk.py``), without its values."""
+
+
+def record_rows(session: Session, *conds: Any, data: bool = True) -> list[Row[Any]]:
+    """Records matching ``conds`` as plain rows (attributes ``id``, ``dataset_id``, ``schema_id``,
+    ``parent_id``, ``natural_name``, ``delete_op``, ``deleted_at`` and, with ``data``, ``data``):
+    for changing many records at once, loading no ORM objects (several times faster)."""
+    columns = (*ROW_COLUMNS, Record.data) if data else ROW_COLUMNS
+    return list(session.execute(select(*columns).where(*conds)))
+
+
+def live_descendants(session: Session, ids: list[str]) -> list[Row[Any]]:
+    """Live records below any of ``ids`` at any depth (breadth first, parents before children),
+    as :func:`record_rows`."""
+    out: list[Row[Any]] = []
     frontier = list(ids)
     while frontier:
         kids = []
         for start in range(0, len(frontier), 500):
-            kids += list(session.scalars(select(Record).where(Record.parent_id.in_(frontier[start:start + 500]),
-                                                              Record.deleted_at.is_(None))))
+            kids += record_rows(session, Record.parent_id.in_(frontier[start:start + 500]),
+                                Record.deleted_at.is_(None))
         out += kids
         frontier = [k.id for k in kids]
     return out
 
 
-def soft_delete_records(ctx: Ctx, records: list[Record], *, op: str) -> None:
+def soft_delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: str) -> None:
     """Mark ``records`` deleted by operation ``op``, each with a ``delete`` entry listing the
     values lost (set-based: :func:`benchbook.domain.bulk.mark_deleted`)."""
     from benchbook.domain.bulk import mark_deleted  # bulk builds on this module
     mark_deleted(ctx, records, op=op)
 
 
-def delete_records(ctx: Ctx, records: list[Record], *, force: bool,
+def delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, force: bool,
                    always_batch: bool = False) -> tuple[int, str | None]:
     """Soft-delete ``records`` (and, with ``force``, every live record below them) as one
     operation: a ``delete`` batch when several go (or ``always_batch``, for deletes of many).
@@ -216,7 +230,7 @@ def delete_records(ctx: Ctx, records: list[Record], *, force: bool,
     return len(everything), batch_id
 
 
-def restore_records(ctx: Ctx, records: list[Record], *, cache: SchemaCache | None = None) -> None:
+def restore_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, cache: SchemaCache | None = None) -> None:
     """Bring ``records`` back to life, each with a ``restore`` entry (lists no values);
     set-based: :func:`benchbook.domain.bulk.mark_restored`."""
     from benchbook.domain.bulk import mark_restored

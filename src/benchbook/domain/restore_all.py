@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, or_, select
+from sqlalchemy import ColumnElement, Row, or_, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain import audit, history_events
@@ -21,7 +21,7 @@ from benchbook.domain.catalog import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history_filters import compile_history_filter
-from benchbook.domain.records import restore_records
+from benchbook.domain.records import ROW_COLUMNS, record_rows, restore_records
 from benchbook.domain.uniqueness import clashing_record
 from benchbook.persistence.tables import AuditEntry, Collection, Field, Record, Schema
 
@@ -35,7 +35,7 @@ class Selection:
     collections: list[Collection] = field(default_factory=list)
     schemas: list[Schema] = field(default_factory=list)
     fields: list[Field] = field(default_factory=list)
-    records: list[Record] = field(default_factory=list)
+    records: list[Row[Any]] = field(default_factory=list)  # records.record_rows without data
     truncated: bool = False
 
 
@@ -57,11 +57,13 @@ def select_deleted(session: Session, *, batch: str | None = None, tree: Any = No
     entries = _entry_conditions(session, batch, tree, q)
     for model, kind, target in ((Collection, "dataset", "collections"), (Schema, "schema", "schemas"),
                                 (Field, "field", "fields"), (Record, "record", "records")):
-        query = select(model).where(model.deleted_at.is_not(None))
+        # records as plain rows (records.record_rows): there may be very many
+        query = (select(*ROW_COLUMNS) if model is Record else select(model)).where(model.deleted_at.is_not(None))
         if filtered:
             ids = select(AuditEntry.entity_id).where(AuditEntry.entity_type == kind, *entries)
             query = query.where(model.id.in_(ids))
-        rows = list(session.scalars(query.order_by(model.deleted_at, model.id).limit(LOOK_LIMIT + 1)))
+        result = session.execute(query.order_by(model.deleted_at, model.id).limit(LOOK_LIMIT + 1))
+        rows = list(result) if model is Record else list(result.scalars())
         if len(rows) > LOOK_LIMIT:
             out.truncated = True
             rows = rows[:LOOK_LIMIT]
@@ -77,7 +79,7 @@ class _Outcome:
     collections_records: int = 0
 
 
-def _simulate(session: Session, sel: Selection) -> tuple[list[Record], int, int]:
+def _simulate(session: Session, sel: Selection) -> tuple[list[Row[Any]], int, int]:
     """Order the set's records parent-first and tell which would be blocked.
     Returns (records to restore in order, blocked records, records returning with collections)."""
     coll_ids = {c.id for c in sel.collections}
@@ -101,7 +103,7 @@ def _simulate(session: Session, sel: Selection) -> tuple[list[Record], int, int]
         frontier = {pid for _, pid, _ in rows if pid and pid not in parents}
     live_after = returning | set(candidates)
 
-    def depth_and_blocked(rec: Record) -> tuple[int, bool]:
+    def depth_and_blocked(rec: Row[Any]) -> tuple[int, bool]:
         depth, blocked, pid = 0, False, rec.parent_id
         while pid:
             depth += 1
@@ -177,22 +179,53 @@ def restore_all(ctx: Ctx, *, batch: str | None = None, tree: Any = None, q: str 
             except BenchbookError:
                 out.blocked += 1
         s.flush()
-        s.expire_all()
-        sel.records = [r for r in sel.records if r.deleted_at is not None]
-        sel.collections = []
+        if sel.collections:  # a restored collection brought back the records its delete took
+            sel.records = _still_deleted(s, [r.id for r in sel.records])
+            sel.collections = []
         ordered, blocked, _ = _simulate(s, sel)
         out.blocked += blocked
-        cache = SchemaCache(s)
-        for rec in ordered:
-            meta = cache.meta(rec.schema_id)
-            types = {f.id: f.type for f in meta.fields}
-            if any(clashing_record(s, rec, key, types) for key in meta.schema.unique_keys):
-                out.blocked += 1
-                continue
-            restore_records(ctx, [rec], cache=cache)
-            out.restored += 1
-            out.records += 1
+        restored = _restore_records(ctx, ordered)
+        out.blocked += len(ordered) - restored
+        out.restored += restored
+        out.records += restored
     return {"restored": out.restored, "records": out.records, "blocked": out.blocked}
+
+
+def _still_deleted(session: Session, ids: list[str]) -> list[Row[Any]]:
+    """The records of ``ids`` that are still deleted, as plain rows in the order of ``ids``
+    (one query per 500)."""
+    found: dict[str, Row[Any]] = {}
+    for start in range(0, len(ids), 500):
+        found.update((r.id, r) for r in record_rows(session, Record.id.in_(ids[start:start + 500]),
+                                                   Record.deleted_at.is_not(None), data=False))
+    return [found[i] for i in ids if i in found]
+
+
+def _restore_records(ctx: Ctx, ordered: list[Row[Any]]) -> int:
+    """Restore ``ordered`` (parent-first) set-based; a record of a schema with uniqueness keys
+    is checked against what is live at its turn and skipped when its key was taken. Returns
+    how many came back."""
+    s = ctx.session
+    cache = SchemaCache(s)
+    pending: list[Row[Any]] = []
+    restored = 0
+    for rec in ordered:
+        meta = cache.meta(rec.schema_id)
+        if not meta.schema.unique_keys:
+            pending.append(rec)
+            continue
+        restore_records(ctx, pending, cache=cache)  # what is live decides the clash: bring them first
+        restored += len(pending)
+        pending = []
+        types = {f.id: f.type for f in meta.fields}
+        record = s.get(Record, rec.id)
+        assert record is not None
+        if any(clashing_record(s, record, key, types) for key in meta.schema.unique_keys):
+            continue
+        restore_records(ctx, [record], cache=cache)
+        restored += 1
+    restore_records(ctx, pending, cache=cache)
+    return restored + len(pending)
 
 
 def _chain(session: Session, schema: Schema) -> list[str]:

@@ -7,12 +7,14 @@ get WAL journaling, enforced foreign keys and a busy timeout; PostgreSQL URLs
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+import orjson
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
@@ -28,13 +30,34 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
+def json_dumps(value: Any) -> str:
+    """JSON text of a JSON column's value: ``orjson`` (several times faster than ``json``, which
+    matters when history writes 100,000 entries at once; non-ASCII text is kept as is, so full-
+    text search sees real words), falling back to ``json`` for what orjson refuses (integers
+    beyond 64 bits)."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(value)
+
+
+def json_loads(text: str | bytes) -> Any:
+    """Parse a JSON column's text (``orjson``; ``json`` for what it refuses, e.g. ``NaN``)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 def make_engine(url: str) -> Engine:
-    """Create an engine for ``url``; SQLite gets the pragmas above and thread-shared connections."""
+    """Create an engine for ``url``; SQLite gets the pragmas above and thread-shared connections.
+    JSON columns use :func:`json_dumps` / :func:`json_loads`."""
+    codec = {"json_serializer": json_dumps, "json_deserializer": json_loads}
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **codec)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, pool_pre_ping=True, **codec)
 
 
 def alembic_config(url: str) -> Config:
