@@ -201,19 +201,14 @@ def leaves(rnd: random.Random, n: int) -> list[dict[str, Any]]:
             {"field": "label", "op": "eq", "value": rnd.choice(WORDS)}]
 
 
-def benchbook_queries(n: int, obs_ids: list[str], filter_tree: bool) -> dict[str, Callable[..., Any]]:
+def benchbook_queries(n: int, obs_ids: list[str]) -> dict[str, Callable[..., Any]]:
     base = "/api/collections/bench/records"
 
     def filtered(rnd: random.Random, ancestor: bool = False) -> tuple[str, dict[str, Any]]:
         tree = leaves(rnd, n)
         if ancestor:
             tree.append({"field": "region", "op": "eq", "value": rnd.randrange(10), "schema": "plot"})
-        if filter_tree:
-            return base, {"schema": "obs", "filter": json.dumps({"and": tree}), "sort": "n", "limit": 50}
-        where = [f"label={tree[2]['value']}", f"flag={'true' if rnd.random() < 0.5 else 'false'}"]
-        if ancestor:
-            where.append(f"region={tree[3]['value']}")
-        return base, {"schema": "obs", "where": where, "sort": "n", "limit": 50}
+        return base, {"schema": "obs", "filter": json.dumps({"and": tree}), "sort": "n", "limit": 50}
 
     return {
         "filter (3 leaves) + sort, page of 50": filtered,
@@ -223,13 +218,6 @@ def benchbook_queries(n: int, obs_ids: list[str], filter_tree: bool) -> dict[str
                                                              "offset": rnd.randrange(PLOTS - 50)}),
         "single record GET": lambda rnd: (f"/api/records/{rnd.choice(obs_ids)}", {}),
     }
-
-
-def filter_tree_supported(client: httpx.Client) -> bool:
-    response = client.get("/api/collections/bench/records",
-                          params={"schema": "obs", "limit": 1, "filter": json.dumps(
-                              {"and": [{"field": "n", "op": "gt", "value": 1}]})})
-    return response.status_code == 200
 
 
 # ------------------------------------------------------------------------------- datasette
@@ -307,12 +295,7 @@ def main() -> None:
     ours: dict[str, tuple[float, float]] = {}
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=300) as client:
-            tree = filter_tree_supported(client)
-            if not tree:
-                note = ("filter tree answered 422 (not supported yet): filtered pages use repeated where= "
-                        "(label, flag[, region]) instead")
-                results.append(("NOTE", note))
-            for name, make in benchbook_queries(n, obs_ids, tree).items():
+            for name, make in benchbook_queries(n, obs_ids).items():
                 say(f"  {name} …")
                 p50, p95, cpu, body = latency(client, make, args.repeat, server.pid)
                 ours[name] = (p50, p95)
