@@ -12,8 +12,9 @@ from typing import Any
 from connexion.datastructures import MediaTypeDict
 from connexion.exceptions import BadRequestProblem
 from connexion.validators import VALIDATOR_MAP as CONNEXION_VALIDATORS
-from connexion.validators import JSONRequestBodyValidator, MultiPartFormDataValidator
-from jsonschema import ValidationError
+from connexion.utils import is_null, is_nullable
+from connexion.validators import JSONRequestBodyValidator, MultiPartFormDataValidator, ParameterValidator
+from jsonschema import Draft4Validator, ValidationError
 from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
@@ -97,8 +98,44 @@ class SafeMultiPartValidator(MultiPartFormDataValidator):
                                    "type": "multipart", "input": None, "ctx": {}}]) from None
 
 
+class AllErrorsParameterValidator(ParameterValidator):
+    """Parameter validator that lists every bad parameter as ``{loc: [where, name, …], msg,
+    type, input}`` (connexion's stops at the first and names none)."""
+
+    def validate_request(self, request: Any) -> None:
+        errors: list[dict[str, Any]] = []
+        if self.strict_validation:
+            extra = self.validate_query_parameter_list(request, security_params=self.security_query_params)
+            errors += [{"loc": ["query", name], "msg": f"unknown query parameter {name!r}",
+                        "type": "extra_parameter", "input": None, "ctx": {}} for name in sorted(extra)]
+        sources = {"query": lambda name: request.query_params.get(name),
+                   "path": lambda name: request.path_params.get(name.replace("-", "_")),
+                   "header": lambda name: request.headers.get(name),
+                   "cookie": lambda name: request.cookies.get(name)}
+        for where, value_of in sources.items():
+            for param in self.parameters.get(where, []):
+                errors += _parameter_errors(where, param, value_of(param["name"]))
+        if errors:
+            raise RequestInvalid(errors)
+
+
+def _parameter_errors(where: str, param: dict[str, Any], value: Any) -> list[dict[str, Any]]:
+    """The problems of one parameter's (already parsed) ``value``."""
+    name = param["name"]
+    if value is None:
+        return ([{"loc": [where, name], "msg": f"missing {where} parameter {name!r}", "type": "missing",
+                  "input": None, "ctx": {}}] if param.get("required") else [])
+    if is_nullable(param) and is_null(value):
+        return []
+    validator = Draft4Validator(param.get("schema", param), format_checker=Draft4Validator.FORMAT_CHECKER)
+    return [{"loc": [where, name, *e.absolute_path], "msg": f"{name}: {e.message}", "type": str(e.validator),
+             "input": e.instance if _small(e.instance) else None, "ctx": {}}
+            for e in validator.iter_errors(value)]
+
+
 VALIDATOR_MAP: dict[str, Any] = {
     **CONNEXION_VALIDATORS,
+    "parameter": AllErrorsParameterValidator,
     "body": MediaTypeDict({
         "*/*json": AllErrorsJSONBodyValidator,
         "application/x-www-form-urlencoded": CONNEXION_VALIDATORS["body"]["application/x-www-form-urlencoded"],

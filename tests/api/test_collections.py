@@ -102,3 +102,12 @@ def test_collection_audit(api):
     assert [e["action"] for e in page["items"]] == ["update", "create"]
     change = page["items"][0]["changes"][0]
     assert change["field"] == "description" and change["after"] == "new"
+
+
+def test_every_bad_parameter_is_listed_with_its_place(api):
+    r = api.get("/collections/anything/records", params={"limit": "many", "offset": "-1", "bogus": "1"})
+    assert r.status_code == 422
+    errors = {tuple(e["loc"]): e for e in r.json()["errors"]}
+    assert set(errors) == {("query", "bogus"), ("query", "limit"), ("query", "offset")}
+    assert errors[("query", "limit")]["input"] == "many" and errors[("query", "limit")]["type"] == "type"
+    assert "unknown query parameter" in errors[("query", "bogus")]["msg"]

@@ -18,6 +18,8 @@ def test_schema_lifecycle(api):
     plan = api.ok("GET", "/schemas/water/restore-plan")
     assert plan["kind"] == "schema" and plan["can_restore"] is True
     assert api.ok("POST", "/schemas/water/restore")["deleted_at"] is None
+    r = api.delete("/schemas/water/purge")  # a live schema is deleted first
+    assert r.status_code == 409 and "is live" in r.json()["detail"]
     api.ok("DELETE", "/schemas/water", 204)
     api.ok("DELETE", "/schemas/water/purge", 204)
     assert api.get("/schemas/water/restore-plan").status_code == 404
@@ -82,6 +84,9 @@ def test_unique_keys(api):
     assert r.status_code == 422  # existing records already break it
     api.ok("PATCH", f"/records/{first['id']}", json={"data": {"n": 2}})
     assert api.ok("PUT", "/schemas/site/unique-keys", json={"keys": [["code", "n"]]})["unique_keys"] == [["code", "n"]]
+    entries = api.ok("GET", "/audit", params={"entity_type": "schema", "action": "update"})["total"]
+    api.ok("PUT", "/schemas/site/unique-keys", json={"keys": [["code", "n"]]})  # the same keys again
+    assert api.ok("GET", "/audit", params={"entity_type": "schema", "action": "update"})["total"] == entries == 1
     r = api.post("/collections/c/records", json={"schema_name": "site", "data": {"code": "A", "n": 2}})
     assert r.status_code == 409 and first["id"] in r.json()["detail"]
     make_record(api, "c", "site", {"code": "A"})  # blanks are exempt

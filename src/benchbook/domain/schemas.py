@@ -207,8 +207,9 @@ def purge_schema(ctx: Ctx, name: str) -> None:
 
 
 def set_unique_keys(ctx: Ctx, name: str, keys: list[list[str]]) -> Schema:
-    """Replace the schema's uniqueness keys (lists of own field names). Raises ``Invalid``
-    for unknown fields or when existing live records already break a key."""
+    """Replace the schema's uniqueness keys (lists of own field names); the same keys again
+    change nothing and write no entry. Raises ``Invalid`` for unknown fields or when existing
+    live records already break a key."""
     s = ctx.session
     schema = find_schema(s, name)
     by_name = {f.name: f for f in fields_of(s, schema.id)}
@@ -225,6 +226,8 @@ def set_unique_keys(ctx: Ctx, name: str, keys: list[list[str]]) -> Schema:
         if clash:
             raise Invalid(f"existing records already break key ({', '.join(k for k in keys[new_keys.index(key)])}):"
                           f" {clash}")
+    if new_keys == schema.unique_keys:
+        return schema  # nothing changes, so history gets no entry
     before = schema_response(s, schema)["unique_keys"]
     schema.unique_keys = new_keys
     schema.updated_at = utcnow()
