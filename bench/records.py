@@ -1,6 +1,7 @@
 """Record benchmarks: import rate and query latency over HTTP, run on demand (never in the tests).
 
-    python bench/records.py [--records 100000] [--repeat 40] [--datasette] [--keep DIR]
+    python bench/records.py [--records 100000] [--repeat 40] [--datasette] [--keep DIR [--reuse]]
+                            [--without-field-indexes]
 
 The data: 1,000 ``plot`` records (name, region) and N ``obs`` records under them (N/1000 each)
 with 8 typed fields: integer ``n``, float ``x``, string ``label`` (20 words), date ``day``,
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from sqlalchemy import text
 
 from benchbook.config import Project
 from benchbook.domain import audit
@@ -127,6 +129,32 @@ def domain_import(project: Project, n: int, say: Callable[[str], None]) -> tuple
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     db.engine.dispose()
     return wall, cpu, ids
+
+
+def stored_obs_ids(project: Project) -> list[str]:
+    """The ids of the obs records an earlier run imported."""
+    db = open_database(project.database_url)
+    try:
+        with db.engine.connect() as conn:
+            return list(conn.execute(text(
+                "SELECT r.id FROM records r JOIN schemas s ON s.id = r.schema_id WHERE s.name = 'obs'")).scalars())
+    finally:
+        db.engine.dispose()
+
+
+def drop_field_indexes(project: Project) -> int:
+    """Drop every per-field index (``ix_records_field_*``) and refresh statistics; how many went."""
+    db = open_database(project.database_url)
+    try:
+        with db.engine.begin() as conn:
+            names = list(conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'index' "
+                                           "AND name LIKE 'ix_records_field_%'")).scalars())
+            for name in names:
+                conn.execute(text(f'DROP INDEX "{name}"'))
+            conn.execute(text("ANALYZE"))
+        return len(names)
+    finally:
+        db.engine.dispose()
 
 
 # --------------------------------------------------------------------------------- serving
@@ -264,7 +292,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=40, help="timed requests per query")
     parser.add_argument("--datasette", action="store_true", help="also measure Datasette 0.65 on the same rows")
     parser.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
+    parser.add_argument("--reuse", action="store_true",
+                        help="serve the project an earlier run left in --keep instead of importing again")
+    parser.add_argument("--without-field-indexes", action="store_true",
+                        help="drop the per-field indexes before serving (what they are worth; irreversible)")
     args = parser.parse_args()
+    if args.reuse and args.keep is None:
+        parser.error("--reuse needs --keep")
     n = args.records
     work = args.keep or Path(tempfile.mkdtemp(prefix="benchbook-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -273,19 +307,28 @@ def main() -> None:
         print(text, file=sys.stderr, flush=True)
 
     say(f"working in {work}")
-    say(f"bare sqlite3 executemany of {n + PLOTS:,} rows …")
-    bare = bare_sqlite(work / "bare.db", n)
-    say(f"import through the domain (bulk path, history on) of {n + PLOTS:,} records …")
-    project = Project.init(work / "project")
-    wall, cpu, obs_ids = domain_import(project, n, say)
     total = n + PLOTS
-    results: list[tuple[str, str]] = [
-        ("records (plots + obs)", f"{total:,}"),
-        ("bare sqlite3 executemany, one JSON table", f"{total / bare:,.0f} rows/s"),
-        ("import through the domain with history", f"{total / wall:,.0f} records/s ({total / cpu:,.0f} per CPU s)"),
-        ("ratio domain / bare", f"{bare / wall:.3f}"),
-        ("database file after import", f"{_size(project):,.0f} MB"),
-    ]
+    results: list[tuple[str, str]] = [("records (plots + obs)", f"{total:,}")]
+    if args.reuse:
+        project = Project.open(work / "project")
+        obs_ids = stored_obs_ids(project)
+        results.append(("import", f"skipped (--reuse: {len(obs_ids):,} obs records already in {work})"))
+    else:
+        say(f"bare sqlite3 executemany of {total:,} rows …")
+        bare = bare_sqlite(work / "bare.db", n)
+        say(f"import through the domain (bulk path, history on) of {total:,} records …")
+        project = Project.init(work / "project")
+        wall, cpu, obs_ids = domain_import(project, n, say)
+        results += [
+            ("bare sqlite3 executemany, one JSON table", f"{total / bare:,.0f} rows/s"),
+            ("import through the domain with history",
+             f"{total / wall:,.0f} records/s ({total / cpu:,.0f} per CPU s)"),
+            ("ratio domain / bare", f"{bare / wall:.3f}"),
+            ("database file after import", f"{_size(project):,.0f} MB"),
+        ]
+    if args.without_field_indexes:
+        dropped = drop_field_indexes(project)
+        results.append(("per-field indexes", f"dropped ({dropped}) before serving: the ablation run"))
 
     port = free_port()
     say(f"starting benchbook serve on port {port} …")

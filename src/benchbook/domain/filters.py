@@ -13,8 +13,9 @@ each *base* schema the list can show (the query's ``schema``, else every schema 
   schema chain, whose depth is fixed) satisfies the test;
 - otherwise records of S do not match; so do they when the name does not resolve on X.
 
-Every op is a two-valued SQL test: ``ne`` is exactly NOT ``eq`` and ``is_null`` true exactly NOT
-``is_null`` false, so both match records without a value (and records without such an ancestor).
+Every leaf decides true or false for each record: ``ne`` is exactly NOT ``eq`` and ``is_null``
+true exactly NOT ``is_null`` false, so both match records without a value (and records without
+such an ancestor).
 The user-facing rules are written down in ``docs/filters.md``. Text comparisons are made in code
 point order and ``contains`` folds ASCII letters only, so SQLite and PostgreSQL answer alike.
 """
@@ -242,17 +243,27 @@ class _Compiler:
         schema ``owner``; a record without that ancestor counts as having no value."""
         if steps == 0:
             positive, negate = self.positive(Record, f, leaf)
-        else:
-            alias, conds = _up_chain(steps, owner.schema)
-            test, negate = self.positive(alias, f, leaf)
-            positive = exists(select(1).where(*conds, test))
-        return not_(positive) if negate else positive
+            return not_(positive) if negate else positive
+        # not correlated: the ids of the matching ancestors are found once, then walked down
+        # ``steps - 1`` levels (a correlated EXISTS would look the ancestor up for every row)
+        top = aliased(Record)
+        test, negate = self.positive(top, f, leaf)
+        ids = select(top.id).where(top.schema_id == owner.schema.id, test)
+        for _ in range(steps - 1):
+            level = aliased(Record)
+            ids = select(level.id).where(level.parent_id.in_(ids))
+        if negate:  # two-valued: a record without a parent has no such ancestor
+            return not_(and_(Record.parent_id.is_not(None), Record.parent_id.in_(ids)))
+        return Record.parent_id.in_(ids)
 
     # --------------------------------------------------------------------------- values, ops
 
     def positive(self, alias: Any, f: Field, leaf: _Leaf) -> tuple[ColumnElement[bool], bool]:
-        """``(test, negate)``: a two-valued test (never NULL) of ``alias``'s value of ``f``; the
-        leaf is the test, or NOT the test when ``negate`` (``ne``, ``is_null`` true)."""
+        """``(test, negate)``: a test of ``alias``'s value of ``f``; the leaf is the test, or NOT
+        the test when ``negate`` (``ne``, ``is_null`` true). A test that is negated is two-valued
+        (never NULL); one that is not may be NULL where there is no value, which a WHERE clause
+        of ANDs, ORs and EXISTS treats as false, and it then carries no extra ``IS NOT NULL``
+        (each is one more JSON parse per candidate row)."""
         ops = dtypes.FIELD_TYPES[f.type].operators
         if leaf.op not in ops:
             raise leaf.bad(f"op {leaf.op!r} does not apply to {f.type} fields (use {', '.join(ops)})", "op")
@@ -268,26 +279,29 @@ class _Compiler:
             if not items:
                 return false(), False
             if f.type in LIST_TYPES:
-                return and_(has, self.has_item(alias, f, items)), False
-            return and_(has, value_of(alias, f).in_(items)), False
+                return self.has_item(alias, f, items), False
+            return value_of(alias, f).in_(items), False
         if isinstance(leaf.value, (list, dict)):
             hint = " (in takes a list: any of its items)" if isinstance(leaf.value, list) else ""
             raise leaf.bad(f"{leaf.op} takes one value{hint}", "value_type")
         value = self.coerce(f, leaf.value, leaf)
         if f.type in LIST_TYPES:  # eq, ne, contains: the list holds that item
-            return and_(has, self.has_item(alias, f, [value])), leaf.op == "ne"
+            test = self.has_item(alias, f, [value])
+            return (and_(has, test), True) if leaf.op == "ne" else (test, False)
         expr = value_of(alias, f)
         if leaf.op == "contains":
             text = str(value).translate(_FOLD)
             pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             # ASCII letters only on both: SQLite's lower() knows no others
             folded = func.lower(expr) if self.dialect == "sqlite" else func.translate(expr, _UPPER, _LOWER)
-            return and_(has, folded.like(pattern, escape="\\")), False
-        if leaf.op in ("eq", "ne"):
-            return and_(has, expr == value), leaf.op == "ne"
+            return folded.like(pattern, escape="\\"), False
+        if leaf.op == "ne":
+            return and_(has, expr == value), True
+        if leaf.op == "eq":
+            return expr == value, False
         if self.dialect == "postgresql" and f.type not in _ACCESSOR:
             expr = expr.collate("C")  # code point order, as SQLite's BINARY
-        return and_(has, _ORDER_OPS[leaf.op](expr, value)), False
+        return _ORDER_OPS[leaf.op](expr, value), False
 
     def coerce(self, f: Field, value: Any, leaf: _Leaf, index: int | None = None) -> Any:
         """``value`` in the stored form of ``f``'s type (restrictions other than a datetime's

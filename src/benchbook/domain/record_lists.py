@@ -34,9 +34,17 @@ def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit:
     if columns:
         names = [query.schema] if query.schema else schema_names(session, collection.id)
         check_columns(shaper.cache, [shaper.cache.meta(find_schema(session, n).id) for n in names], columns)
-    total = session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0
-    rows = list(session.scalars(select(Record).where(*conds).order_by(*query.order_by(session, collection))
-                                .limit(limit).offset(offset)))
+    # the page's ids and the total in one pass over the matching records (count(*) OVER (), no
+    # record values carried along), then the page's records; only a page past the end needs a
+    # count of its own
+    page = session.execute(select(Record.id, func.count().over()).where(*conds)
+                           .order_by(*query.order_by(session, collection)).limit(limit).offset(offset)).all()
+    if page:
+        total = int(page[0][1])
+    else:
+        total = (session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0) if offset else 0
+    found = {r.id: r for r in session.scalars(select(Record).where(Record.id.in_([p[0] for p in page])))}
+    rows = [found[p[0]] for p in page]
     items = shaper.shape(rows, child_counts=child_counts, columns=columns)
     return {"items": items, "total": total, "offset": offset, "limit": limit}
 

@@ -185,8 +185,10 @@ class Record(Base):
     __table_args__ = (
         Index("ix_records_listing", "dataset_id", "schema_id", "deleted_at", "id"),
         # partial: most records have neither, and SQLite's statistics count all those NULLs as one
-        # value, after which the planner scans the table for "parent_id IN (...)" (migration 0003)
-        Index("ix_records_parent_id", "parent_id", sqlite_where=HAS_PARENT, postgresql_where=HAS_PARENT),
+        # value, after which the planner scans the table for "parent_id IN (...)" (migration 0003);
+        # deleted_at and schema_id make child counts and live descendants index-only
+        Index("ix_records_parent_id", "parent_id", "deleted_at", "schema_id", sqlite_where=HAS_PARENT,
+              postgresql_where=HAS_PARENT),
         Index("ix_records_delete_op", "delete_op", sqlite_where=HAS_DELETE_OP, postgresql_where=HAS_DELETE_OP),
         Index("ix_records_schema", "schema_id"),
     )
