@@ -252,6 +252,7 @@ def benchbook_queries(n: int, obs_ids: list[str]) -> dict[str, Callable[..., Any
 
 def datasette_db(path: Path, n: int) -> None:
     """The same obs rows in a plain SQLite table (one column per field) with an index on n."""
+    path.unlink(missing_ok=True)
     conn = sqlite3.connect(path)
     conn.execute("CREATE TABLE obs (id INTEGER PRIMARY KEY, parent INTEGER, n INTEGER, x REAL, label TEXT, "
                  "day TEXT, at TEXT, flag INTEGER, tags TEXT, note TEXT)")
