@@ -11,8 +11,8 @@ from typing import Any
 
 from connexion.datastructures import MediaTypeDict
 from connexion.exceptions import BadRequestProblem
-from connexion.validators import VALIDATOR_MAP as CONNEXION_VALIDATORS
 from connexion.utils import is_null, is_nullable
+from connexion.validators import VALIDATOR_MAP as CONNEXION_VALIDATORS
 from connexion.validators import JSONRequestBodyValidator, MultiPartFormDataValidator, ParameterValidator
 from jsonschema import Draft4Validator, ValidationError
 from starlette.datastructures import FormData, UploadFile

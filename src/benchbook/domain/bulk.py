@@ -31,7 +31,7 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError, Invalid, NotFound, error_entry
 from benchbook.domain.ids import ID_LENGTH, new_id
 from benchbook.domain.records import _check_parent, _name, identity, snapshot, value_changes
-from benchbook.domain.values import FILE_TYPES, REFERENCE_TYPES, as_list, blank
+from benchbook.domain.values import FILE_TYPES, REFERENCE_TYPES, as_list, blank, merge_values
 from benchbook.persistence.tables import (
     AuditEntry,
     Collection,
@@ -205,8 +205,6 @@ class _Bulk:
                shas: set[str]) -> dict[str, Any]:
         """``values.coerce_data`` for a new record, with files and references prefetched."""
         loc = ("body", "data")
-        errors: list[dict[str, Any]] = []
-        out: dict[str, Any] = {}
         files = found["files"]
 
         def lookup(sha: str) -> dtypes.FileMeta | None:
@@ -215,28 +213,7 @@ class _Bulk:
             row = self.s.get(StoredFile, sha)
             return dtypes.FileMeta(filename=row.filename, size=row.size) if row else None
 
-        for key, value in incoming.items():
-            field = meta.by_name.get(key)
-            if field is None:
-                errors.append(error_entry([*loc, key], f"unknown field {key!r} of schema {meta.schema.name!r}",
-                                          "unknown_field", value))
-                continue
-            try:
-                stored = dtypes.coerce_value(field.type, field.restrictions or {}, value,
-                                             tz=self.collection.timezone, file_lookup=lookup)
-            except dtypes.ValueProblem as exc:
-                errors.append(error_entry([*loc, key], f"{key}: {exc}", exc.type_, value))
-                continue
-            if blank(stored):
-                out.pop(field.id, None)
-            else:
-                out[field.id] = stored
-        for field in meta.fields:
-            if field.id not in out and not blank(field.default):
-                out[field.id] = field.default
-        for field in meta.fields:
-            if field.required and blank(out.get(field.id)):
-                errors.append(error_entry([*loc, field.name], f"{field.name}: a value is required", "missing", None))
+        out, errors = merge_values(meta, self.collection, incoming, current=None, loc=loc, file_lookup=lookup)
         errors += self.reference_problems(meta, out, found["targets"], loc)
         if errors:
             raise Invalid("; ".join(e["msg"] for e in errors), errors)

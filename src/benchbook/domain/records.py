@@ -45,12 +45,12 @@ def _name(meta: SchemaMeta, data: dict[str, Any], tz: str | None) -> str | None:
                         {f.name: f.type for f in meta.fields})
 
 
-def snapshot(rec: Record, meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:
+def snapshot(rec: Record | Row[Any], meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:
     """The whole record as kept in history (``old_data`` of a delete, ``new_data`` of a create)."""
     return {**identity(rec, meta, collection), "data": dict(rec.data)}
 
 
-def identity(rec: Record, meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:
+def identity(rec: Record | Row[Any], meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:
     """What identifies a record in history: id, schema, where it sits, its name."""
     return {"id": rec.id, "schema_name": meta.schema.name, "dataset_id": rec.dataset_id,
             "collection": collection.name if collection else None, "parent_record_id": rec.parent_id,

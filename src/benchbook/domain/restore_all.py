@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, or_, select
+from sqlalchemy import ColumnElement, Row, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain import audit, history_events

@@ -2,6 +2,7 @@
 with every problem reported at once (spec *Errors* 2: one entry per invalid field)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select
@@ -42,9 +43,22 @@ def coerce_data(session: Session, meta: SchemaMeta, collection: Collection, inco
     missing fields. Checks types, restrictions, required fields, references (existing, live,
     of the target schema, in scope) and files (uploaded). Raises ``Invalid`` listing all problems.
     """
+    out, errors = merge_values(meta, collection, incoming, current=current, loc=loc,
+                               file_lookup=_file_lookup(session))
+    errors += _reference_problems(session, meta.fields, out, collection, loc)
+    if errors:
+        raise Invalid("; ".join(e["msg"] for e in errors), errors)
+    return out
+
+
+def merge_values(meta: SchemaMeta, collection: Collection, incoming: dict[str, Any], *,
+                 current: dict[str, Any] | None, loc: tuple[str, ...],
+                 file_lookup: Callable[[str], dtypes.FileMeta | None]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The value rules of :func:`coerce_data` except references: ``(stored dict, problems)``,
+    problems as error entries. ``file_lookup(sha256)`` tells whether a file was uploaded (the
+    bulk path answers it from a prefetch)."""
     errors: list[dict[str, Any]] = []
     out = dict(current or {})
-    lookup = _file_lookup(session)
     for key, value in incoming.items():
         field = meta.by_name.get(key)
         if field is None:
@@ -53,7 +67,7 @@ def coerce_data(session: Session, meta: SchemaMeta, collection: Collection, inco
             continue
         try:
             stored = dtypes.coerce_value(field.type, field.restrictions or {}, value, tz=collection.timezone,
-                                         file_lookup=lookup)
+                                         file_lookup=file_lookup)
         except dtypes.ValueProblem as exc:
             errors.append(error_entry([*loc, key], f"{key}: {exc}", exc.type_, value))
             continue
@@ -68,10 +82,7 @@ def coerce_data(session: Session, meta: SchemaMeta, collection: Collection, inco
     for field in meta.fields:
         if field.required and blank(out.get(field.id)):
             errors.append(error_entry([*loc, field.name], f"{field.name}: a value is required", "missing", None))
-    errors += _reference_problems(session, meta.fields, out, collection, loc)
-    if errors:
-        raise Invalid("; ".join(e["msg"] for e in errors), errors)
-    return out
+    return out, errors
 
 
 def _reference_problems(session: Session, fields: list[Field], data: dict[str, Any], collection: Collection,
