@@ -20,6 +20,7 @@ from starlette.testclient import TestClient
 
 from benchbook.app import create_app
 from benchbook.config import Project
+from benchbook.persistence.db import Database, open_database
 from benchbook.persistence.tables import Base
 
 PG_URL = os.environ.get("BENCHBOOK_TEST_PG")
@@ -98,6 +99,16 @@ def empty_tables(api: Api) -> None:
         else:
             for table in reversed(Base.metadata.sorted_tables):
                 conn.execute(table.delete())
+
+
+def open_empty_database(url: str) -> Database:
+    """``open_database(url)`` with every table emptied (the PostgreSQL test database is shared
+    by the whole session)."""
+    database = open_database(url)
+    with database.engine.begin() as conn:
+        for table in reversed(Base.metadata.sorted_tables):
+            conn.execute(table.delete())
+    return database
 
 
 @pytest.fixture

@@ -33,8 +33,9 @@ from benchbook.domain.records import (
 )
 from benchbook.domain.records import snapshot as record_snapshot
 from benchbook.domain.schemas import create_schema, set_unique_keys
-from benchbook.persistence.db import Database, open_database
-from benchbook.persistence.tables import AuditEntry, Base, Record, RecordLink, Schema, StoredFile, utcnow
+from benchbook.persistence.db import Database
+from benchbook.persistence.tables import AuditEntry, Record, RecordLink, Schema, StoredFile, utcnow
+from tests.conftest import open_empty_database
 
 PG_URL = os.environ.get("BENCHBOOK_TEST_PG")
 SHA_PNG, SHA_CSV = "a" * 64, "b" * 64
@@ -59,10 +60,7 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
     """A fresh database with schemas site → sample, collections ``lab`` (local, Europe/Oslo)
     and ``shared`` (global), two sites in each and two uploaded files."""
     url = f"sqlite:///{tmp_path / 'bulk.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_database")
-    database = open_database(url)
-    with database.engine.begin() as conn:  # the PostgreSQL test database is shared by the session
-        for table in reversed(Base.metadata.sorted_tables):
-            conn.execute(table.delete())
+    database = open_empty_database(url)
     with database.session() as s, s.begin():
         ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
         create_schema(ctx, {"name": "site", "display_template": "{name}", "fields": [

@@ -18,8 +18,9 @@ from benchbook.domain.fields import delete_field, purge_field
 from benchbook.domain.queries import RecordQuery
 from benchbook.domain.record_lists import list_page
 from benchbook.domain.schemas import create_schema
-from benchbook.persistence.db import Database, open_database
-from benchbook.persistence.tables import FIELD_INDEX_PREFIX, Base, field_index_name
+from benchbook.persistence.db import Database
+from benchbook.persistence.tables import FIELD_INDEX_PREFIX, field_index_name
+from tests.conftest import open_empty_database
 
 FIELDS = [{"name": "n", "type": "integer"}, {"name": "x", "type": "float"}, {"name": "label", "type": "string"},
           {"name": "day", "type": "date"}, {"name": "flag", "type": "boolean"}, {"name": "tags", "type": "tags"}]
@@ -28,10 +29,7 @@ FIELDS = [{"name": "n", "type": "integer"}, {"name": "x", "type": "float"}, {"na
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
     url = f"sqlite:///{tmp_path / 'ix.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_database")
-    database = open_database(url)
-    with database.engine.begin() as conn:  # the PostgreSQL test database is shared by the session
-        for table in reversed(Base.metadata.sorted_tables):
-            conn.execute(table.delete())
+    database = open_empty_database(url)
     with database.session() as s, s.begin():
         ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
         create_schema(ctx, {"name": "ixitem", "fields": FIELDS})
