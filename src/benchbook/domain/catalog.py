@@ -72,8 +72,10 @@ class SchemaMeta:
 
     def __init__(self, session: Session, schema: Schema) -> None:
         self.schema = schema
-        self.fields = fields_of(session, schema.id)
-        self.deleted_fields = fields_of(session, schema.id, deleted=True)
+        every = list(session.scalars(select(Field).where(Field.schema_id == schema.id)
+                                     .order_by(Field.position, Field.created_at)))  # one query for both
+        self.fields = [f for f in every if f.deleted_at is None]
+        self.deleted_fields = [f for f in every if f.deleted_at is not None]
         self.by_name = {f.name: f for f in self.fields}
         self.by_id = {f.id: f for f in (*self.deleted_fields, *self.fields)}
         self.parent = session.get(Schema, schema.parent_id) if schema.parent_id else None

@@ -100,6 +100,11 @@ class RecordShaper:
             })
         return out
 
+    def _schema_name(self, schema_id: str) -> str:
+        schema = self.session.get(Schema, schema_id)  # the name only: no fields needed
+        assert schema is not None
+        return schema.name
+
     def single(self, rec: Record) -> dict[str, Any]:
         """RecordResponse of a single fetch: adds ``ancestors`` (root first) and, for a live
         record, ``deleted_above`` (deleted records above it, topmost first)."""
@@ -113,7 +118,8 @@ class RecordShaper:
             chain.append(parent)
             current = parent
         chain.reverse()
-        body["ancestors"] = [ref(r, self.cache.meta(r.schema_id).schema.name) for r in chain]
-        body["deleted_above"] = ([ref(r, self.cache.meta(r.schema_id).schema.name) for r in chain
-                                  if r.deleted_at is not None] if rec.deleted_at is None else None)
+        names = {r.schema_id: self._schema_name(r.schema_id) for r in chain}
+        body["ancestors"] = [ref(r, names[r.schema_id]) for r in chain]
+        body["deleted_above"] = ([ref(r, names[r.schema_id]) for r in chain if r.deleted_at is not None]
+                                 if rec.deleted_at is None else None)
         return body
