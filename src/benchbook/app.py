@@ -76,7 +76,8 @@ def _problem(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     if isinstance(exc, RequestInvalid):
         return _json(422, {"detail": "Request validation failed", "errors": exc.errors})
     if exc.status == 400:
-        entry = {"loc": ["request"], "msg": str(exc.detail), "type": "value_error", "input": None, "ctx": {}}
+        entry: dict[str, Any] = {"loc": ["request"], "msg": str(exc.detail), "type": "value_error", "input": None,
+                                 "ctx": {}}
         return _json(422, {"detail": "Request validation failed", "errors": [entry]})
     if exc.status >= 500:
         return _internal(request, exc)
@@ -115,7 +116,7 @@ def _internal(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
 
 
 def _unreadable(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
-    entry = {"loc": ["body"], "msg": f"the request body cannot be read: {exc}", "type": "body_decoding",
+    entry: dict[str, Any] = {"loc": ["body"], "msg": f"the request body cannot be read: {exc}", "type": "body_decoding",
              "input": None, "ctx": {}}
     return _json(422, {"detail": "Request validation failed", "errors": [entry]})
 
@@ -146,7 +147,7 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     app.add_middleware(RootPathsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
     app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, allow_remote=allow_remote)
     app.add_middleware(_ServicesMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, services=services)
-    app.services = services  # type: ignore[attr-defined]
+    app.services = services
     if not sync_only:
         history_storage.resume(services.db.engine)  # a conversion cut off by a restart goes on
     return app

@@ -7,6 +7,7 @@ multipart forms become 422s instead of 500s.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from connexion.datastructures import MediaTypeDict
@@ -19,7 +20,7 @@ from starlette.datastructures import FormData, UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
 
-class RequestInvalid(BadRequestProblem):
+class RequestInvalid(BadRequestProblem):  # type: ignore[misc]  # connexion is untyped
     """A request failed validation; ``errors`` lists each problem."""
 
     def __init__(self, errors: list[dict[str, Any]]) -> None:
@@ -41,7 +42,7 @@ def _small(value: Any) -> bool:
         return False
 
 
-class AllErrorsJSONBodyValidator(JSONRequestBodyValidator):
+class AllErrorsJSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc]  # connexion is untyped
     """JSON body validator that reports every error, and a bad encoding or bad JSON as 422."""
 
     async def _parse(self, stream: Any, scope: Any) -> Any:
@@ -81,7 +82,7 @@ class _ClosingMultiPartParser(MultiPartParser):
         return form
 
 
-class SafeMultiPartValidator(MultiPartFormDataValidator):
+class SafeMultiPartValidator(MultiPartFormDataValidator):  # type: ignore[misc]  # connexion is untyped
     """Multipart validator that turns a malformed form into a 422 and leaks no temp files."""
 
     @property
@@ -98,7 +99,7 @@ class SafeMultiPartValidator(MultiPartFormDataValidator):
                                    "type": "multipart", "input": None, "ctx": {}}]) from None
 
 
-class AllErrorsParameterValidator(ParameterValidator):
+class AllErrorsParameterValidator(ParameterValidator):  # type: ignore[misc]  # connexion is untyped
     """Parameter validator that lists every bad parameter as ``{loc: [where, name, …], msg,
     type, input}`` (connexion's stops at the first and names none)."""
 
@@ -108,10 +109,11 @@ class AllErrorsParameterValidator(ParameterValidator):
             extra = self.validate_query_parameter_list(request, security_params=self.security_query_params)
             errors += [{"loc": ["query", name], "msg": f"unknown query parameter {name!r}",
                         "type": "extra_parameter", "input": None, "ctx": {}} for name in sorted(extra)]
-        sources = {"query": lambda name: request.query_params.get(name),
-                   "path": lambda name: request.path_params.get(name.replace("-", "_")),
-                   "header": lambda name: request.headers.get(name),
-                   "cookie": lambda name: request.cookies.get(name)}
+        sources: dict[str, Callable[[str], Any]] = {
+            "query": lambda name: request.query_params.get(name),
+            "path": lambda name: request.path_params.get(name.replace("-", "_")),
+            "header": lambda name: request.headers.get(name),
+            "cookie": lambda name: request.cookies.get(name)}
         for where, value_of in sources.items():
             for param in self.parameters.get(where, []):
                 errors += _parameter_errors(where, param, value_of(param["name"]))

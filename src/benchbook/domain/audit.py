@@ -129,7 +129,7 @@ def entry_responses(session: Session, entries: list[AuditEntry]) -> list[dict[st
         changes = []
         for c in e.changes:
             c = dict(c)
-            f = fields.get(c.get("field"))
+            f = fields.get(str(c.get("field")))
             if f is not None:
                 c["label"] = f.label or f.name
                 c["deleted"] = f.deleted_at is not None

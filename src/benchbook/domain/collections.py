@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import ColumnElement, delete, func, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain import audit
@@ -35,6 +35,7 @@ def schema_names(session: Session, collection_id: str) -> list[str]:
 def collection_response(session: Session, c: Collection) -> dict[str, Any]:
     """DatasetResponse; ``record_count`` counts live records (deleted ones for a deleted collection
     that would come back with it)."""
+    cond: ColumnElement[bool]
     if c.deleted_at is None:
         cond = Record.deleted_at.is_(None)
     else:

@@ -137,7 +137,7 @@ class RecordQuery:
             out += [expr.is_(None).asc(), expr.desc() if direction == "desc" else expr.asc()]
         return [*out, Record.id.asc()]
 
-    def select(self, session: Session, collection: Collection) -> Select[tuple[Record]]:
+    def select(self, session: Session, collection: Collection) -> Select[Any]:
         """SELECT of the matching records in order."""
         return (select(Record).where(*self.conditions(session, collection))
                 .order_by(*self.order_by(session, collection)))

@@ -61,7 +61,7 @@ class RecordShaper:
                 .where(Record.parent_id.in_(ids), Record.deleted_at.is_(None))
                 .group_by(Record.parent_id, Schema.name)).all()
             for parent_id, schema_name, n in rows:
-                counts[parent_id][schema_name] = n
+                counts[str(parent_id)][schema_name] = n
         return counts
 
     def shape(self, records: list[Record], *, child_counts: bool = False,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, delete, func, select
+from sqlalchemy import ColumnElement, Row, delete, func, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain import audit
@@ -26,7 +26,7 @@ from benchbook.persistence.tables import Collection, Record, RecordLink, utcnow
 def find_record(session: Session, record_id: str, *, live: bool | None = True) -> Record:
     """The record with id (or unique prefix) ``record_id``; ``live`` True → live only, None → any.
     Raises ``NotFound`` or ``Invalid`` (ambiguous prefix)."""
-    conds = [Record.deleted_at.is_(None)] if live else []
+    conds: list[ColumnElement[bool]] = [Record.deleted_at.is_(None)] if live else []
     rid = resolve_prefix(session, Record, record_id, what="record", where=conds)
     rec = session.get(Record, rid)
     assert rec is not None

@@ -35,7 +35,7 @@ def search_condition(session: Session, query: str) -> ColumnElement[bool] | None
     match = " AND ".join(f'"{w}"*' for w in found)
     inner = text("SELECT rowid FROM records_fts WHERE records_fts MATCH :search_query").bindparams(
         bindparam("search_query", match))
-    return literal_column("records.rowid").in_(inner)  # type: ignore[no-any-return]
+    return literal_column("records.rowid").in_(inner)
 
 
 
