@@ -3,6 +3,7 @@ a purged field, and are the ones the database picks for the record queries' filt
 (the index expression is the very expression the queries compare)."""
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, text
 
+from benchbook.domain import record_lists
 from benchbook.domain.bulk import bulk_create_records
 from benchbook.domain.collections import create_collection, find_collection
 from benchbook.domain.context import Ctx
@@ -127,3 +129,33 @@ def test_a_page_in_id_order_is_read_in_order_not_sorted(db: Database) -> None:
         prefix = "EXPLAIN QUERY PLAN " if db.engine.dialect.name == "sqlite" else "EXPLAIN "
         plan = " ".join(str(row[-1]) for row in conn.execute(text(prefix + sql)))
     assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
+
+
+SORTS = [["n"], ["n:desc"], ["x", "label:desc"], ["label"], ["day:desc", "n"]]
+TREES = [None, {"field": "label", "op": "eq", "value": "w7"},
+         {"and": [{"field": "n", "op": "gt", "value": 1000}, {"field": "x", "op": "lt", "value": 800}]}]
+
+
+def test_a_walked_sort_index_gives_the_same_pages(db: Database, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite walks the sort field's index for a page when that is quick (record_lists._sorted_page)
+    and sorts every match otherwise: both give the same page and total, records without a value
+    last, whatever the budget, for every sort, filter and offset (also past the valued records)."""
+    with db.session() as s, s.begin():  # records without the sort values come last
+        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
+        bulk_create_records(ctx, "ixlab", [{"schema_name": "ixitem", "data": {"label": "w7", "flag": True}}
+                                           for _ in range(30)])
+    for sort, tree, offset in itertools.product(SORTS, TREES, [0, 40, 2990, 3500]):
+        query = RecordQuery(schema="ixitem", sort=sort, filter=json.dumps(tree) if tree else None)
+        pages = []
+        for budget in (10**9, 0):  # walk to the end / give the walk up at once
+            monkeypatch.setattr(record_lists, "WALK_BUDGET", budget)
+            with db.session() as s:
+                page = list_page(s, "ixlab", query, limit=50, offset=offset)
+            pages.append(([item["id"] for item in page["items"]], page["total"]))
+        with db.session() as s:
+            collection = find_collection(s, "ixlab")
+            pages.append(record_lists._page(s, query, collection, query.conditions(s, collection), limit=50,
+                                            offset=offset))
+        assert all(p == pages[0] for p in pages), (sort, tree, offset, [(len(i), t) for i, t in pages])
+        assert pages[0][1] > 0

@@ -16,7 +16,7 @@ from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.filters import ancestor_metas, ancestor_scalar, compile_filter, resolve_field, value_of
 from benchbook.domain.records import find_record
 from benchbook.domain.search import search_condition
-from benchbook.persistence.tables import Collection, Field, Record, Schema
+from benchbook.persistence.tables import INDEXED_ACCESSORS, Collection, Field, Record, Schema
 
 BASE_SORTS = {"id": Record.id, "created_at": Record.created_at, "updated_at": Record.updated_at,
               "natural_name": Record.natural_name}
@@ -136,6 +136,18 @@ class RecordQuery:
             expr = _sort_expression(cache, meta, name, ["query", "sort", i], spec)
             out += [expr.is_(None).asc(), expr.desc() if direction == "desc" else expr.asc()]
         return [*out, Record.id.asc()]
+
+    def leading_sort(self, session: Session, collection: Collection) -> Field | None:
+        """The field the first ``sort`` key names when it is an own field of the listed schema
+        that has its own index (``tables.field_index_ddl``), else None."""
+        schema = self._schema(session, collection)
+        if not self.sort or schema is None:
+            return None
+        name = self.sort[0].partition(":")[0]
+        if name.startswith(f"{schema.name}."):
+            name = name[len(schema.name) + 1:]
+        f = SchemaCache(session).meta(schema.id).by_name.get(name)
+        return f if f is not None and f.type in INDEXED_ACCESSORS else None
 
     def select(self, session: Session, collection: Collection) -> Select[Any]:
         """SELECT of the matching records in order."""

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sqlalchemy import func, or_, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import SchemaCache, find_schema
@@ -15,13 +16,18 @@ from benchbook.domain.collections import find_collection, schema_names
 from benchbook.domain.context import Ctx
 from benchbook.domain.derived import check_columns
 from benchbook.domain.errors import Invalid, NotFound, error_entry
-from benchbook.domain.queries import RecordQuery
+from benchbook.domain.queries import RecordQuery, typed_value
 from benchbook.domain.record_views import RecordShaper
 from benchbook.domain.records import delete_records, record_rows
 from benchbook.domain.search import search_condition
-from benchbook.persistence.tables import Collection, Record, Schema
+from benchbook.persistence.tables import Collection, Field, Record, Schema, field_index_name
 
 EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]
+
+
+WALK_BUDGET = 100_000
+"""SQLite virtual-machine instructions a sorted page may spend walking its sort index (about
+12 ms, some 1,000 records) before sorting every match is the better plan (:func:`_sorted_page`)."""
 
 
 def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit: int, offset: int,
@@ -34,19 +40,57 @@ def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit:
     if columns:
         names = [query.schema] if query.schema else schema_names(session, collection.id)
         check_columns(shaper.cache, [shaper.cache.meta(find_schema(session, n).id) for n in names], columns)
-    # the page's ids and the total in one pass over the matching records (count(*) OVER (), no
-    # record values carried along), then the page's records; only a page past the end needs a
-    # count of its own
+    lead = query.leading_sort(session, collection) if session.get_bind().dialect.name == "sqlite" else None
+    walked = _sorted_page(session, query, collection, conds, lead, limit=limit, offset=offset) if lead else None
+    ids, total = walked or _page(session, query, collection, conds, limit=limit, offset=offset)
+    found = {r.id: r for r in session.scalars(select(Record).where(Record.id.in_(ids)))}
+    rows = [found[i] for i in ids]
+    items = shaper.shape(rows, child_counts=child_counts, columns=columns)
+    return {"items": items, "total": total, "offset": offset, "limit": limit}
+
+
+def _page(session: Session, query: RecordQuery, collection: Collection, conds: list[Any], *, limit: int,
+          offset: int) -> tuple[list[str], int]:
+    """``(ids of the page, total)`` in one pass over the matching records (``count(*) OVER ()``,
+    no record values carried along); only a page past the end needs a count of its own."""
     page = session.execute(select(Record.id, func.count().over()).where(*conds)
                            .order_by(*query.order_by(session, collection)).limit(limit).offset(offset)).all()
     if page:
-        total = int(page[0][1])
-    else:
-        total = (session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0) if offset else 0
-    found = {r.id: r for r in session.scalars(select(Record).where(Record.id.in_([p[0] for p in page])))}
-    rows = [found[p[0]] for p in page]
-    items = shaper.shape(rows, child_counts=child_counts, columns=columns)
-    return {"items": items, "total": total, "offset": offset, "limit": limit}
+        return [p[0] for p in page], int(page[0][1])
+    total = (session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0) if offset else 0
+    return [], total
+
+
+def _sorted_page(session: Session, query: RecordQuery, collection: Collection, conds: list[Any],
+                 lead: Field, *, limit: int, offset: int) -> tuple[list[str], int] | None:
+    """:func:`_page` for a sort led by an indexed own field, on SQLite, or None when that takes
+    too long. SQLite's planner does not weigh ``LIMIT``: it narrows by the most selective filter
+    and sorts every match, even when walking the sort field's own index finds the page after a
+    few thousand entries (first page of 50 among 1,000,000 records: 4 ms instead of 100 ms). So
+    the walk (``INDEXED BY``, only records holding a value) is tried first and given up after
+    :data:`WALK_BUDGET` SQLite instructions (a progress handler); the total is then one count.
+    A page that would reach records without a value is not walked."""
+    expr = typed_value(lead)
+    statement = (select(Record.id).where(*conds, expr.is_not(None))
+                 .order_by(*query.order_by(session, collection)[1:])  # "nulls last" is constant here
+                 .limit(limit).offset(offset)
+                 .with_hint(Record, f"INDEXED BY {field_index_name(lead.id)}", "sqlite"))
+    raw = session.connection().connection.driver_connection
+    assert raw is not None
+    steps = iter(range(WALK_BUDGET // 1000))
+    raw.set_progress_handler(lambda: next(steps, None) is None, 1000)
+    try:
+        ids = list(session.scalars(statement))
+    except OperationalError as exc:
+        if "interrupted" not in str(exc):
+            raise
+        return None  # walked too far: the matches are rare or the page deep
+    finally:
+        raw.set_progress_handler(None, 0)
+    total = session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0
+    if len(ids) < limit and offset + len(ids) < total:  # the page goes on among records without a value
+        return None
+    return ids, total
 
 
 def record_counts(session: Session, name_or_id: str, query: RecordQuery) -> dict[str, Any]:

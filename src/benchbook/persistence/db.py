@@ -18,6 +18,7 @@ import orjson
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.dialects.sqlite.base import SQLiteCompiler
 from sqlalchemy.orm import Session, sessionmaker
 
 
@@ -49,13 +50,22 @@ def json_loads(text: str | bytes) -> Any:
         return json.loads(text)
 
 
+class _HintingSQLiteCompiler(SQLiteCompiler):
+    """SQLite's compiler, rendering ``Select.with_hint(table, "INDEXED BY <index>", "sqlite")``
+    after the table name (SQLAlchemy's own SQLite compiler drops table hints)."""
+
+    def get_from_hint_text(self, table: Any, text: str | None) -> str | None:
+        return text
+
+
 def make_engine(url: str) -> Engine:
-    """Create an engine for ``url``; SQLite gets the pragmas above and thread-shared connections.
-    JSON columns use :func:`json_dumps` / :func:`json_loads`."""
+    """Create an engine for ``url``; SQLite gets the pragmas above, thread-shared connections
+    and table hints (``INDEXED BY``). JSON columns use :func:`json_dumps` / :func:`json_loads`."""
     codec = {"json_serializer": json_dumps, "json_deserializer": json_loads}
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, **codec)
         event.listen(engine, "connect", _sqlite_pragmas)
+        engine.dialect.statement_compiler = _HintingSQLiteCompiler
         return engine
     return create_engine(url, pool_pre_ping=True, **codec)
 
