@@ -81,7 +81,7 @@ def test_allow_remote_warns_and_passes_flags(monkeypatch: pytest.MonkeyPatch, tm
     assert "anyone who can reach this address can read and change everything" in flat
     assert "only the health route (/api/health) is served" in flat
     assert "http://0.0.0.0:8123/" in result.stdout
-    assert made == [{"root": tmp_path.resolve(), "allow_remote": True, "sync_only": True}]
+    assert made == [{"root": tmp_path.resolve(), "allow_remote": True, "sync_only": True, "resume_history": True}]
     assert calls[0][1] == {"host": "0.0.0.0", "port": 8123, "log_level": "debug"}
 
 

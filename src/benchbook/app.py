@@ -121,11 +121,13 @@ def _unreadable(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     return _json(422, {"detail": "Request validation failed", "errors": [entry]})
 
 
-def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool = False) -> connexion.AsyncApp:
+def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool = False,
+               resume_history: bool = False) -> connexion.AsyncApp:
     """The whole service for ``project`` (database opened and upgraded now).
 
     ``allow_remote`` lets requests with a non-local ``Host`` through (spec ``--allow-remote``);
-    ``sync_only`` serves only the health route until sync exists.
+    ``sync_only`` serves only the health route until sync exists; ``resume_history`` (the
+    server, not a one-off CLI command) continues a history conversion a restart cut off.
     """
     services = Services(project=project, db=open_database(project.database_url), sync_only=sync_only)
     document = load_document()
@@ -148,8 +150,8 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, allow_remote=allow_remote)
     app.add_middleware(_ServicesMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, services=services)
     app.services = services
-    if not sync_only:
-        history_storage.resume(services.db.engine)  # a conversion cut off by a restart goes on
+    if resume_history and not sync_only:
+        history_storage.resume(services.db.engine)
     return app
 
 
@@ -171,7 +173,7 @@ def app_from_env() -> connexion.AsyncApp:
     ``BENCHBOOK_PROJECT``, ``BENCHBOOK_ALLOW_REMOTE`` and ``BENCHBOOK_SYNC_ONLY`` (``"1"`` = on)."""
     project = Project.locate(os.environ.get("BENCHBOOK_PROJECT") or None)
     return create_app(project, allow_remote=os.environ.get("BENCHBOOK_ALLOW_REMOTE") == "1",
-                      sync_only=os.environ.get("BENCHBOOK_SYNC_ONLY") == "1")
+                      sync_only=os.environ.get("BENCHBOOK_SYNC_ONLY") == "1", resume_history=True)
 
 
 __all__ = ["Path", "Services", "__version__", "app_from_env", "create_app"]

@@ -307,7 +307,7 @@ def test_reclaim_gives_room_back_after_purging_and_converting(api, lab):
 
 def test_start_up_resumes_an_unfinished_conversion(api, lab):
     _whole_edits(api, lab)
-    restarted = create_app(api.project)  # the server starting again on the same database
+    restarted = create_app(api.project, resume_history=True)  # the server starting again
     engine = restarted.services.db.engine
     try:
         history_storage.resume(engine).join(10)  # what create_app started, once more: no second thread

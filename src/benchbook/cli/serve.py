@@ -129,5 +129,5 @@ def serve(ctx: click.Context, open_browser: bool, port: int, sync_only: bool, lo
         return
     from benchbook.app import create_app
 
-    uvicorn.run(create_app(project, allow_remote=allow_remote, sync_only=sync_only),
+    uvicorn.run(create_app(project, allow_remote=allow_remote, sync_only=sync_only, resume_history=True),
                 host=host, port=port, log_level=level)
