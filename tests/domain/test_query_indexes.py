@@ -159,3 +159,15 @@ def test_a_walked_sort_index_gives_the_same_pages(db: Database, tmp_path: Path,
                                             offset=offset))
         assert all(p == pages[0] for p in pages), (sort, tree, offset, [(len(i), t) for i, t in pages])
         assert pages[0][1] > 0
+
+
+def test_a_missing_sort_index_still_sorts(db: Database, caplog: pytest.LogCaptureFixture) -> None:
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("the index walk is SQLite's")
+    with db.engine.begin() as conn:
+        conn.execute(text(f"DROP INDEX {field_index_name(field_ids(db)['n'])}"))
+    query = RecordQuery(schema="ixitem", sort=["n:desc"])
+    with db.session() as s:
+        page = list_page(s, "ixlab", query, limit=5, offset=0)
+    assert [item["data"]["n"] for item in page["items"]] == [2999, 2998, 2997, 2996, 2995]
+    assert page["total"] == 3000 and "without the index walk" in caplog.text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +25,8 @@ from benchbook.persistence.tables import Collection, Field, Record, Schema, fiel
 
 EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]
 
+
+log = logging.getLogger(__name__)
 
 WALK_BUDGET = 100_000
 """SQLite virtual-machine instructions a sorted page may spend walking its sort index (about
@@ -81,10 +84,10 @@ def _sorted_page(session: Session, query: RecordQuery, collection: Collection, c
     raw.set_progress_handler(lambda: next(steps, None) is None, 1000)
     try:
         ids = list(session.scalars(statement))
-    except OperationalError as exc:
-        if "interrupted" not in str(exc):
-            raise
-        return None  # walked too far: the matches are rare or the page deep
+    except OperationalError as exc:  # walked too far (the matches are rare or the page deep)
+        if "interrupted" not in str(exc):  # or the index is missing: sorting still answers
+            log.warning("sorted page without the index walk: %s", exc)
+        return None
     finally:
         raw.set_progress_handler(None, 0)
     total = session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0
