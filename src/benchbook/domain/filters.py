@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session, aliased
 from benchbook.domain import dtypes
 from benchbook.domain.catalog import SchemaCache, SchemaMeta, find_schema
 from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.search import like_pattern
 from benchbook.persistence.tables import Collection, CollectionSchema, Field, Record, Schema
 
 MAX_DEPTH = 32
@@ -291,7 +292,7 @@ class _Compiler:
         expr = value_of(alias, f)
         if leaf.op == "contains":
             text = str(value).translate(_FOLD)
-            pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            pattern = like_pattern(text)
             # ASCII letters only on both: SQLite's lower() knows no others
             folded = func.lower(expr) if self.dialect == "sqlite" else func.translate(expr, _UPPER, _LOWER)
             return folded.like(pattern, escape="\\"), False

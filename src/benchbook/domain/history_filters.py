@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.audit import ACTIONS, BATCH_KINDS, ENTITY_TYPES, parse_since
 from benchbook.domain.errors import Invalid, error_entry
+from benchbook.domain.search import like_pattern
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Collection, Schema
 
 TEXT_OPS = ["eq", "ne", "in", "contains", "is_null"]
@@ -34,11 +35,6 @@ FIELDS: list[dict[str, Any]] = [
      "operators": ["eq", "ne", "in"], "choices": None},
 ]
 _BY_NAME = {f["name"]: f for f in FIELDS}
-
-
-def like_pattern(q: str) -> str:
-    """``%q%`` for LIKE with ``\\`` escaping, so ``%`` and ``_`` in ``q`` match themselves."""
-    return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def _column(name: str) -> Any:

@@ -17,6 +17,12 @@ PG_VECTOR = ("(jsonb_to_tsvector('simple'::regconfig, records.data, '[\"string\"
 WORD = re.compile(r"\w+", re.UNICODE)
 
 
+def like_pattern(q: str) -> str:
+    """``%q%`` for LIKE with ``\\`` escaping, so ``%`` and ``_`` in ``q`` match themselves
+    (use with ``escape="\\"``)."""
+    return "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 def words(query: str) -> list[str]:
     """The words of a search query (letters, digits and underscores)."""
     return WORD.findall(query.lower())
