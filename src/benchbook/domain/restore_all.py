@@ -179,6 +179,7 @@ def restore_all(ctx: Ctx, *, batch: str | None = None, tree: Any = None, q: str 
             except BenchbookError:
                 out.blocked += 1
         s.flush()
+        s.expire_all()  # the restores above may have changed records with bulk UPDATEs
         if sel.collections:  # a restored collection brought back the records its delete took
             sel.records = _still_deleted(s, [r.id for r in sel.records])
             sel.collections = []
