@@ -17,7 +17,7 @@ from benchbook.domain.collections import find_collection, schema_names
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.ids import new_id, resolve_prefix
-from benchbook.domain.naming import natural_name
+from benchbook.domain.naming import natural_name, placeholders
 from benchbook.domain.uniqueness import check_unique
 from benchbook.domain.values import FILE_TYPES, REFERENCE_TYPES, as_list, coerce_data
 from benchbook.persistence.tables import Collection, Record, RecordLink, utcnow
@@ -41,8 +41,14 @@ def shown_values(meta: SchemaMeta, data: dict[str, Any], tz: str | None) -> dict
 
 
 def _name(meta: SchemaMeta, data: dict[str, Any], tz: str | None) -> str | None:
-    return natural_name(meta.schema.display_template, shown_values(meta, data, tz),
-                        {f.name: f.type for f in meta.fields})
+    """The record's natural name; only the values the name can use are worked out (the
+    template's placeholders, else the string fields)."""
+    from benchbook.domain.dtypes import display_value
+    template = meta.schema.display_template
+    used = set(placeholders(template)) if template else {f.name for f in meta.fields if f.type == "string"}
+    shown = {f.name: display_value(f.type, f.restrictions or {}, data[f.id], tz=tz)
+             for f in meta.fields if f.name in used and f.id in data}
+    return natural_name(template, shown, {f.name: f.type for f in meta.fields})
 
 
 def snapshot(rec: Record | Row[Any], meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:
