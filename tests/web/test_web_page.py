@@ -286,6 +286,37 @@ def test_last_page_deep_link(server: str) -> None:
     assert {row[2].text for row in rows} == {"Chinstrap"}  # palmerpenguins ends with Chinstraps
 
 
+def test_search_deep_link_finds_the_matching_records(server: str) -> None:
+    content = parse(chromium(server + "/#penguins/penguin?q=chinstrap")).one("section", id="content")
+    assert content.one("input", name="q").attrs["value"] == "chinstrap"
+    assert content.one("a", data_schema="penguin").one("span", cls="count").text == "68"  # tabs count matches
+    assert content.one("a", data_schema="island").attrs["href"] == "#penguins/island?q=chinstrap"
+    _, rows = records_table(content)
+    assert len(rows) == 50 and {row[2].text for row in rows} == {"Chinstrap"}
+    pager = content.one(cls="pager")
+    assert pager.one("span", cls="range").text == "1–50 of 68"  # palmerpenguins holds 68 Chinstraps
+    assert pager.one("a", rel="next").attrs["href"] == "#penguins/penguin/2?q=chinstrap"
+    none = parse(chromium(server + "/#penguins/penguin?q=emperor")).one("section", id="content")
+    assert "No Penguin record matches “emperor”" in none.one("p", cls="empty").text
+    assert none.one("p", cls="empty").one("a").attrs["href"] == "#penguins/penguin"
+
+
+def test_sort_deep_link_orders_by_a_column_and_headers_toggle_it(server: str) -> None:
+    content = parse(chromium(server + "/#penguins/penguin?sort=body_mass_g%3Adesc")).one("section", id="content")
+    header, rows = records_table(content)
+    mass = header.index("Body mass (g) ▼")
+    assert [row[mass].text for row in rows[:1]] == ["6300"]  # the heaviest: a Gentoo male of 2007
+    masses = [int(row[mass].text) for row in rows]
+    assert masses == sorted(masses, reverse=True)
+    heading = content.one("th", aria_sort="descending")
+    assert heading.one("a", cls="sort").attrs["href"] == "#penguins/penguin"  # a third click: id order again
+    species = content.all("a", cls="sort")[2]
+    assert species.text == "Species" and species.attrs["href"] == "#penguins/penguin?sort=species"
+    last = parse(chromium(server + "/#penguins/penguin/7?sort=body_mass_g")).one("section", id="content")
+    _, rows = records_table(last)
+    assert [row[mass].text for row in rows[-2:]] == ["–", "–"]  # the two without a mass come last
+
+
 def test_unknown_collection_shows_the_servers_reason(server: str) -> None:
     dom = parse(chromium(server + "/#nope"))
     error = dom.one("section", id="content").one("p", cls="error")

@@ -1,11 +1,12 @@
 // benchbook web app: collections on the left, the chosen collection's records in a table.
-// The location hash is the state: #<collection>[/<schema>[/<page>]], e.g. #penguins/penguin/2,
-// so every view can be linked to, reloaded and reached with the browser's back button.
+// The location hash is the state: #<collection>[/<schema>[/<page>]][?q=<search>&sort=<key>], e.g.
+// #penguins/penguin/2?sort=body_mass_g:desc, so every view can be linked to, reloaded and
+// reached with the browser's back button.
 "use strict";
 
 const PAGE = 50;
 const NUMERIC = new Set(["integer", "float"]);
-const state = { collection: null, schema: null, page: 1 };
+const state = { collection: null, schema: null, page: 1, search: "", sort: "" };
 const schemaCache = new Map();
 let renderToken = 0;
 
@@ -21,7 +22,7 @@ function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
-    if (key === "onclick") node.addEventListener("click", value);
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
     else node.setAttribute(key, value === true ? "" : value);
   }
   for (const child of children) {
@@ -31,10 +32,21 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-function link(collection, schema, page) {
+// A view's hash; ``view`` may hold ``search`` and ``sort`` (left out when empty).
+function link(collection, schema, page, view = {}) {
   const parts = [collection, schema].filter(Boolean).map(encodeURIComponent);
   if (page > 1) parts.push(String(page));
-  return "#" + parts.join("/");
+  const query = new URLSearchParams();
+  if (view.search) query.set("q", view.search);
+  if (view.sort) query.set("sort", view.sort);
+  const text = query.toString();
+  return "#" + parts.join("/") + (text ? "?" + text : "");
+}
+
+// The same view with other ``changes`` (a new search or sort starts again at page 1).
+function here(changes = {}) {
+  const view = { search: state.search, sort: state.sort, ...changes };
+  return link(state.collection, state.schema, "page" in changes ? changes.page : 1, view);
 }
 
 async function loadCollections() {
@@ -79,12 +91,14 @@ async function showCollection() {
   content.setAttribute("aria-busy", "true");
   try {
     const name = encodeURIComponent(state.collection);
-    const [collection, counts] = await Promise.all([api("/collections/" + name), api(`/collections/${name}/record-counts`)]);
+    const matching = state.search ? "?" + new URLSearchParams({ search: state.search }) : "";  // tabs count what matches
+    const [collection, counts] = await Promise.all([api("/collections/" + name),
+      api(`/collections/${name}/record-counts${matching}`)]);
     const schemas = await Promise.all((collection.schemas || []).map(schema));
     if (!state.schema || !collection.schemas.includes(state.schema)) state.schema = collection.schemas[0] || null;
     document.title = `${collection.name} · benchbook`;
     const tabs = el("nav", { class: "tabs", "aria-label": "schemas" }, ...schemas.map((s) => el("a", {
-      href: link(collection.name, s.name), class: s.name === state.schema ? "active" : null,
+      href: link(collection.name, s.name, 1, { search: state.search }), class: s.name === state.schema ? "active" : null,
       "data-schema": s.name, "aria-current": s.name === state.schema ? "page" : null, title: s.description || s.name,
     }, s.label || s.name, el("span", { class: "count" }, counts.counts[s.name] ?? 0))));
     const parts = [el("h2", {}, collection.name)];
@@ -92,11 +106,13 @@ async function showCollection() {
     if (!schemas.length) {
       parts.push(el("p", { class: "empty" }, "This collection has no schemas yet, so it holds no records."));
     } else {
-      parts.push(tabs);
+      parts.push(tabs, searchForm());
       const current = schemas.find((s) => s.name === state.schema);
       const inherited = inheritedFields(current, schemas);
       const offset = (state.page - 1) * PAGE;
       const params = new URLSearchParams({ schema: state.schema, limit: PAGE, offset });
+      if (state.search) params.set("search", state.search);
+      if (state.sort) params.set("sort", state.sort);
       let page;
       try {
         const withColumns = new URLSearchParams(params);
@@ -109,11 +125,14 @@ async function showCollection() {
       }
       if (token !== renderToken) return;
       if (!page.items.length && page.total && state.page > 1) {  // past the end: go to the last page
-        location.replace(link(collection.name, state.schema, Math.ceil(page.total / PAGE)));
+        location.replace(here({ page: Math.ceil(page.total / PAGE) }));
         return;
       }
       if (page.items.length) parts.push(el("div", { class: "table-wrap" }, recordTable(current, inherited, page)), pager(page));
-      else parts.push(el("p", { class: "empty" }, `No ${current.label || current.name} records yet.`));
+      else if (state.search) {
+        parts.push(el("p", { class: "empty" }, `No ${current.label || current.name} record matches “${state.search}”. `,
+          el("a", { href: here({ search: "" }) }, "Show all")));
+      } else parts.push(el("p", { class: "empty" }, `No ${current.label || current.name} records yet.`));
     }
     if (token !== renderToken) return;
     content.replaceChildren(...parts);
@@ -135,7 +154,7 @@ function inheritedFields(current, schemas) {
     seen.add(parent.name);
     for (const f of parent.fields) {
       if (own.has(f.name) || out.some((o) => o.name === f.name)) continue;
-      out.push({ ...f, inheritedFrom: parent.label || parent.name });
+      out.push({ ...f, inheritedFrom: parent.label || parent.name, sortKey: `${parent.name}.${f.name}` });
     }
   }
   return out;
@@ -189,13 +208,33 @@ function join(nodes) {
   return nodes.flatMap((node, i) => (i ? [", ", node] : [node]));
 }
 
+// A column heading that sorts by ``key``: ascending, then descending, then back to id order.
+function sortable(key, text, attrs) {
+  const [sorted, direction] = state.sort.split(":");
+  const mine = sorted === key;
+  const next = !mine ? key : direction === "desc" ? "" : `${key}:desc`;
+  const order = mine ? (direction === "desc" ? "descending" : "ascending") : null;
+  return el("th", { scope: "col", "aria-sort": order, ...attrs },
+    el("a", { class: "sort", href: here({ sort: next }), title: `sort by ${text}` }, text,
+      mine ? el("span", { class: "arrow", "aria-hidden": "true" }, direction === "desc" ? " ▼" : " ▲") : null));
+}
+
+function searchForm() {
+  const input = el("input", { type: "search", name: "q", value: state.search, placeholder: "Search these records",
+    "aria-label": "search records" });
+  return el("form", { class: "search", role: "search", onsubmit: (event) => {
+    event.preventDefault();
+    location.hash = here({ search: input.value.trim() });
+  } }, input, el("button", { type: "submit", class: "button" }, "Search"));
+}
+
 function recordTable(current, inherited, page) {
   // The record's display name is its first column unless it is just one of the fields.
   const single = /^\{(\w+)\}$/.exec(current.display_template || "");
   const showName = !(single && current.fields.some((f) => f.name === single[1]));
-  const th = (f) => el("th", { scope: "col", class: NUMERIC.has(f.type) ? "num" : null,
-    title: `${f.name} (${f.type})${f.inheritedFrom ? ", from " + f.inheritedFrom : ""}` }, heading(f));
-  const head = el("tr", {}, showName ? el("th", { scope: "col" }, "Record") : null,
+  const th = (f) => sortable(f.sortKey || f.name, heading(f), { class: NUMERIC.has(f.type) ? "num" : null,
+    title: `${f.name} (${f.type})${f.inheritedFrom ? ", from " + f.inheritedFrom : ""}` });
+  const head = el("tr", {}, showName ? sortable("natural_name", "Record", {}) : null,
     ...inherited.map(th), ...current.fields.map(th));
   const columns = [
     ...inherited.map((f) => ({ field: f, value: (record) => (record.derived || {})[f.name] })),
@@ -213,7 +252,7 @@ function pager(page) {
   const first = page.offset + 1;
   const last = Math.min(page.offset + page.items.length, page.total);
   const pages = Math.max(1, Math.ceil(page.total / PAGE));
-  const go = (n) => (n >= 1 && n <= pages && n !== state.page ? link(state.collection, state.schema, n) : null);
+  const go = (n) => (n >= 1 && n <= pages && n !== state.page ? here({ page: n }) : null);
   const button = (n, text, rel) => {
     const href = go(n);
     return href ? el("a", { class: "button", href, rel }, text) : el("span", { class: "button disabled", "aria-disabled": "true" }, text);
@@ -226,9 +265,13 @@ function pager(page) {
 }
 
 function route() {
-  const [collection, schemaName, page] = location.hash.slice(1).split("/").map((part) => {
+  const [path, query = ""] = location.hash.slice(1).split("?");
+  const [collection, schemaName, page] = path.split("/").map((part) => {
     try { return decodeURIComponent(part); } catch { return part; }
   });
+  const view = new URLSearchParams(query);
+  state.search = (view.get("q") || "").trim();
+  state.sort = view.get("sort") || "";
   if (!collection) {
     state.collection = null;
     document.querySelectorAll("#collections a").forEach((a) => a.classList.remove("active"));
