@@ -14,6 +14,7 @@ must then be rolled back (all or nothing), as for every domain error.
 from __future__ import annotations
 
 import json
+from collections import ChainMap
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -31,7 +32,15 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError, Invalid, NotFound, error_entry
 from benchbook.domain.ids import ID_LENGTH, new_id
 from benchbook.domain.records import _check_parent, _name, identity, snapshot, value_changes
-from benchbook.domain.values import FILE_TYPES, REFERENCE_TYPES, as_list, blank, merge_values
+from benchbook.domain.values import (
+    FILE_TYPES,
+    REFERENCE_TYPES,
+    as_list,
+    blank,
+    merge_values,
+    reference_problems,
+    reference_targets,
+)
 from benchbook.persistence.tables import (
     AuditEntry,
     Collection,
@@ -157,13 +166,7 @@ class _Bulk:
             found_parents.update({r[0]: tuple(r) for r in self.s.execute(
                 select(Record.id, Record.schema_id, Record.dataset_id).where(Record.id.in_(part),
                                                                             Record.deleted_at.is_(None)))})
-        found_targets = {}
-        for part in _chunks(sorted(targets - set(self.pending))):
-            found_targets.update({r[0]: tuple(r) for r in self.s.execute(
-                select(Record.id, Record.deleted_at, Schema.name, Collection.id, Collection.scope,
-                       Collection.deleted_at)
-                .join(Schema, Schema.id == Record.schema_id).join(Collection, Collection.id == Record.dataset_id)
-                .where(Record.id.in_(part)))})
+        found_targets = reference_targets(self.s, targets - set(self.pending))
         files = {}
         for part in _chunks(sorted(shas)):
             files.update({f.sha256: dtypes.FileMeta(filename=f.filename, size=f.size)
@@ -221,26 +224,12 @@ class _Bulk:
 
     def reference_problems(self, meta: SchemaMeta, data: dict[str, Any], targets: dict[str, tuple[Any, ...]],
                            loc: tuple[str, ...]) -> list[dict[str, Any]]:
-        """``values._reference_problems`` from the prefetched targets and this call's rows."""
-        errors = []
-        for field in meta.fields:
-            if field.type not in REFERENCE_TYPES or field.id not in data:
-                continue
-            for target in as_list(data.get(field.id)):
-                mine = self.pending.get(target)
-                row = ((mine.id, None, mine.meta.schema.name, self.collection.id, self.collection.scope, None)
-                       if mine else targets.get(target))
-                problem = None
-                if row is None or row[1] is not None or row[5] is not None:
-                    problem = f"record {target} does not exist or is deleted"
-                elif field.restrictions.get("schema") and row[2] != field.restrictions["schema"]:
-                    problem = f"record {target} is a {row[2]!r}, not a {field.restrictions['schema']!r}"
-                elif row[3] != self.collection.id and row[4] != "global":
-                    problem = (f"record {target} is in another collection that is not global; a local "
-                               "collection's records may only be referenced from the same collection")
-                if problem:
-                    errors.append(error_entry([*loc, field.name], f"{field.name}: {problem}", "reference", target))
-        return errors
+        """``values.reference_problems`` over the prefetched targets, this call's rows counting
+        as live records of the collection."""
+        mine = {t: (row.id, None, row.meta.schema.name, self.collection.id, self.collection.scope, None)
+                for f in meta.fields if f.type in REFERENCE_TYPES
+                for t in as_list(data.get(f.id)) if (row := self.pending.get(t)) is not None}
+        return reference_problems(meta.fields, data, ChainMap(mine, targets), self.collection, loc)
 
     def validate(self, index: int, body: dict[str, Any], rid: str, found_parents: dict[str, tuple[Any, ...]],
                  found: dict[str, Any], shas: set[str]) -> _Row | None:

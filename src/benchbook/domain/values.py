@@ -2,7 +2,7 @@
 with every problem reported at once (spec *Errors* 2: one entry per invalid field)."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlalchemy import select
@@ -45,7 +45,9 @@ def coerce_data(session: Session, meta: SchemaMeta, collection: Collection, inco
     """
     out, errors = merge_values(meta, collection, incoming, current=current, loc=loc,
                                file_lookup=_file_lookup(session))
-    errors += _reference_problems(session, meta.fields, out, collection, loc)
+    wanted = {i for f in meta.fields if f.type in REFERENCE_TYPES for i in as_list(out.get(f.id))}
+    targets = reference_targets(session, wanted) if wanted else {}
+    errors += reference_problems(meta.fields, out, targets, collection, loc)
     if errors:
         raise Invalid("; ".join(e["msg"] for e in errors), errors)
     return out
@@ -85,21 +87,30 @@ def merge_values(meta: SchemaMeta, collection: Collection, incoming: dict[str, A
     return out, errors
 
 
-def _reference_problems(session: Session, fields: list[Field], data: dict[str, Any], collection: Collection,
-                        loc: tuple[str, ...]) -> list[dict[str, Any]]:
-    wanted = {f.id: as_list(data.get(f.id)) for f in fields if f.type in REFERENCE_TYPES and f.id in data}
-    ids = {i for values in wanted.values() for i in values}
-    if not ids:
-        return []
-    rows = session.execute(
-        select(Record.id, Record.deleted_at, Schema.name, Collection.id, Collection.scope, Collection.deleted_at)
-        .join(Schema, Schema.id == Record.schema_id).join(Collection, Collection.id == Record.dataset_id)
-        .where(Record.id.in_(ids))).all()
-    found = {r[0]: r for r in rows}
+def reference_targets(session: Session, ids: set[str]) -> dict[str, tuple[Any, ...]]:
+    """What the reference rules need of each record of ``ids``: ``id → (id, deleted_at, schema
+    name, collection id, collection scope, collection deleted_at)`` (one query per 500 ids)."""
+    found: dict[str, tuple[Any, ...]] = {}
+    ordered = sorted(ids)
+    for start in range(0, len(ordered), 500):
+        found.update({r[0]: tuple(r) for r in session.execute(
+            select(Record.id, Record.deleted_at, Schema.name, Collection.id, Collection.scope, Collection.deleted_at)
+            .join(Schema, Schema.id == Record.schema_id).join(Collection, Collection.id == Record.dataset_id)
+            .where(Record.id.in_(ordered[start:start + 500])))})
+    return found
+
+
+def reference_problems(fields: list[Field], data: dict[str, Any], targets: Mapping[str, tuple[Any, ...]],
+                       collection: Collection, loc: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Error entries for the reference values in ``data`` whose target (as
+    :func:`reference_targets` describes it) does not exist or is deleted, is of another schema
+    than the field's ``schema`` restriction, or sits in another collection that is not global."""
     errors = []
     for field in fields:
-        for target in wanted.get(field.id, []):
-            row = found.get(target)
+        if field.type not in REFERENCE_TYPES or field.id not in data:
+            continue
+        for target in as_list(data.get(field.id)):
+            row = targets.get(target)
             problem = None
             if row is None or row[1] is not None or row[5] is not None:
                 problem = f"record {target} does not exist or is deleted"
