@@ -137,16 +137,17 @@ class RecordQuery:
             out += [expr.is_(None).asc(), expr.desc() if direction == "desc" else expr.asc()]
         return [*out, Record.id.asc()]
 
-    def leading_sort(self, session: Session, collection: Collection) -> Field | None:
+    def leading_sort(self, session: Session, collection: Collection, cache: SchemaCache) -> Field | None:
         """The field the first ``sort`` key names when it is an own field of the listed schema
-        that has its own index (``tables.field_index_ddl``), else None."""
+        that has its own index (``tables.field_index_ddl``), else None; ``cache`` is the
+        request's (the page's records are shaped with the same metadata)."""
         schema = self._schema(session, collection)
         if not self.sort or schema is None:
             return None
         name = self.sort[0].partition(":")[0]
         if name.startswith(f"{schema.name}."):
             name = name[len(schema.name) + 1:]
-        f = SchemaCache(session).meta(schema.id).by_name.get(name)
+        f = cache.meta(schema.id).by_name.get(name)
         return f if f is not None and f.type in INDEXED_ACCESSORS else None
 
     def select(self, session: Session, collection: Collection) -> Select[Any]:

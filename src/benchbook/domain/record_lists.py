@@ -43,7 +43,8 @@ def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit:
     if columns:
         names = [query.schema] if query.schema else schema_names(session, collection.id)
         check_columns(shaper.cache, [shaper.cache.meta(find_schema(session, n).id) for n in names], columns)
-    lead = query.leading_sort(session, collection) if session.get_bind().dialect.name == "sqlite" else None
+    lead = (query.leading_sort(session, collection, shaper.cache) if session.get_bind().dialect.name == "sqlite"
+            else None)
     walked = _sorted_page(session, query, collection, conds, lead, limit=limit, offset=offset) if lead else None
     ids, total = walked or _page(session, query, collection, conds, limit=limit, offset=offset)
     found = {r.id: r for r in session.scalars(select(Record).where(Record.id.in_(ids)))}
