@@ -31,7 +31,7 @@ from benchbook.domain.collections import find_collection, schema_names
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError, Invalid, NotFound, error_entry
 from benchbook.domain.ids import ID_LENGTH, new_id
-from benchbook.domain.records import _check_parent, _name, identity, snapshot, value_changes
+from benchbook.domain.records import _check_parent, _name, check_parent_row, identity, snapshot, value_changes
 from benchbook.domain.values import (
     FILE_TYPES,
     REFERENCE_TYPES,
@@ -137,8 +137,7 @@ class _Bulk:
             raise Invalid(value)
         return value
 
-    def prefetch(self, bodies: list[dict[str, Any]]) -> tuple[dict[str, tuple[Any, ...]], dict[str, Any],
-                                                              set[str]]:
+    def prefetch(self, bodies: list[dict[str, Any]]) -> tuple[dict[str, Row[Any]], dict[str, Any], set[str]]:
         """One query each: live full-length parents, reference targets, uploaded files."""
         parents: set[str] = set()
         targets: set[str] = set()
@@ -161,9 +160,9 @@ class _Bulk:
                     targets.update(items)
                 elif f.type in FILE_TYPES:
                     shas.update(i.lower() for i in items)
-        found_parents = {}
+        found_parents: dict[str, Row[Any]] = {}
         for part in _chunks(sorted(parents - set(self.pending))):
-            found_parents.update({r[0]: tuple(r) for r in self.s.execute(
+            found_parents.update({r.id: r for r in self.s.execute(
                 select(Record.id, Record.schema_id, Record.dataset_id).where(Record.id.in_(part),
                                                                             Record.deleted_at.is_(None)))})
         found_targets = reference_targets(self.s, targets - set(self.pending))
@@ -187,22 +186,16 @@ class _Bulk:
             return None
 
     # --------------------------------------------------------------------------- one row
-    def parent(self, meta: SchemaMeta, given: Any, found: dict[str, tuple[Any, ...]]) -> str | None:
+    def parent(self, meta: SchemaMeta, given: Any, found: dict[str, Row[Any]]) -> str | None:
         """What ``records._check_parent`` decides, from the prefetched rows."""
-        parent_schema = meta.parent
-        if parent_schema is None or not given or not isinstance(given, str) or len(given.strip()) < ID_LENGTH:
+        if meta.parent is None or not given or not isinstance(given, str) or len(given.strip()) < ID_LENGTH:
             rec = _check_parent(self.s, meta, self.collection, given, ["body", "parent_record_id"])
             return rec.id if rec else None
         pid = given.strip().upper()
-        mine = self.pending.get(pid)
-        row = (mine.id, mine.schema_id, mine.dataset_id) if mine else found.get(pid)
-        if row is None:
-            raise Invalid(f"parent record {given} does not exist or is deleted")
-        if row[1] != parent_schema.id:
-            raise Invalid(f"parent record {row[0]} is not a {parent_schema.name!r} record")
-        if row[2] != self.collection.id:
-            raise Invalid(f"parent record {row[0]} is in another collection")
-        return str(row[0])
+        row = self.pending.get(pid) or found.get(pid)
+        check_parent_row(meta, self.collection, given, row, ["body", "parent_record_id"])
+        assert row is not None
+        return str(row.id)
 
     def coerce(self, meta: SchemaMeta, incoming: dict[str, Any], found: dict[str, Any],
                shas: set[str]) -> dict[str, Any]:
@@ -231,7 +224,7 @@ class _Bulk:
                 for t in as_list(data.get(f.id)) if (row := self.pending.get(t)) is not None}
         return reference_problems(meta.fields, data, ChainMap(mine, targets), self.collection, loc)
 
-    def validate(self, index: int, body: dict[str, Any], rid: str, found_parents: dict[str, tuple[Any, ...]],
+    def validate(self, index: int, body: dict[str, Any], rid: str, found_parents: dict[str, Row[Any]],
                  found: dict[str, Any], shas: set[str]) -> _Row | None:
         """The row as it will be stored, or None after noting its first problem."""
         try:

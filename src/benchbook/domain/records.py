@@ -97,15 +97,26 @@ def _check_parent(session: Session, meta: SchemaMeta, collection: Collection, pa
     try:
         parent = find_record(session, parent_id)
     except NotFound:
-        raise Invalid(f"parent record {parent_id} does not exist or is deleted",
-                      [error_entry(loc, "unknown parent record", "parent", parent_id)]) from None
-    if parent.schema_id != parent_schema.id:
-        raise Invalid(f"parent record {parent.id} is not a {parent_schema.name!r} record",
-                      [error_entry(loc, f"parent must be a {parent_schema.name!r} record", "parent", parent_id)])
+        parent = None
+    check_parent_row(meta, collection, parent_id, parent, loc)
+    assert parent is not None
+    return parent
+
+
+def check_parent_row(meta: SchemaMeta, collection: Collection, given: str, parent: Any, loc: list[str | int]) -> None:
+    """Raise ``Invalid`` unless ``parent`` (anything with ``id``, ``schema_id`` and
+    ``dataset_id``; None when no live record has the ``given`` id) can be the parent of a
+    record of ``meta`` in ``collection``."""
+    assert meta.parent is not None
+    if parent is None:
+        raise Invalid(f"parent record {given} does not exist or is deleted",
+                      [error_entry(loc, "unknown parent record", "parent", given)])
+    if parent.schema_id != meta.parent.id:
+        raise Invalid(f"parent record {parent.id} is not a {meta.parent.name!r} record",
+                      [error_entry(loc, f"parent must be a {meta.parent.name!r} record", "parent", given)])
     if parent.dataset_id != collection.id:
         raise Invalid(f"parent record {parent.id} is in another collection",
-                      [error_entry(loc, "parent must be in the same collection", "parent", parent_id)])
-    return parent
+                      [error_entry(loc, "parent must be in the same collection", "parent", given)])
 
 
 def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
