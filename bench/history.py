@@ -23,13 +23,14 @@ from unittest import mock
 from sqlalchemy.orm import Session
 
 from benchbook.config import Project
-from benchbook.domain import audit, bulk
-from benchbook.domain.collections import create_collection
+from benchbook.domain.catalog.collections import create_collection
+from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
-from benchbook.domain.queries import RecordQuery
-from benchbook.domain.record_lists import delete_by_query
-from benchbook.domain.restore_all import restore_all
-from benchbook.domain.schemas import create_schema
+from benchbook.domain.history import entries as audit
+from benchbook.domain.history.restore_all import restore_all
+from benchbook.domain.records import bulk
+from benchbook.domain.records.lists import delete_by_query
+from benchbook.domain.records.queries import RecordQuery
 from benchbook.persistence.db import open_database
 
 FIELDS = [{"name": "n", "type": "integer"}, {"name": "x", "type": "float"}, {"name": "label", "type": "string"},

@@ -39,11 +39,11 @@ import httpx
 from sqlalchemy import text
 
 from benchbook.config import Project
-from benchbook.domain import audit
-from benchbook.domain.bulk import bulk_create_records
-from benchbook.domain.collections import create_collection
+from benchbook.domain.catalog.collections import create_collection
+from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
-from benchbook.domain.schemas import create_schema
+from benchbook.domain.history import entries as audit
+from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import open_database
 
 HERE = Path(__file__).resolve().parent

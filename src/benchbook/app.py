@@ -31,8 +31,8 @@ from starlette.exceptions import HTTPException
 
 from benchbook import __version__
 from benchbook.config import Project
-from benchbook.domain import history_storage
 from benchbook.domain.errors import BenchbookError
+from benchbook.domain.history import storage as history_storage
 from benchbook.persistence.db import Database, open_database
 from benchbook.security import GuardMiddleware, RootPathsMiddleware
 from benchbook.validation import VALIDATOR_MAP, RequestInvalid

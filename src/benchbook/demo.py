@@ -11,11 +11,11 @@ from typing import Any
 from palmerpenguins import load_penguins
 
 from benchbook.config import Project
-from benchbook.domain import audit
-from benchbook.domain.bulk import bulk_create_records
-from benchbook.domain.collections import create_collection
+from benchbook.domain.catalog.collections import create_collection
+from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
-from benchbook.domain.schemas import create_schema
+from benchbook.domain.history import entries as audit
+from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import Collection
 

@@ -16,14 +16,16 @@ from unittest import mock
 import pytest
 from sqlalchemy import JSON, Engine, Table, delete, event, select, text
 
-from benchbook.domain import audit, bulk
-from benchbook.domain.bulk import RowProblems, bulk_create_records
-from benchbook.domain.catalog import SchemaCache
-from benchbook.domain.collections import create_collection
+from benchbook.domain.catalog.collections import create_collection
+from benchbook.domain.catalog.lookup import SchemaCache
+from benchbook.domain.catalog.schemas import create_schema, set_unique_keys
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
+from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
-from benchbook.domain.records import (
+from benchbook.domain.records import bulk
+from benchbook.domain.records.bulk import RowProblems, bulk_create_records
+from benchbook.domain.records.writes import (
     create_record,
     identity,
     purge_records,
@@ -31,8 +33,7 @@ from benchbook.domain.records import (
     soft_delete_records,
     value_changes,
 )
-from benchbook.domain.records import snapshot as record_snapshot
-from benchbook.domain.schemas import create_schema, set_unique_keys
+from benchbook.domain.records.writes import snapshot as record_snapshot
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import AuditEntry, Record, RecordLink, Schema, StoredFile, utcnow
 from tests.conftest import open_empty_database
@@ -136,7 +137,7 @@ def run_single(database: Database, collection: str, rows: list[dict[str, Any]], 
         tx = s.begin()
         ctx = Ctx(session=s, actor="tester", files_dir=Path("."), request_id="req-1")
         ctx.batch_id = s.scalar(text("SELECT id FROM audit_batches"))
-        with mock.patch("benchbook.domain.records.new_id", side_effect=iter(ids).__next__):
+        with mock.patch("benchbook.domain.records.writes.new_id", side_effect=iter(ids).__next__):
             for i, row in enumerate(rows):
                 try:
                     create_record(ctx, collection, resolve(row, names))

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchbook.domain.dtypes import (
+from benchbook.domain.catalog.dtypes import (
     FIELD_TYPES,
     FieldType,
     FileMeta,

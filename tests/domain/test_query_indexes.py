@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 from sqlalchemy import event, text
 
-from benchbook.domain import record_lists
-from benchbook.domain.bulk import bulk_create_records
-from benchbook.domain.collections import create_collection, find_collection
+from benchbook.domain.catalog.collections import create_collection, find_collection
+from benchbook.domain.catalog.fields import delete_field, purge_field
+from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
-from benchbook.domain.fields import delete_field, purge_field
-from benchbook.domain.queries import RecordQuery
-from benchbook.domain.record_lists import list_page
-from benchbook.domain.schemas import create_schema
+from benchbook.domain.records import lists as record_lists
+from benchbook.domain.records.bulk import bulk_create_records
+from benchbook.domain.records.lists import list_page
+from benchbook.domain.records.queries import RecordQuery
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import FIELD_INDEX_PREFIX, field_index_name
 from tests.conftest import open_empty_database

@@ -11,8 +11,8 @@ from benchbook.cli.output import Settings
 from benchbook.cli.serve import serve
 from benchbook.config import Project
 from benchbook.domain.context import Ctx
-from benchbook.domain.csv_import import count_rows, import_csv
 from benchbook.domain.errors import BenchbookError
+from benchbook.domain.records.csv_import import count_rows, import_csv
 from benchbook.persistence.db import open_database
 
 DEMO_DIR = "penguins-demo"

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchbook.domain import audit as domain
-from benchbook.domain import history_events, history_filters, history_storage
-from benchbook.domain.catalog import find_schema
-from benchbook.domain.collections import find_collection
-from benchbook.domain.records import find_record
+from benchbook.domain.catalog.collections import find_collection
+from benchbook.domain.catalog.lookup import find_schema
+from benchbook.domain.history import entries as domain
+from benchbook.domain.history import events as history_events
+from benchbook.domain.history import filters as history_filters
+from benchbook.domain.history import storage as history_storage
+from benchbook.domain.records.writes import find_record
 from benchbook.handlers.uow import read, services, write
 from benchbook.persistence.tables import AuditEntry
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchbook.domain import collections as domain
-from benchbook.domain.queries import RecordQuery
-from benchbook.domain.record_lists import record_counts as count_records
+from benchbook.domain.catalog import collections as domain
+from benchbook.domain.records.lists import record_counts as count_records
+from benchbook.domain.records.queries import RecordQuery
 from benchbook.handlers.uow import read, write
 
 Body = dict[str, Any]

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchbook.domain import fields as domain
-from benchbook.domain.schemas import schema_response
+from benchbook.domain.catalog import fields as domain
+from benchbook.domain.catalog.schemas import schema_response
 from benchbook.handlers.uow import read, write
 
 Body = dict[str, Any]

@@ -5,11 +5,11 @@ from typing import Any
 
 from starlette.responses import StreamingResponse
 
-from benchbook.domain import record_lists as lists
-from benchbook.domain import records as domain
-from benchbook.domain import restore
-from benchbook.domain.queries import RecordQuery
-from benchbook.domain.record_views import RecordShaper
+from benchbook.domain.history import restore
+from benchbook.domain.records import lists
+from benchbook.domain.records import writes as domain
+from benchbook.domain.records.queries import RecordQuery
+from benchbook.domain.records.shaping import RecordShaper
 from benchbook.handlers.uow import read, services, write
 
 Body = dict[str, Any]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchbook.domain import restore_all
-from benchbook.domain import revert as domain
+from benchbook.domain.history import restore_all
+from benchbook.domain.history import revert as domain
 from benchbook.handlers.uow import read, write
 
 Body = dict[str, Any]

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchbook.domain import schemas as domain
-from benchbook.domain.catalog import find_schema
+from benchbook.domain.catalog import schemas as domain
+from benchbook.domain.catalog.lookup import find_schema
 from benchbook.handlers.uow import read, write
 
 Body = dict[str, Any]

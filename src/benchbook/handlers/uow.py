@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from connexion.context import scope
 from sqlalchemy.orm import Session
 
-from benchbook.domain import audit
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.history import entries as audit
 
 if TYPE_CHECKING:
     from benchbook.app import Services

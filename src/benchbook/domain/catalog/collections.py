@@ -7,10 +7,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import ColumnElement, delete, func, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain import audit
-from benchbook.domain.catalog import ancestors, find_named, find_schema
+from benchbook.domain.catalog.lookup import ancestors, find_named, find_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
+from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
 from benchbook.persistence.tables import Collection, CollectionSchema, Record, RecordLink, Schema, utcnow
 
@@ -19,7 +19,7 @@ SCOPES = ("local", "global")
 
 def find_collection(session: Session, name_or_id: str, *, deleted: bool | None = False) -> Collection:
     """The collection named (or with id) ``name_or_id``; ``deleted`` as in
-    :func:`benchbook.domain.catalog.find_named`. Raises ``NotFound``."""
+    :func:`benchbook.domain.catalog.lookup.find_named`. Raises ``NotFound``."""
     return find_named(session, Collection, name_or_id, deleted=deleted,  # type: ignore[no-any-return]
                       what="collection")
 
@@ -173,7 +173,7 @@ def update_collection(ctx: Ctx, name_or_id: str, body: dict[str, Any]) -> Collec
 
 def delete_collection(ctx: Ctx, name_or_id: str) -> None:
     """Soft-delete a collection and its live records together (one delete batch)."""
-    from benchbook.domain.records import soft_delete_records
+    from benchbook.domain.records.writes import soft_delete_records
     s = ctx.session
     c = find_collection(s, name_or_id)
     with audit.server_batch(ctx, "delete", f"collection {c.name}") as batch_id:
@@ -208,7 +208,7 @@ def _blocker(session: Session, c: Collection) -> str | None:
 def restore_collection(ctx: Ctx, name_or_id: str) -> Collection:
     """Bring a deleted collection back with exactly the records deleted together with it.
     Raises ``NotFound``, ``Conflict`` (name taken meanwhile)."""
-    from benchbook.domain.records import restore_records
+    from benchbook.domain.records.writes import restore_records
     s = ctx.session
     c = find_collection(s, name_or_id, deleted=True)
     blocked = _blocker(s, c)
@@ -228,7 +228,7 @@ def restore_collection(ctx: Ctx, name_or_id: str) -> Collection:
 def purge_collection(ctx: Ctx, name_or_id: str) -> None:
     """Remove a deleted collection and all its records for good (``purge`` entries list the
     values lost). Raises ``NotFound``, ``Conflict`` (the collection is still live)."""
-    from benchbook.domain.records import purge_records
+    from benchbook.domain.records.writes import purge_records
     s = ctx.session
     try:
         c = find_collection(s, name_or_id, deleted=True)

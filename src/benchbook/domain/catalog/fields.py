@@ -10,12 +10,13 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain import audit, dtypes
-from benchbook.domain.catalog import fields_of, find_field, find_schema
+from benchbook.domain.catalog import dtypes
+from benchbook.domain.catalog.lookup import fields_of, find_field, find_schema
+from benchbook.domain.catalog.naming import rename_in_template
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
+from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
-from benchbook.domain.naming import rename_in_template
 from benchbook.persistence.tables import Field, Record, RecordLink, Schema, utcnow
 
 

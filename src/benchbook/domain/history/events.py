@@ -13,9 +13,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, exists, func, literal_column, or_, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain.audit import batch_response, entry_responses
-from benchbook.domain.history_filters import compile_history_filter
-from benchbook.domain.search import like_pattern
+from benchbook.domain.history.entries import batch_response, entry_responses
+from benchbook.domain.history.filters import compile_history_filter
+from benchbook.domain.records.search import like_pattern
 from benchbook.persistence.tables import AuditBatch, AuditEntry
 
 

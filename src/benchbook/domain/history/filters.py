@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain.audit import ACTIONS, BATCH_KINDS, ENTITY_TYPES, parse_since
 from benchbook.domain.errors import Invalid, error_entry
-from benchbook.domain.search import like_pattern
+from benchbook.domain.history.entries import ACTIONS, BATCH_KINDS, ENTITY_TYPES, parse_since
+from benchbook.domain.records.search import like_pattern
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Collection, Schema
 
 TEXT_OPS = ["eq", "ne", "in", "contains", "is_null"]

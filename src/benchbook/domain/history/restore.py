@@ -15,12 +15,12 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain import audit
-from benchbook.domain.catalog import SchemaCache
+from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid
-from benchbook.domain.records import find_record, purge_records, restore_records
-from benchbook.domain.uniqueness import clashing_record
+from benchbook.domain.history import entries as audit
+from benchbook.domain.records.uniqueness import clashing_record
+from benchbook.domain.records.writes import find_record, purge_records, restore_records
 from benchbook.persistence.tables import Collection, Record, RecordLink, Schema
 
 

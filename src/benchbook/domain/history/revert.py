@@ -25,14 +25,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from benchbook.domain import collections as collection_rules
-from benchbook.domain import fields as field_rules
-from benchbook.domain import schemas as schema_rules
-from benchbook.domain.catalog import SchemaCache
+from benchbook.domain.catalog import collections as collection_rules
+from benchbook.domain.catalog import fields as field_rules
+from benchbook.domain.catalog import schemas as schema_rules
+from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound
-from benchbook.domain.records import delete_records, update_record
-from benchbook.domain.restore import record_restore_plan, restore_record
+from benchbook.domain.history.restore import record_restore_plan, restore_record
+from benchbook.domain.records.writes import delete_records, update_record
 from benchbook.persistence.tables import AuditEntry, Collection, Field, Record, Schema
 
 STATUSES = ("revert", "unchanged", "conflict", "cannot")

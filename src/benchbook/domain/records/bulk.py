@@ -1,5 +1,5 @@
 """Creating many records at once, set-based: the same rules and the same history as
-:func:`benchbook.domain.records.create_record`, with a fixed number of statements per chunk.
+:func:`benchbook.domain.records.writes.create_record`, with a fixed number of statements per chunk.
 
 Per chunk of :data:`CHUNK` rows: one query for the full-length parent ids, one for the
 reference targets, one for the uploaded files, one per (schema, uniqueness key) for the live
@@ -25,14 +25,13 @@ from sqlalchemy import ColumnElement, Row, Table, delete, func, insert, inspect,
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
-from benchbook.domain import dtypes
-from benchbook.domain.catalog import SchemaCache, SchemaMeta, find_schema
-from benchbook.domain.collections import find_collection, schema_names
+from benchbook.domain.catalog import dtypes
+from benchbook.domain.catalog.collections import find_collection, schema_names
+from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError, Invalid, NotFound, error_entry
 from benchbook.domain.ids import ID_LENGTH, new_id
-from benchbook.domain.records import _check_parent, _name, check_parent_row, identity, snapshot, value_changes
-from benchbook.domain.values import (
+from benchbook.domain.records.values import (
     FILE_TYPES,
     REFERENCE_TYPES,
     as_list,
@@ -40,6 +39,14 @@ from benchbook.domain.values import (
     merge_values,
     reference_problems,
     reference_targets,
+)
+from benchbook.domain.records.writes import (
+    _check_parent,
+    _name,
+    check_parent_row,
+    identity,
+    snapshot,
+    value_changes,
 )
 from benchbook.persistence.tables import (
     AuditEntry,
@@ -66,7 +73,7 @@ _LINKED = (*REFERENCE_TYPES, *FILE_TYPES)
 
 class RowProblems(Invalid):
     """Rows that cannot be created: ``problems`` lists ``(row index, message)``, the message
-    being what :func:`~benchbook.domain.records.create_record` says about that row."""
+    being what :func:`~benchbook.domain.records.writes.create_record` says about that row."""
 
     def __init__(self, problems: list[tuple[int, str]]) -> None:
         shown = "; ".join(f"row {i}: {msg}" for i, msg in problems[:10])

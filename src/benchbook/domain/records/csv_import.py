@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchbook.domain import audit
-from benchbook.domain.bulk import RowProblems, bulk_create_records
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid
+from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
+from benchbook.domain.records.bulk import RowProblems, bulk_create_records
 
 LAYOUT_COLUMNS = ("id", "schema_name", "parent_record_id", "natural_name")
 
@@ -44,7 +44,7 @@ def count_rows(path: Path) -> int:
 def import_csv(ctx: Ctx, path: Path, collection: str, schema: str | None,
                progress: Callable[[int], None] | None = None) -> ImportResult:
     """Create a record for each row of ``path`` in ``collection`` (through the set-based
-    :func:`~benchbook.domain.bulk.bulk_create_records`: the same rules and entries as one
+    :func:`~benchbook.domain.records.bulk.bulk_create_records`: the same rules and entries as one
     ``create_record`` per row).
 
     Call inside a transaction: when ``problems`` come back, roll it back. Raises ``Invalid``

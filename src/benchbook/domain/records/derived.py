@@ -14,10 +14,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from benchbook.domain.catalog import SchemaCache, SchemaMeta, find_schema
-from benchbook.domain.dtypes import display_value
+from benchbook.domain.catalog.dtypes import display_value
+from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema
 from benchbook.domain.errors import Invalid, NotFound, error_entry
-from benchbook.domain.values import REFERENCE_TYPES, as_list
+from benchbook.domain.records.values import REFERENCE_TYPES, as_list
 from benchbook.persistence.tables import Collection, Record
 
 

@@ -30,10 +30,10 @@ from sqlalchemy import ColumnElement, and_, exists, false, func, not_, or_, sele
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session, aliased
 
-from benchbook.domain import dtypes
-from benchbook.domain.catalog import SchemaCache, SchemaMeta, find_schema
+from benchbook.domain.catalog import dtypes
+from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema
 from benchbook.domain.errors import Invalid, NotFound, error_entry
-from benchbook.domain.search import like_pattern
+from benchbook.domain.records.search import like_pattern
 from benchbook.persistence.tables import Collection, CollectionSchema, Field, Record, Schema
 
 MAX_DEPTH = 32

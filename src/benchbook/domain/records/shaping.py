@@ -8,10 +8,10 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain.catalog import SchemaCache, children
-from benchbook.domain.derived import derive
-from benchbook.domain.records import shown_values
-from benchbook.domain.values import REFERENCE_TYPES, as_list
+from benchbook.domain.catalog.lookup import SchemaCache, children
+from benchbook.domain.records.derived import derive
+from benchbook.domain.records.values import REFERENCE_TYPES, as_list
+from benchbook.domain.records.writes import shown_values
 from benchbook.persistence.tables import Collection, Record, Schema
 
 
@@ -67,7 +67,7 @@ class RecordShaper:
     def shape(self, records: list[Record], *, child_counts: bool = False,
               columns: list[str] | None = None) -> list[dict[str, Any]]:
         """RecordResponse for each record, in order; ``derived`` holds the requested ``columns``
-        that ``data`` cannot answer (see :mod:`benchbook.domain.derived`)."""
+        that ``data`` cannot answer (see :mod:`benchbook.domain.records.derived`)."""
         refs = self._references(records)
         counts = self._child_counts(records) if child_counts else {}
         derived = (derive(self.session, self.cache, records, columns,

@@ -8,8 +8,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from benchbook.domain import dtypes
-from benchbook.domain.catalog import SchemaMeta
+from benchbook.domain.catalog import dtypes
+from benchbook.domain.catalog.lookup import SchemaMeta
 from benchbook.domain.errors import Invalid, error_entry
 from benchbook.persistence.tables import Collection, Field, Record, Schema, StoredFile
 

@@ -11,15 +11,15 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, delete, func, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain import audit
-from benchbook.domain.catalog import SchemaCache, SchemaMeta, find_schema
-from benchbook.domain.collections import find_collection, schema_names
+from benchbook.domain.catalog.collections import find_collection, schema_names
+from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema
+from benchbook.domain.catalog.naming import natural_name, placeholders
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
+from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id, resolve_prefix
-from benchbook.domain.naming import natural_name, placeholders
-from benchbook.domain.uniqueness import check_unique
-from benchbook.domain.values import FILE_TYPES, REFERENCE_TYPES, as_list, coerce_data
+from benchbook.domain.records.uniqueness import check_unique
+from benchbook.domain.records.values import FILE_TYPES, REFERENCE_TYPES, as_list, coerce_data
 from benchbook.persistence.tables import Collection, Record, RecordLink, utcnow
 
 
@@ -35,7 +35,7 @@ def find_record(session: Session, record_id: str, *, live: bool | None = True) -
 
 def shown_values(meta: SchemaMeta, data: dict[str, Any], tz: str | None) -> dict[str, Any]:
     """Stored values (by field id) as shown (by field name, datetimes in the display zone)."""
-    from benchbook.domain.dtypes import display_value
+    from benchbook.domain.catalog.dtypes import display_value
     return {f.name: display_value(f.type, f.restrictions or {}, data[f.id], tz=tz)
             for f in meta.fields if f.id in data}
 
@@ -43,7 +43,7 @@ def shown_values(meta: SchemaMeta, data: dict[str, Any], tz: str | None) -> dict
 def _name(meta: SchemaMeta, data: dict[str, Any], tz: str | None) -> str | None:
     """The record's natural name; only the values the name can use are worked out (the
     template's placeholders, else the string fields)."""
-    from benchbook.domain.dtypes import display_value
+    from benchbook.domain.catalog.dtypes import display_value
     template = meta.schema.display_template
     used = set(placeholders(template)) if template else {f.name for f in meta.fields if f.type == "string"}
     shown = {f.name: display_value(f.type, f.restrictions or {}, data[f.id], tz=tz)
@@ -221,8 +221,8 @@ def live_descendants(session: Session, ids: list[str]) -> list[Row[Any]]:
 
 def soft_delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: str) -> None:
     """Mark ``records`` deleted by operation ``op``, each with a ``delete`` entry listing the
-    values lost (set-based: :func:`benchbook.domain.bulk.mark_deleted`)."""
-    from benchbook.domain.bulk import mark_deleted  # bulk builds on this module
+    values lost (set-based: :func:`benchbook.domain.records.bulk.mark_deleted`)."""
+    from benchbook.domain.records.bulk import mark_deleted  # bulk builds on this module
     mark_deleted(ctx, records, op=op)
 
 
@@ -249,17 +249,17 @@ def delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, force: boo
 
 def restore_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, cache: SchemaCache | None = None) -> None:
     """Bring ``records`` back to life, each with a ``restore`` entry (lists no values);
-    set-based: :func:`benchbook.domain.bulk.mark_restored`."""
-    from benchbook.domain.bulk import mark_restored
+    set-based: :func:`benchbook.domain.records.bulk.mark_restored`."""
+    from benchbook.domain.records.bulk import mark_restored
     mark_restored(ctx, records, cache or SchemaCache(ctx.session))
 
 
 def purge_records(ctx: Ctx, records: list[Record]) -> None:
     """Remove ``records`` for good (children first), each with a ``purge`` entry listing the values lost;
-    set-based: :func:`benchbook.domain.bulk.remove_records`."""
+    set-based: :func:`benchbook.domain.records.bulk.remove_records`."""
     if not records:
         return
-    from benchbook.domain.bulk import remove_records
+    from benchbook.domain.records.bulk import remove_records
     remove_records(ctx, records)
 
 
