@@ -14,7 +14,6 @@ import logging
 import os
 import re
 import warnings
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -33,22 +32,13 @@ from benchbook import __version__
 from benchbook.config import Project
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import storage as history_storage
-from benchbook.persistence.db import Database, open_database
+from benchbook.persistence.db import open_database
 from benchbook.security import GuardMiddleware, RootPathsMiddleware
+from benchbook.services import Services
 from benchbook.validation import VALIDATOR_MAP, RequestInvalid
 from benchbook.web import routes as web_routes
 
 log = logging.getLogger("benchbook")
-
-
-@dataclass
-class Services:
-    """What handlers need, one per app: the ``project`` and its opened ``db``."""
-
-    project: Project
-    db: Database
-    sync_only: bool = False
-    allowed: list[tuple[re.Pattern[str], str]] = field(default_factory=list)  # paths → Allow
 
 
 def load_document() -> dict[str, Any]:

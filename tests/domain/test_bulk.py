@@ -1,4 +1,4 @@
-"""The bulk create path (domain/bulk.py) stores exactly what create_record stores, row for row:
+"""The bulk create path (domain/records/bulk.py) stores exactly what create_record stores, row for row:
 the same records, links and history entries; and it reports the same problem for each bad row.
 
 Each scenario runs the same rows twice in one database, rolled back in between: once through
@@ -25,15 +25,15 @@ from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
 from benchbook.domain.records import bulk
 from benchbook.domain.records.bulk import RowProblems, bulk_create_records
-from benchbook.domain.records.writes import (
-    create_record,
+from benchbook.domain.records.rows import (
     identity,
     purge_records,
     restore_records,
     soft_delete_records,
     value_changes,
 )
-from benchbook.domain.records.writes import snapshot as record_snapshot
+from benchbook.domain.records.rows import snapshot as record_snapshot
+from benchbook.domain.records.writes import create_record
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import AuditEntry, Record, RecordLink, Schema, StoredFile, utcnow
 from tests.conftest import open_empty_database

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from sqlalchemy import event, text
 
-from benchbook.domain.catalog.collections import create_collection, find_collection
+from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.fields import delete_field, purge_field
+from benchbook.domain.catalog.lookup import find_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.records import lists as record_lists

@@ -3,15 +3,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchbook.domain.catalog.collections import find_collection
-from benchbook.domain.catalog.lookup import find_schema
+from benchbook.domain.catalog.lookup import find_collection, find_schema
 from benchbook.domain.history import entries as domain
 from benchbook.domain.history import events as history_events
 from benchbook.domain.history import filters as history_filters
 from benchbook.domain.history import storage as history_storage
-from benchbook.domain.records.writes import find_record
+from benchbook.domain.records.rows import find_record
 from benchbook.handlers.uow import read, services, write
-from benchbook.persistence.tables import AuditEntry
 
 Body = dict[str, Any]
 
@@ -24,12 +22,7 @@ def _page(conds: list[Any], action: str | None = None, limit: int = 50, offset: 
 
 
 def list_audit(entity_id: str | None = None, entity_type: str | None = None, **shared: Any) -> tuple[Body, int]:
-    conds = []
-    if entity_id:
-        conds.append(AuditEntry.entity_id == entity_id.strip().upper())
-    if entity_type:
-        conds.append(AuditEntry.entity_type == entity_type)
-    return _page(conds, **shared)
+    return _page(domain.scope(entity_id=entity_id, entity_types=(entity_type,) if entity_type else ()), **shared)
 
 
 def create_batch(body: Body | None = None) -> tuple[Body, int]:
@@ -47,7 +40,7 @@ def get_batch_event(batch_id: str) -> tuple[Body, int]:
 def list_batch_entries(batch_id: str, **shared: Any) -> tuple[Body, int]:
     with read() as s:
         bid = domain.get_batch(s, batch_id.strip().upper()).id
-    return _page([AuditEntry.batch_id == bid], **shared)
+    return _page(domain.scope(batch_id=bid), **shared)
 
 
 def list_events(filter: str | None = None, limit: int = 25, offset: int = 0, q: str | None = None,
@@ -78,19 +71,19 @@ def get_audit_entry(audit_id: str) -> tuple[Body, int]:
 def list_record_audit(record_id: str, **shared: Any) -> tuple[Body, int]:
     with read() as s:
         rid = find_record(s, record_id, live=None).id
-    return _page([AuditEntry.entity_type == "record", AuditEntry.entity_id == rid], **shared)
+    return _page(domain.scope(entity_types=("record",), entity_id=rid), **shared)
 
 
 def list_schema_audit(name: str, **shared: Any) -> tuple[Body, int]:
     with read() as s:
         sid = find_schema(s, name, deleted=None).id
-    return _page([AuditEntry.schema_id == sid, AuditEntry.entity_type.in_(("schema", "field"))], **shared)
+    return _page(domain.scope(schema_id=sid, entity_types=("schema", "field")), **shared)
 
 
 def list_collection_audit(name_or_id: str, **shared: Any) -> tuple[Body, int]:
     with read() as s:
         cid = find_collection(s, name_or_id, deleted=None).id
-    return _page([AuditEntry.dataset_id == cid, AuditEntry.entity_type == "dataset"], **shared)
+    return _page(domain.scope(dataset_id=cid, entity_types=("dataset",)), **shared)
 
 
 from benchbook.handlers.revert import apply_revert, restore_all_plan, revert_plan

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchbook.domain.catalog import collections as domain
+from benchbook.domain.catalog.lookup import find_collection
 from benchbook.domain.records.lists import record_counts as count_records
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.handlers.uow import read, write
@@ -28,7 +29,7 @@ def create_collection(body: Body) -> tuple[Body, int]:
 
 def get_collection(name_or_id: str) -> tuple[Body, int]:
     with read() as s:
-        return domain.collection_response(s, domain.find_collection(s, name_or_id)), 200
+        return domain.collection_response(s, find_collection(s, name_or_id)), 200
 
 
 def update_collection(name_or_id: str, body: Body) -> tuple[Body, int]:

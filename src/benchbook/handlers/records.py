@@ -9,6 +9,7 @@ from benchbook.domain.history import restore
 from benchbook.domain.records import lists
 from benchbook.domain.records import writes as domain
 from benchbook.domain.records.queries import RecordQuery
+from benchbook.domain.records.rows import find_record
 from benchbook.domain.records.shaping import RecordShaper
 from benchbook.handlers.uow import read, services, write
 
@@ -72,7 +73,7 @@ def bulk_delete_records(body: Body) -> tuple[Body, int]:
 
 def get_record(record_id: str) -> tuple[Body, int]:
     with read() as s:
-        return RecordShaper(s).single(domain.find_record(s, record_id, live=None)), 200
+        return RecordShaper(s).single(find_record(s, record_id, live=None)), 200
 
 
 def update_record(record_id: str, body: Body) -> tuple[Body, int]:
@@ -83,7 +84,7 @@ def update_record(record_id: str, body: Body) -> tuple[Body, int]:
 
 def delete_record(record_id: str, force: bool = False) -> tuple[None, int]:
     with write() as ctx:
-        domain.delete_records(ctx, [domain.find_record(ctx.session, record_id)], force=force)
+        domain.delete_records(ctx, [find_record(ctx.session, record_id)], force=force)
     return None, 204
 
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 from connexion.context import scope
 from sqlalchemy.orm import Session
@@ -11,9 +10,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.history import entries as audit
-
-if TYPE_CHECKING:
-    from benchbook.app import Services
+from benchbook.services import Services
 
 BATCH_HEADER = "x-service-batch"
 

@@ -7,29 +7,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import ColumnElement, delete, func, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain.catalog.lookup import ancestors, find_named, find_schema
+from benchbook.domain.catalog.lookup import ancestors, find_collection, find_schema, schema_names
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
+from benchbook.domain.records.rows import purge_records, restore_records, soft_delete_records
 from benchbook.persistence.tables import Collection, CollectionSchema, Record, RecordLink, Schema, utcnow
 
 SCOPES = ("local", "global")
-
-
-def find_collection(session: Session, name_or_id: str, *, deleted: bool | None = False) -> Collection:
-    """The collection named (or with id) ``name_or_id``; ``deleted`` as in
-    :func:`benchbook.domain.catalog.lookup.find_named`. Raises ``NotFound``."""
-    return find_named(session, Collection, name_or_id, deleted=deleted,  # type: ignore[no-any-return]
-                      what="collection")
-
-
-def schema_names(session: Session, collection_id: str) -> list[str]:
-    """Names of the live schemas a collection is for, in the order given."""
-    return list(session.scalars(
-        select(Schema.name).join(CollectionSchema, CollectionSchema.schema_id == Schema.id)
-        .where(CollectionSchema.collection_id == collection_id, Schema.deleted_at.is_(None))
-        .order_by(CollectionSchema.position)))
 
 
 def collection_response(session: Session, c: Collection) -> dict[str, Any]:
@@ -173,7 +159,6 @@ def update_collection(ctx: Ctx, name_or_id: str, body: dict[str, Any]) -> Collec
 
 def delete_collection(ctx: Ctx, name_or_id: str) -> None:
     """Soft-delete a collection and its live records together (one delete batch)."""
-    from benchbook.domain.records.writes import soft_delete_records
     s = ctx.session
     c = find_collection(s, name_or_id)
     with audit.server_batch(ctx, "delete", f"collection {c.name}") as batch_id:
@@ -208,7 +193,6 @@ def _blocker(session: Session, c: Collection) -> str | None:
 def restore_collection(ctx: Ctx, name_or_id: str) -> Collection:
     """Bring a deleted collection back with exactly the records deleted together with it.
     Raises ``NotFound``, ``Conflict`` (name taken meanwhile)."""
-    from benchbook.domain.records.writes import restore_records
     s = ctx.session
     c = find_collection(s, name_or_id, deleted=True)
     blocked = _blocker(s, c)
@@ -228,7 +212,6 @@ def restore_collection(ctx: Ctx, name_or_id: str) -> Collection:
 def purge_collection(ctx: Ctx, name_or_id: str) -> None:
     """Remove a deleted collection and all its records for good (``purge`` entries list the
     values lost). Raises ``NotFound``, ``Conflict`` (the collection is still live)."""
-    from benchbook.domain.records.writes import purge_records
     s = ctx.session
     try:
         c = find_collection(s, name_or_id, deleted=True)

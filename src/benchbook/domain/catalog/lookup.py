@@ -1,4 +1,5 @@
-"""Looking up schemas and fields (shared by the schema, field, collection and record rules)."""
+"""Looking up collections, schemas and fields, and what a schema is made of (:class:`SchemaMeta`),
+shared by every room of the domain."""
 from __future__ import annotations
 
 import functools
@@ -8,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.errors import NotFound
-from benchbook.persistence.tables import Field, Schema
+from benchbook.persistence.tables import Collection, CollectionSchema, Field, Schema
 
 
 def find_named(session: Session, model: Any, name_or_id: str, *, deleted: bool | None, what: str,
@@ -108,3 +109,18 @@ class SchemaCache:
                 raise NotFound(f"schema {schema_id} not found")
             self._meta[schema_id] = SchemaMeta(self.session, schema)
         return self._meta[schema_id]
+
+
+def find_collection(session: Session, name_or_id: str, *, deleted: bool | None = False) -> Collection:
+    """The collection named (or with id) ``name_or_id``; ``deleted`` as in
+    :func:`benchbook.domain.catalog.lookup.find_named`. Raises ``NotFound``."""
+    return find_named(session, Collection, name_or_id, deleted=deleted,  # type: ignore[no-any-return]
+                      what="collection")
+
+
+def schema_names(session: Session, collection_id: str) -> list[str]:
+    """Names of the live schemas a collection is for, in the order given."""
+    return list(session.scalars(
+        select(Schema.name).join(CollectionSchema, CollectionSchema.schema_id == Schema.id)
+        .where(CollectionSchema.collection_id == collection_id, Schema.deleted_at.is_(None))
+        .order_by(CollectionSchema.position)))

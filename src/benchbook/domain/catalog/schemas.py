@@ -14,6 +14,8 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
+from benchbook.domain.records.rows import purge_records
+from benchbook.domain.records.uniqueness import first_violation
 from benchbook.persistence.tables import (
     CollectionSchema,
     Field,
@@ -197,7 +199,6 @@ def purge_schema(ctx: Ctx, name: str) -> None:
         raise Conflict(f"schema {name!r} is live: delete it before purging it") from None
     if s.scalar(select(Schema.id).where(Schema.parent_id == schema.id)):
         raise Conflict(f"schema {schema.name!r} still has child schemas; purge them first")
-    from benchbook.domain.records.writes import purge_records  # records build on schemas
     purge_records(ctx, list(s.scalars(select(Record).where(Record.schema_id == schema.id))))
     audit.write(ctx, "purge", "schema", schema.id, old=_snapshot(s, schema), schema_id=schema.id)
     s.execute(delete(RecordLink).where(RecordLink.field_id.in_(select(Field.id).where(
@@ -221,7 +222,6 @@ def set_unique_keys(ctx: Ctx, name: str, keys: list[list[str]]) -> Schema:
     if errors:
         raise Invalid("unique keys name unknown fields", errors)
     new_keys = [list(dict.fromkeys(by_name[n].id for n in key)) for key in keys]
-    from benchbook.domain.records.uniqueness import first_violation
     for key in new_keys:
         clash = first_violation(s, schema, key)
         if clash:

@@ -88,9 +88,28 @@ def parse_since(since: str | None) -> datetime | None:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
+def scope(*, entity_id: str | None = None, entity_types: tuple[str, ...] = (), batch_id: str | None = None,
+          schema_id: str | None = None, dataset_id: str | None = None) -> list[ColumnElement[bool]]:
+    """Conditions for :func:`list_entries`: entries of one entity (id, any case), of these entity
+    types, in one batch, or filed under a schema or a collection; each given one must hold."""
+    conds: list[ColumnElement[bool]] = []
+    if entity_id:
+        conds.append(AuditEntry.entity_id == entity_id.strip().upper())
+    if entity_types:
+        conds.append(AuditEntry.entity_type.in_(entity_types))
+    if batch_id:
+        conds.append(AuditEntry.batch_id == batch_id)
+    if schema_id:
+        conds.append(AuditEntry.schema_id == schema_id)
+    if dataset_id:
+        conds.append(AuditEntry.dataset_id == dataset_id)
+    return conds
+
+
 def list_entries(session: Session, conds: list[ColumnElement[bool]], *, action: str | None,
                  since: str | None, sort: str | None, limit: int, offset: int) -> dict[str, Any]:
-    """A page of entries matching ``conds`` and the shared list parameters (spec: *Audit*).
+    """A page of entries matching ``conds`` (from :func:`scope`) and the shared list parameters
+    (spec: *Audit*).
 
     ``sort``: ``timestamp`` or ``action`` with optional ``:asc``/``:desc``; newest first by
     default. Returns the paginated wrapper ``{items, total, offset, limit}``.

@@ -19,8 +19,8 @@ from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid
 from benchbook.domain.history import entries as audit
+from benchbook.domain.records.rows import find_record, purge_records, restore_records
 from benchbook.domain.records.uniqueness import clashing_record
-from benchbook.domain.records.writes import find_record, purge_records, restore_records
 from benchbook.persistence.tables import Collection, Record, RecordLink, Schema
 
 

@@ -16,14 +16,17 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, select
 from sqlalchemy.orm import Session
 
+from benchbook.domain.catalog import collections as collection_rules
+from benchbook.domain.catalog import fields as field_rules
+from benchbook.domain.catalog import schemas as schema_rules
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import entries as audit
 from benchbook.domain.history import events as history_events
 from benchbook.domain.history.filters import compile_history_filter
+from benchbook.domain.records.rows import ROW_COLUMNS, record_rows, restore_records
 from benchbook.domain.records.uniqueness import clashing_record
-from benchbook.domain.records.writes import ROW_COLUMNS, record_rows, restore_records
 from benchbook.persistence.tables import AuditEntry, Collection, Field, Record, Schema
 
 LOOK_LIMIT = 500_000
@@ -146,9 +149,6 @@ def _field_blocked(session: Session, f: Field, returning_schemas: set[str]) -> b
 
 def restore_all(ctx: Ctx, *, batch: str | None = None, tree: Any = None, q: str | None = None) -> dict[str, Any]:
     """Apply the restore-all as one server batch; RestoreAllResultResponse ``{restored, records, blocked}``."""
-    from benchbook.domain.catalog import collections as collection_rules
-    from benchbook.domain.catalog import fields as field_rules
-    from benchbook.domain.catalog import schemas as schema_rules
     s = ctx.session
     sel = select_deleted(s, batch=batch, tree=tree, q=q)
     out = _Outcome()

@@ -15,22 +15,34 @@ from __future__ import annotations
 
 import json
 from collections import ChainMap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any, cast
-from weakref import WeakKeyDictionary
 
-from sqlalchemy import ColumnElement, Row, Table, delete, func, insert, inspect, select, text, update
+from sqlalchemy import ColumnElement, Row, Table, func, insert, select, text
 from sqlalchemy.orm import Session
-from sqlalchemy.orm.attributes import set_committed_value
 
 from benchbook.domain.catalog import dtypes
-from benchbook.domain.catalog.collections import find_collection, schema_names
-from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema
+from benchbook.domain.catalog.lookup import (
+    SchemaCache,
+    SchemaMeta,
+    find_collection,
+    find_schema,
+    schema_names,
+)
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError, Invalid, NotFound, error_entry
 from benchbook.domain.ids import ID_LENGTH, new_id
+from benchbook.domain.records.rows import (
+    check_parent,
+    check_parent_row,
+    chunks,
+    insert_entries,
+    light_meta,
+    record_name,
+    snapshot,
+    value_changes,
+)
 from benchbook.domain.records.values import (
     FILE_TYPES,
     REFERENCE_TYPES,
@@ -40,16 +52,7 @@ from benchbook.domain.records.values import (
     reference_problems,
     reference_targets,
 )
-from benchbook.domain.records.writes import (
-    _check_parent,
-    _name,
-    check_parent_row,
-    identity,
-    snapshot,
-    value_changes,
-)
 from benchbook.persistence.tables import (
-    AuditEntry,
     Collection,
     Record,
     RecordLink,
@@ -66,7 +69,6 @@ statistics of ``records`` (SQLite has none until told: without them it picks the
 index for an equality but not for a range, and the covering listing index over both)."""
 _RECORDS = cast(Table, Record.__table__)
 _LINKS = cast(Table, RecordLink.__table__)
-_ENTRIES = cast(Table, AuditEntry.__table__)
 _NUMERIC = ("integer", "float")
 _LINKED = (*REFERENCE_TYPES, *FILE_TYPES)
 
@@ -94,24 +96,6 @@ class _Row:
     data: dict[str, Any]
     natural_name: str | None
     meta: SchemaMeta
-
-
-def _plain(row: Any) -> Any:
-    """A plain copy of an ORM row's column values (reading ORM attributes costs ~0.5 µs each,
-    and per-row rules read a schema's fields dozens of times per row)."""
-    return SimpleNamespace(**{c.key: getattr(row, c.key) for c in inspect(type(row)).column_attrs})
-
-
-def _light(meta: SchemaMeta) -> SchemaMeta:
-    """``meta`` with plain copies of its schema, parent and fields (read-only use)."""
-    light = object.__new__(SchemaMeta)
-    light.schema = _plain(meta.schema)
-    light.parent = _plain(meta.parent) if meta.parent is not None else None
-    light.fields = [_plain(f) for f in meta.fields]
-    light.deleted_fields = [_plain(f) for f in meta.deleted_fields]
-    light.by_name = {f.name: f for f in light.fields}
-    light.by_id = {f.id: f for f in (*light.deleted_fields, *light.fields)}
-    return light
 
 
 class _Bulk:
@@ -168,20 +152,20 @@ class _Bulk:
                 elif f.type in FILE_TYPES:
                     shas.update(i.lower() for i in items)
         found_parents: dict[str, Row[Any]] = {}
-        for part in _chunks(sorted(parents - set(self.pending))):
+        for part in chunks(sorted(parents - set(self.pending))):
             found_parents.update({r.id: r for r in self.s.execute(
                 select(Record.id, Record.schema_id, Record.dataset_id).where(Record.id.in_(part),
                                                                             Record.deleted_at.is_(None)))})
         found_targets = reference_targets(self.s, targets - set(self.pending))
         files = {}
-        for part in _chunks(sorted(shas)):
+        for part in chunks(sorted(shas)):
             files.update({f.sha256: dtypes.FileMeta(filename=f.filename, size=f.size)
                           for f in self.s.scalars(select(StoredFile).where(StoredFile.sha256.in_(part)))})
         return found_parents, {"targets": found_targets, "files": files}, shas
 
     def meta(self, schema: Schema) -> SchemaMeta:
         if schema.id not in self.metas:
-            self.metas[schema.id] = _light(self.cache.meta(schema.id))
+            self.metas[schema.id] = light_meta(self.cache.meta(schema.id))
         return self.metas[schema.id]
 
     def _meta_or_none(self, name: Any) -> SchemaMeta | None:
@@ -194,9 +178,9 @@ class _Bulk:
 
     # --------------------------------------------------------------------------- one row
     def parent(self, meta: SchemaMeta, given: Any, found: dict[str, Row[Any]]) -> str | None:
-        """What ``records._check_parent`` decides, from the prefetched rows."""
+        """What :func:`.rows.check_parent` decides, from the prefetched rows."""
         if meta.parent is None or not given or not isinstance(given, str) or len(given.strip()) < ID_LENGTH:
-            rec = _check_parent(self.s, meta, self.collection, given, ["body", "parent_record_id"])
+            rec = check_parent(self.s, meta, self.collection, given, ["body", "parent_record_id"])
             return rec.id if rec else None
         pid = given.strip().upper()
         row = self.pending.get(pid) or found.get(pid)
@@ -243,7 +227,7 @@ class _Bulk:
             self.problems.append((index, exc.detail))
             return None
         return _Row(id=rid, dataset_id=self.collection.id, schema_id=schema.id, parent_id=parent_id, data=data,
-                    natural_name=_name(meta, data, self.collection.timezone), meta=meta)
+                    natural_name=record_name(meta, data, self.collection.timezone), meta=meta)
 
     # ----------------------------------------------------------------------- uniqueness
     def clashes(self, rows: list[tuple[int, _Row]]) -> set[int]:
@@ -330,17 +314,6 @@ class _Bulk:
                  "schema_id": r.schema_id} for r in rows]
 
 
-def insert_entries(session: Session, entries: list[dict[str, Any]]) -> None:
-    """Insert audit entries (column dicts) with one executemany (benchmarks switch it off)."""
-    if entries:
-        session.connection().execute(insert(_ENTRIES), entries)
-
-
-def _chunks(items: list[Any], size: int = 500) -> Iterable[list[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
 def _marker(meta: SchemaMeta, key: list[str], parent_id: str | None, dataset_id: str, data: dict[str, Any]) -> str:
     """Siblings (same parent; top level: same collection) with equal key values share a marker.
     Numbers compare as numbers, as the SQL check does."""
@@ -400,89 +373,4 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any
 # entries (tests/domain/test_bulk.py compares them with audit.write's, column by column), one
 # executemany of entries and one UPDATE/DELETE per chunk of ids instead of a statement per record.
 
-def _entry(ctx: Ctx, action: str, rec: Record | Row[Any], *, changes: list[dict[str, Any]], old: dict[str, Any] | None,
-           new: dict[str, Any] | None) -> dict[str, Any]:
-    """The row :func:`audit.write` adds for ``action`` on record ``rec``."""
-    return {"id": new_id(), "action": action, "entity_type": "record", "entity_id": rec.id, "timestamp": utcnow(),
-            "actor": ctx.actor, "changes": changes, "old_data": old, "new_data": new, "batch_id": ctx.batch_id,
-            "request_id": ctx.request_id, "dataset_id": rec.dataset_id, "schema_id": rec.schema_id}
 
-
-_LIGHT: WeakKeyDictionary[SchemaCache, dict[str, SchemaMeta]] = WeakKeyDictionary()
-
-
-def _metas(cache: SchemaCache) -> Callable[[str], SchemaMeta]:
-    """Light metas by schema id, kept as long as ``cache`` (restore-all restores one record per
-    call with one cache)."""
-    light = _LIGHT.setdefault(cache, {})
-
-    def meta(schema_id: str) -> SchemaMeta:
-        if schema_id not in light:
-            light[schema_id] = _light(cache.meta(schema_id))
-        return light[schema_id]
-    return meta
-
-
-def _set_loaded(records: Sequence[Record | Row[Any]], **values: Any) -> None:
-    """Tell the session the ORM records among ``records`` now hold ``values`` (already written
-    by a bulk UPDATE); plain rows (``records.record_rows``) are left as they are."""
-    for rec in records:
-        if isinstance(rec, Record):
-            for key, value in values.items():
-                set_committed_value(rec, key, value)
-
-
-def mark_deleted(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: str) -> None:
-    """Soft-delete ``records`` (ORM records or ``records.record_rows`` with ``data``) by
-    operation ``op``: a ``delete`` entry each (the values lost), then one UPDATE per chunk."""
-    s = ctx.session
-    if not records:
-        return
-    meta = _metas(SchemaCache(s))
-    now = utcnow()
-    s.flush()
-    entries = [_entry(ctx, "delete", rec, changes=value_changes(meta(rec.schema_id), rec.data, {}),
-                      old=snapshot(rec, meta(rec.schema_id)), new=None) for rec in records]
-    insert_entries(s, entries)
-    conn = s.connection()
-    for part in _chunks([r.id for r in records]):
-        conn.execute(update(_RECORDS).where(_RECORDS.c.id.in_(part))
-                     .values(deleted_at=now, delete_op=op))
-    _set_loaded(records, deleted_at=now, delete_op=op)
-
-
-def mark_restored(ctx: Ctx, records: Sequence[Record | Row[Any]], cache: SchemaCache) -> None:
-    """Bring ``records`` (ORM records or ``records.record_rows``) back: one UPDATE per chunk,
-    then a ``restore`` entry each."""
-    s = ctx.session
-    if not records:
-        return
-    meta = _metas(cache)
-    now = utcnow()
-    s.flush()
-    conn = s.connection()
-    for part in _chunks([r.id for r in records]):
-        conn.execute(update(_RECORDS).where(_RECORDS.c.id.in_(part))
-                     .values(deleted_at=None, delete_op=None, updated_at=now))
-    _set_loaded(records, deleted_at=None, delete_op=None, updated_at=now)
-    entries = []
-    for rec in records:
-        ident = identity(rec, meta(rec.schema_id))
-        entries.append(_entry(ctx, "restore", rec, changes=[], old=ident, new=ident))
-    insert_entries(s, entries)
-
-
-def remove_records(ctx: Ctx, records: list[Record]) -> None:
-    """Purge ``records``: a ``purge`` entry each (the values lost), then their links and rows,
-    one DELETE per chunk, in the order given (children first)."""
-    s = ctx.session
-    meta = _metas(SchemaCache(s))
-    s.flush()
-    insert_entries(s, [_entry(ctx, "purge", rec, changes=value_changes(meta(rec.schema_id), rec.data, {}),
-                              old=snapshot(rec, meta(rec.schema_id)), new=None) for rec in records])
-    conn = s.connection()
-    for part in _chunks([r.id for r in records]):
-        conn.execute(delete(_LINKS).where(_LINKS.c.source_id.in_(part)))
-        conn.execute(delete(_RECORDS).where(_RECORDS.c.id.in_(part)))
-    for rec in records:
-        s.expunge(rec)

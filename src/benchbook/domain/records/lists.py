@@ -12,15 +12,15 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from benchbook.domain.catalog.collections import find_collection, schema_names
-from benchbook.domain.catalog.lookup import SchemaCache, find_schema
+from benchbook.domain.catalog.lookup import SchemaCache, find_collection, find_schema, schema_names
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.records.derived import check_columns
 from benchbook.domain.records.queries import RecordQuery, typed_value
+from benchbook.domain.records.rows import record_rows
 from benchbook.domain.records.search import search_condition
 from benchbook.domain.records.shaping import RecordShaper
-from benchbook.domain.records.writes import delete_records, record_rows
+from benchbook.domain.records.writes import delete_records
 from benchbook.persistence.tables import Collection, Field, Record, Schema, field_index_name
 
 EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]

@@ -10,8 +10,7 @@ from sqlalchemy import ColumnElement, Select, String, and_, cast, or_, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import dtypes
-from benchbook.domain.catalog.collections import schema_names
-from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema
+from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema, schema_names
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.records.filters import (
     ancestor_metas,
@@ -20,8 +19,8 @@ from benchbook.domain.records.filters import (
     resolve_field,
     value_of,
 )
+from benchbook.domain.records.rows import find_record
 from benchbook.domain.records.search import search_condition
-from benchbook.domain.records.writes import find_record
 from benchbook.persistence.tables import INDEXED_ACCESSORS, Collection, Field, Record, Schema
 
 BASE_SORTS = {"id": Record.id, "created_at": Record.created_at, "updated_at": Record.updated_at,

@@ -10,8 +10,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog.lookup import SchemaCache, children
 from benchbook.domain.records.derived import derive
-from benchbook.domain.records.values import REFERENCE_TYPES, as_list
-from benchbook.domain.records.writes import shown_values
+from benchbook.domain.records.values import REFERENCE_TYPES, as_list, shown_values
 from benchbook.persistence.tables import Collection, Record, Schema
 
 

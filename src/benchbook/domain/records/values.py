@@ -122,3 +122,9 @@ def reference_problems(fields: list[Field], data: dict[str, Any], targets: Mappi
             if problem:
                 errors.append(error_entry([*loc, field.name], f"{field.name}: {problem}", "reference", target))
     return errors
+
+
+def shown_values(meta: SchemaMeta, data: dict[str, Any], tz: str | None) -> dict[str, Any]:
+    """Stored values (by field id) as shown (by field name, datetimes in the display zone)."""
+    return {f.name: dtypes.display_value(f.type, f.restrictions or {}, data[f.id], tz=tz)
+            for f in meta.fields if f.id in data}

@@ -1,0 +1,20 @@
+"""What every request's handler needs, one per app: built by :func:`benchbook.app.create_app`,
+put in each request's scope by the app, read by :mod:`benchbook.handlers.uow`. It sits below
+both so that neither imports the other."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from benchbook.config import Project
+from benchbook.persistence.db import Database
+
+
+@dataclass
+class Services:
+    """What handlers need, one per app: the ``project`` and its opened ``db``."""
+
+    project: Project
+    db: Database
+    sync_only: bool = False
+    allowed: list[tuple[re.Pattern[str], str]] = field(default_factory=list)  # paths → Allow
