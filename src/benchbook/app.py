@@ -8,7 +8,6 @@ domain errors → ``{detail}`` with their status; request validation → 422
 """
 from __future__ import annotations
 
-import copy
 import json
 import logging
 import os
@@ -25,6 +24,7 @@ import yaml
 from connexion.exceptions import ProblemException
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from connexion.middleware import MiddlewarePosition
+from connexion.options import SwaggerUIOptions
 from connexion.resolver import RelativeResolver
 from starlette.exceptions import HTTPException
 
@@ -39,6 +39,10 @@ from benchbook.validation import VALIDATOR_MAP, RequestInvalid
 from benchbook.web import routes as web_routes
 
 log = logging.getLogger("benchbook")
+
+#: The document's paths a ``--sync-only`` server serves: what syncing devices call. Sync itself
+#: does not exist yet, so a device can only check that the server is up.
+SYNC_PATHS = frozenset({"/health"})
 
 
 def load_document() -> dict[str, Any]:
@@ -75,14 +79,27 @@ def _problem(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
 
 
 def allowed_methods(document: dict[str, Any]) -> list[tuple[re.Pattern[str], str]]:
-    """For each documented path, a regex of its URL and the methods it allows (``Allow`` value),
-    literal paths before templated ones so ``/collections/deleted`` wins over ``/collections/{x}``."""
-    out: list[tuple[int, re.Pattern[str], str]] = []
+    """For each documented path, a regex of its URL and the methods it allows: the document's
+    methods, plus ``HEAD`` where there is a ``GET`` (Starlette answers ``HEAD`` on every ``GET``
+    route), comma-separated."""
+    out: list[tuple[re.Pattern[str], str]] = []
     for path, item in document["paths"].items():
-        methods = sorted(m.upper() for m in item if m in ("get", "post", "put", "patch", "delete"))
+        methods = {m.upper() for m in item if m in ("get", "post", "put", "patch", "delete")}
+        if "GET" in methods:
+            methods.add("HEAD")
         pattern = re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape("/api" + path))
-        out.append((path.count("{"), re.compile(f"^{pattern}$"), ", ".join(methods)))
-    return [(rx, allow) for _, rx, allow in sorted(out, key=lambda row: row[0])]  # literal paths first
+        out.append((re.compile(f"^{pattern}$"), ", ".join(sorted(methods))))
+    return out
+
+
+def allow_header(allowed: list[tuple[re.Pattern[str], str]], path: str) -> str | None:
+    """The ``Allow`` value for URL ``path``: every method some documented path matching it
+    answers, each once, sorted; None when no documented path matches. A URL can match more than
+    one path (``/collections/deleted`` is also ``/collections/{name_or_id}``), and the router
+    falls through to the next match for a method the first does not have, so all of them count.
+    """
+    methods = {m for rx, allow in allowed if rx.match(path) for m in allow.split(", ")}
+    return ", ".join(sorted(methods)) if methods else None
 
 
 def _http_error(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
@@ -93,9 +110,11 @@ def _http_error(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
         if not path.startswith("/api/"):
             path = request.scope.get("root_path", "") + path
         services = request.scope.get("state", {}).get("services")
-        match = next((allow for rx, allow in (services.allowed if services else []) if rx.match(path)), None)
-        if match:
-            headers["allow"] = match
+        allow = allow_header(services.allowed if services else [], path)
+        if allow:
+            # Starlette's own header is ``Allow``: replace it, whatever its case, or both go out
+            headers = {k: v for k, v in headers.items() if k.lower() != "allow"}
+            headers["Allow"] = allow
     return _json(exc.status_code, {"detail": str(exc.detail)}, headers)
 
 
@@ -116,19 +135,21 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     """The whole service for ``project`` (database opened and upgraded now).
 
     ``allow_remote`` lets requests with a non-local ``Host`` through (spec ``--allow-remote``);
-    ``sync_only`` serves only the health route until sync exists; ``resume_history`` (the
-    server, not a one-off CLI command) continues a history conversion a restart cut off.
+    ``sync_only`` serves only :data:`SYNC_PATHS` (spec: "only what syncing devices call"): no
+    web app, no ``/docs`` or OpenAPI document, 404 ``{detail}`` for everything else;
+    ``resume_history`` (the server, not a one-off CLI command) continues a history conversion
+    a restart cut off.
     """
     services = Services(project=project, db=open_database(project.database_url), sync_only=sync_only)
     document = load_document()
-    services.allowed = allowed_methods(document)
     if sync_only:
-        document = copy.deepcopy(document)
-        document["paths"] = {p: v for p, v in document["paths"].items() if p == "/health"}
+        document["paths"] = {p: v for p, v in document["paths"].items() if p in SYNC_PATHS}
+    services.allowed = allowed_methods(document)
     app = connexion.AsyncApp(__name__)
     app.add_api(document, resolver=RelativeResolver("benchbook.handlers"), strict_validation=True,
                 validate_responses=os.environ.get("BENCHBOOK_VALIDATE_RESPONSES") == "1",
-                validator_map=VALIDATOR_MAP)
+                validator_map=VALIDATOR_MAP,
+                swagger_ui_options=SwaggerUIOptions(serve_spec=not sync_only, swagger_ui=not sync_only))
     if not sync_only:
         web_routes.register(app)
     app.add_error_handler(BenchbookError, _domain_error)
@@ -136,7 +157,8 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     app.add_error_handler(HTTPException, _http_error)
     app.add_error_handler(UnicodeDecodeError, _unreadable)
     app.add_error_handler(Exception, _internal)
-    app.add_middleware(RootPathsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
+    if not sync_only:
+        app.add_middleware(RootPathsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
     app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, allow_remote=allow_remote)
     app.add_middleware(_ServicesMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, services=services)
     app.services = services

@@ -1,0 +1,90 @@
+"""What the server says it serves is what it serves: the ``Allow`` header of a 405, and the
+routes of a ``--sync-only`` server (spec *Authentication* 4, start options)."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from starlette.testclient import TestClient
+
+from benchbook.app import create_app
+from benchbook.config import Project
+
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+
+# URL → the exact Allow value: the document's methods of every path the URL matches, HEAD
+# wherever there is a GET, each once. "deleted" is also a {name_or_id}, and the router sends
+# DELETE and PATCH there, so those are real methods of that URL too.
+ALLOW = [
+    ("/collections", "GET, HEAD, POST"),
+    ("/collections/deleted", "DELETE, GET, HEAD, PATCH"),
+    ("/collections/no-such", "DELETE, GET, HEAD, PATCH"),
+    ("/collections/no-such/restore", "POST"),
+    ("/collections/no-such/records", "DELETE, GET, HEAD, POST"),
+    ("/schemas/no-such/fields", "POST"),
+    ("/schemas/no-such/fields/reorder", "DELETE, PATCH, PUT"),
+    ("/health", "GET, HEAD"),
+]
+
+
+@pytest.mark.parametrize(("path", "allow"), ALLOW)
+def test_a_405_allow_lists_each_real_method_once(api, path, allow):
+    refused = next(m for m in ("PUT", "POST", "GET", "PATCH") if m not in allow.split(", "))
+    r = api.request(refused, path)
+    assert r.status_code == 405 and r.json() == {"detail": "Method Not Allowed"}
+    assert r.headers.get_list("allow") == [allow]
+
+
+@pytest.mark.parametrize(("path", "allow"), ALLOW)
+def test_the_methods_allow_lists_are_the_ones_not_refused(api, path, allow):
+    listed = allow.split(", ")
+    for method in METHODS:
+        status = api.request(method, path).status_code
+        assert (status == 405) == (method not in listed), f"{method} {path}: {status}, Allow: {allow}"
+
+
+def test_head_is_answered_where_get_is(api):
+    api.ok("POST", "/collections", 201, json={"name": "box"})
+    assert api.request("HEAD", "/collections/box").status_code == 200
+    assert api.request("HEAD", "/collections").status_code == 200
+    r = api.request("HEAD", "/collections/box/restore")
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+
+
+@pytest.fixture(scope="module")
+def sync_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    app = create_app(Project.init(tmp_path_factory.mktemp("sync-only")), sync_only=True)
+    with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
+        yield client
+    app.services.db.engine.dispose()
+
+
+def test_sync_only_serves_health(sync_client):
+    r = sync_client.get("/api/health")
+    assert r.status_code == 200 and r.json()["sync_only"] is True
+    assert sync_client.head("/api/health").status_code == 200
+    r = sync_client.delete("/api/health")
+    assert r.status_code == 405 and r.headers.get_list("allow") == ["GET, HEAD"]
+
+
+@pytest.mark.parametrize("path", [
+    "/", "/static/app.js", "/docs", "/docs/", "/docs/index.html", "/openapi.json", "/api/openapi.json",
+    "/api/ui", "/api/ui/", "/api/swagger.json", "/api/collections", "/api/records/0123abcd",
+    "/api/audit/events", "/api/schemas",
+])
+def test_sync_only_answers_404_for_everything_else(sync_client, path):
+    for method in ("GET", "HEAD"):
+        r = sync_client.request(method, path, follow_redirects=False)
+        assert r.status_code == 404, f"{method} {path}: {r.status_code}"
+        assert r.headers["content-type"] == "application/json" and len(r.headers["x-request-id"]) == 32
+    assert sync_client.get(path, follow_redirects=False).json() == {"detail": "Not Found"}
+
+
+def test_sync_only_refuses_writes_with_404(sync_client):
+    r = sync_client.post("/api/collections", json={"name": "x"})
+    assert r.status_code == 404 and r.json() == {"detail": "Not Found"}
+
+
+def test_sync_only_keeps_the_host_guard(sync_client):
+    r = sync_client.get("/api/health", headers={"host": "evil.example"})
+    assert r.status_code == 403 and "Host" in r.json()["detail"]
