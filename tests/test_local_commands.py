@@ -50,7 +50,25 @@ def test_import_creates_records_in_one_batch(tmp_project: Project, tmp_path: Pat
     csv_file = write(tmp_path / "samples.csv", "site,depth\nNorth,1.5\nSouth,\n")
     out = run(tmp_project, "import", str(csv_file), "--collection", "lake", "--schema", "sample")
     assert out.exit_code == 0 and "imported 2 record(s)" in out.output
-    assert count(tmp_project, select(func.count()).select_from(AuditEntry).where(AuditEntry.batch_id.is_not(None))) == 2
+    db = open_database(tmp_project.database_url)
+    try:
+        with db.session() as s:
+            record_ids = set(s.scalars(select(Record.id)))
+            creates = s.execute(select(AuditEntry.entity_id, AuditEntry.batch_id)
+                                .where(AuditEntry.entity_type == "record", AuditEntry.action == "create")).all()
+            batches = s.execute(select(AuditBatch.id, AuditBatch.kind)).all()
+            batched = s.execute(select(AuditEntry.entity_type, AuditEntry.entity_id)
+                                .where(AuditEntry.batch_id.is_not(None))).all()
+    finally:
+        db.engine.dispose()
+    assert len(record_ids) == 2
+    # one create entry per record, and all of them in one batch
+    assert sorted(entity_id for entity_id, _ in creates) == sorted(record_ids)
+    batch_ids = {batch_id for _, batch_id in creates}
+    assert len(batch_ids) == 1 and None not in batch_ids, creates
+    assert batches == [(batch_ids.pop(), "import")]
+    # the batch holds the import's record creations and nothing else (not the schema or collection)
+    assert sorted(batched) == sorted(("record", record_id) for record_id in record_ids)
 
 
 def test_bad_rows_are_reported_and_nothing_is_written(tmp_project: Project, tmp_path: Path) -> None:
