@@ -216,6 +216,30 @@ class StoredFile(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class Plugin(Base):
+    """A plugin as discovered: its ``describe_result`` captured once (spec *Capabilities* 1) and
+    where it came from. ``tier`` is ``"1"`` (subprocess), ``"2"`` (container) or ``"builtin"``;
+    ``status`` is ``ok``, ``error`` (``error`` says why: describe failed, bad ``plugin.toml``, an
+    id taken by another plugin) or ``no_container_runtime``."""
+
+    __tablename__ = "plugins"
+    id: Mapped[str] = mapped_column(String(100), primary_key=True)
+    name: Mapped[str] = mapped_column(Text)
+    description: Mapped[str] = mapped_column(Text, default="")
+    category: Mapped[str] = mapped_column(String(100), default="")
+    capabilities: Mapped[list[Any]] = mapped_column(default=list)
+    inputs: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    outputs: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    config_schema: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    tier: Mapped[str] = mapped_column(String(10))
+    builtin: Mapped[bool] = mapped_column(Boolean, default=False)
+    source: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(30))
+    error: Mapped[str | None] = mapped_column(Text)
+    launch: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    described_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class AuditBatch(Base):
     """A batch: many changes shown as one event in history (spec: AuditBatchResponse)."""
 

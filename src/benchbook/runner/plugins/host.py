@@ -1,0 +1,214 @@
+"""The tier-1 host: one plugin subprocess kept alive for a whole run (spec *Dispatch models*).
+
+The child runs in its own process group with a minimal environment (never the database URL
+or any key) and its own scratch folder, removed when the process is closed. Turns are strictly
+synchronous: :meth:`PluginProcess.request` sends ``describe`` or ``run`` and reads frames until
+the plugin's final one, relaying ``log`` frames and answering ``rpc_call`` frames on the way.
+Standard error is drained all the time by a thread (a plugin writing megabytes there never
+stalls) and relayed line by line. On a timeout the whole group gets SIGTERM, then SIGKILL
+after :data:`KILL_GRACE` seconds. Every failure is a :class:`~.frames.StepFailed`.
+
+Use::
+
+    with PluginProcess(["python3", "plugin.py"], cwd=folder) as proc:
+        contract = proc.request({"type": "describe"}, timeout=20)
+        final = proc.request({"type": "run", "inputs": {...}, "config": {}}, timeout=60,
+                             rpc=answer_rpc, log=lambda stream, line: ...)
+"""
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any, Self
+
+from benchbook.runner.plugins.frames import (
+    MAX_FRAME_BYTES,
+    PLUGIN_FINAL,
+    StepFailed,
+    encode,
+    parse_plugin_line,
+)
+
+KILL_GRACE = 2.0
+"""Seconds between SIGTERM and SIGKILL when a plugin is stopped."""
+STDERR_KEPT = 1 << 20
+"""Bytes of a plugin's standard error kept for error messages (the log gets every line)."""
+PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "SYSTEMROOT", "TMPDIR")
+"""Environment variables a plugin inherits; nothing else of the host's environment."""
+
+LogSink = Callable[[str, str], None]
+"""``log(stream, line)``: ``stream`` is ``log``, ``stdout`` or ``stderr``."""
+RpcAnswer = Callable[[dict[str, Any]], dict[str, Any]]
+"""``rpc(rpc_call frame) -> rpc_result or error frame``."""
+_EOF = object()
+
+
+def plugin_env(scratch: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The minimal environment of a plugin process: :data:`PASSED_ENV` from the host, plus
+    ``BENCHBOOK_SCRATCH`` and ``extra``."""
+    env = {k: v for k in PASSED_ENV if (v := os.environ.get(k)) is not None}
+    env["BENCHBOOK_SCRATCH"] = str(scratch)
+    env.update(extra or {})
+    return env
+
+
+class PluginProcess:
+    """A running tier-1 plugin. ``argv`` is run in ``cwd``; ``log`` receives every stderr line
+    (stream ``stderr``) besides what each :meth:`request` is given."""
+
+    def __init__(self, argv: Sequence[str], *, cwd: Path, log: LogSink | None = None,
+                 env: dict[str, str] | None = None) -> None:
+        self.scratch = Path(tempfile.mkdtemp(prefix="benchbook-plugin-"))
+        self._log = log
+        self._lines: queue.Queue[Any] = queue.Queue()
+        self._stderr_tail = bytearray()
+        self._request_log: LogSink | None = None
+        try:
+            self.proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, env=plugin_env(self.scratch, env),
+                                         start_new_session=True, bufsize=0)
+        except OSError as exc:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            raise StepFailed("process_exit", f"the plugin could not be started ({' '.join(argv)}): {exc}") from None
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self._threads = [threading.Thread(target=self._read_stdout, args=(self.proc.stdout,), daemon=True),
+                         threading.Thread(target=self._read_stderr, args=(self.proc.stderr,), daemon=True)]
+        for t in self._threads:
+            t.start()
+
+    # ------------------------------------------------------------------ readers (threads)
+    def _read_stdout(self, out: IO[bytes]) -> None:
+        while True:
+            line = out.readline(MAX_FRAME_BYTES + 1)
+            if not line:
+                self._lines.put(_EOF)
+                return
+            if len(line) > MAX_FRAME_BYTES:
+                self._lines.put(StepFailed("frame_too_large",
+                                           f"the plugin sent a line over {MAX_FRAME_BYTES} bytes"))
+                return
+            self._lines.put(line)
+
+    def _read_stderr(self, err: IO[bytes]) -> None:
+        for raw in iter(err.readline, b""):
+            self._stderr_tail += raw
+            if len(self._stderr_tail) > STDERR_KEPT:
+                del self._stderr_tail[:len(self._stderr_tail) - STDERR_KEPT]
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            for sink in (self._log, self._request_log):
+                if sink:
+                    sink("stderr", line)
+
+    # ------------------------------------------------------------------ turns
+    def request(self, frame: dict[str, Any], *, timeout: float, rpc: RpcAnswer | None = None,
+                log: LogSink | None = None) -> dict[str, Any]:
+        """Send ``frame`` (``describe`` or ``run``) and return the plugin's final frame
+        (``describe_result``/``result``, or its ``error`` frame). ``log`` frames go to ``log``;
+        ``rpc_call`` frames are answered with ``rpc`` (without one, with ``capability_denied``).
+        Raises :class:`StepFailed` (``timeout`` after killing the group, ``process_exit``,
+        ``protocol_error``, ``frame_too_large``)."""
+        finals = PLUGIN_FINAL[frame["type"]]
+        deadline = time.monotonic() + timeout
+        self._request_log = log
+        try:
+            self._send(frame)
+            while True:
+                got = self._next(deadline, timeout)
+                kind = got["type"]
+                if kind == "log":
+                    if log:
+                        log(got.get("stream", "log"), got["message"])
+                elif kind == "rpc_call":
+                    self._send(rpc(got) if rpc else {"type": "error", "call_id": got["call_id"], "error": {
+                        "kind": "capability_denied", "message": "no host operations are available here",
+                        "retryable": False}})
+                elif kind in finals:
+                    return got
+                else:
+                    raise StepFailed("protocol_error", f"the plugin answered {frame['type']!r} with a "
+                                                       f"{kind!r} frame (expected {' or '.join(finals)})")
+        except StepFailed:
+            self.kill()
+            raise
+        finally:
+            self._request_log = None
+
+    def _send(self, frame: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(encode(frame))
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ConnectionResetError, ValueError):
+            raise self._exited() from None
+
+    def _next(self, deadline: float, timeout: float) -> dict[str, Any]:
+        try:
+            item = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise StepFailed("timeout", f"the plugin gave no answer within {timeout:g} s; it was stopped",
+                             retryable=True) from None
+        if item is _EOF:
+            raise self._exited()
+        if isinstance(item, StepFailed):
+            raise item
+        return parse_plugin_line(item)
+
+    def _exited(self) -> StepFailed:
+        try:
+            code = self.proc.wait(timeout=KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            code = None
+        for t in self._threads[1:]:
+            t.join(timeout=1)
+        tail = self._stderr_tail[-2000:].decode("utf-8", "replace").strip()
+        how = f"exited with code {code}" if code is not None else "closed its output"
+        return StepFailed("process_exit", f"the plugin {how} before answering" + (f"; stderr: {tail}" if tail else ""))
+
+    # ------------------------------------------------------------------ ending
+    def kill(self) -> None:
+        """Stop the whole process group: SIGTERM, then SIGKILL after :data:`KILL_GRACE` s."""
+        if self.proc.poll() is None:
+            _signal_group(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=KILL_GRACE)
+            except subprocess.TimeoutExpired:
+                pass
+        _signal_group(self.proc.pid, signal.SIGKILL)  # children left behind in the group go too
+        if self.proc.poll() is None:
+            self.proc.wait()
+
+    def close(self) -> None:
+        """End the plugin: close its input (a tier-1 loop ends at end of input), wait up to
+        :data:`KILL_GRACE` s, then :meth:`kill`; remove the scratch folder."""
+        try:
+            if self.proc.stdin:
+                self.proc.stdin.close()
+            self.proc.wait(timeout=KILL_GRACE)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream:
+                stream.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

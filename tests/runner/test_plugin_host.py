@@ -1,0 +1,232 @@
+"""The tier-1 host against real subprocess plugins that speak the raw wire protocol (no SDK):
+the happy path with logs and RPC, and every way a plugin can fail without harming the host."""
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchbook.runner.plugins.frames import MAX_FRAME_BYTES, StepFailed, port_problems, violation
+from benchbook.runner.plugins.host import PluginProcess
+
+PRELUDE = """
+import json, os, sys
+out = os.fdopen(os.dup(1), "w", buffering=1)
+os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+def send(frame):
+    out.write(json.dumps(frame) + "\\n")
+    out.flush()
+def frames():
+    for line in sys.stdin:
+        yield json.loads(line)
+DESCRIBE = {"type": "describe_result", "id": "t", "name": "T", "description": "", "category": "test",
+            "capabilities": ["get_schema"], "inputs": {"text": {"type": "string", "required": True}},
+            "outputs": {"words": {"type": "integer"}}, "config_schema": {}}
+"""
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie left for its reaper counts as ended)."""
+    for _ in range(50):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return False
+        if state in ("Z", "X"):
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def plugin(tmp_path: Path, body: str) -> list[str]:
+    script = tmp_path / "plugin.py"
+    script.write_text(PRELUDE + textwrap.dedent(body))
+    return [sys.executable, str(script)]
+
+
+RUN = {"type": "run", "inputs": {"text": "a b c"}, "config": {}}
+
+
+def test_a_run_relays_logs_answers_rpc_and_returns_the_result(tmp_path: Path) -> None:
+    argv = plugin(tmp_path, """
+        for f in frames():
+            if f["type"] == "describe":
+                send(DESCRIBE)
+            else:
+                print("stray print never reaches the wire")
+                os.write(1, b"raw write to fd 1\\n")
+                send({"type": "log", "message": "counting", "stream": "log"})
+                sys.stderr.write("a line on stderr\\n"); sys.stderr.flush()
+                send({"type": "rpc_call", "call_id": "c1", "method": "call_tool",
+                      "params": {"tool": "get_schema", "args": {"name": "x"}}})
+                answer = json.loads(sys.stdin.readline())
+                send({"type": "result", "outputs": {"words": len(f["inputs"]["text"].split()),
+                                                    "echo": answer}})
+    """)
+    logs: list[tuple[str, str]] = []
+    calls: list[dict[str, Any]] = []
+
+    def rpc(frame: dict[str, Any]) -> dict[str, Any]:
+        calls.append(frame)
+        return {"type": "rpc_result", "call_id": frame["call_id"], "result": {"name": "x"}}
+
+    with PluginProcess(argv, cwd=tmp_path) as proc:
+        described = proc.request({"type": "describe"}, timeout=20)
+        assert described["id"] == "t"
+        final = proc.request(RUN, timeout=20, rpc=rpc, log=lambda s, m: logs.append((s, m)))
+        time.sleep(0.1)
+        again = proc.request(RUN, timeout=20, rpc=rpc)  # the same process serves the next step
+        pid = proc.proc.pid
+        scratch = proc.scratch
+        assert scratch.is_dir()
+    assert final["type"] == "result" and final["outputs"]["words"] == 3
+    assert final["outputs"]["echo"] == {"type": "rpc_result", "call_id": "c1", "result": {"name": "x"}}
+    assert again["outputs"]["words"] == 3
+    assert calls[0]["params"]["tool"] == "get_schema"
+    assert ("log", "counting") in logs
+    assert not scratch.exists()
+    assert not running(pid)
+
+
+def test_the_plugin_gets_a_minimal_environment_and_a_scratch_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BENCHBOOK_AI_KEY", "sk-secret")
+    monkeypatch.setenv("DATABASE_URL", "postgresql://secret")
+    argv = plugin(tmp_path, """
+        for f in frames():
+            send({"type": "result", "outputs": {"env": dict(os.environ), "cwd": os.getcwd()}})
+    """)
+    with PluginProcess(argv, cwd=tmp_path) as proc:
+        final = proc.request(RUN, timeout=20)
+        env = final["outputs"]["env"]
+        assert env["BENCHBOOK_SCRATCH"] == str(proc.scratch)
+    assert "BENCHBOOK_AI_KEY" not in env and "DATABASE_URL" not in env
+    assert set(env) <= {"PATH", "HOME", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "TMPDIR", "BENCHBOOK_SCRATCH",
+                        "LC_CTYPE"}
+    assert final["outputs"]["cwd"] == str(tmp_path)
+
+
+def test_an_rpc_call_without_a_handler_is_denied_and_the_plugin_may_go_on(tmp_path: Path) -> None:
+    argv = plugin(tmp_path, """
+        for f in frames():
+            send({"type": "rpc_call", "call_id": "c1", "method": "commit", "params": {}})
+            answer = json.loads(sys.stdin.readline())
+            send({"type": "result", "outputs": {"denied": answer["error"]["kind"]}})
+    """)
+    with PluginProcess(argv, cwd=tmp_path) as proc:
+        assert proc.request(RUN, timeout=20)["outputs"] == {"denied": "capability_denied"}
+
+
+FAILURES = {
+    "process_exit": """
+        for f in frames():
+            sys.stderr.write("boom: something broke\\n"); sys.stderr.flush()
+            os._exit(3)
+    """,
+    "protocol_error": """
+        for f in frames():
+            out.write("this is not json\\n"); out.flush()
+    """,
+    "schema": """
+        for f in frames():
+            send({"type": "log", "message": 42})
+    """,
+    "wrong_type": """
+        for f in frames():
+            send(DESCRIBE)
+    """,
+    "frame_too_large": f"""
+        for f in frames():
+            out.write('{{"type": "log", "message": "' + "x" * {MAX_FRAME_BYTES} + '"}}\\n'); out.flush()
+    """,
+}
+
+
+@pytest.mark.parametrize(("case", "kind", "words"), [
+    ("process_exit", "process_exit", "exited with code 3 before answering; stderr: boom: something broke"),
+    ("protocol_error", "protocol_error", "not JSON"),
+    ("schema", "protocol_error", "42 is not of type 'string'"),
+    ("wrong_type", "protocol_error", "answered 'run' with a 'describe_result' frame"),
+    ("frame_too_large", "frame_too_large", "over 16777216 bytes"),
+])
+def test_a_misbehaving_plugin_fails_its_step_with_a_kind_naming_what_went_wrong(
+        tmp_path: Path, case: str, kind: str, words: str) -> None:
+    with PluginProcess(plugin(tmp_path, FAILURES[case]), cwd=tmp_path) as proc:
+        with pytest.raises(StepFailed) as caught:
+            proc.request(RUN, timeout=30)
+        assert proc.proc.poll() is not None  # the plugin was stopped
+    assert caught.value.kind == kind
+    assert words in caught.value.message
+
+
+def test_a_hanging_plugin_times_out_and_its_whole_process_group_is_killed(tmp_path: Path) -> None:
+    argv = plugin(tmp_path, """
+        import subprocess, time
+        child = subprocess.Popen(["sleep", "300"])
+        for f in frames():
+            send({"type": "log", "message": str(child.pid)})
+            time.sleep(300)
+    """)
+    logs: list[tuple[str, str]] = []
+    with PluginProcess(argv, cwd=tmp_path) as proc:
+        started = time.monotonic()
+        with pytest.raises(StepFailed) as caught:
+            proc.request(RUN, timeout=1.0, log=lambda s, m: logs.append((s, m)))
+        assert time.monotonic() - started < 6
+    assert caught.value.kind == "timeout"
+    assert not running(int(logs[0][1]))
+
+
+def test_megabytes_on_stderr_do_not_stall_the_plugin(tmp_path: Path) -> None:
+    argv = plugin(tmp_path, """
+        for f in frames():
+            for i in range(40000):
+                sys.stderr.write("noise line %d of the plugin's standard error output\\n" % i)
+            sys.stderr.flush()
+            send({"type": "result", "outputs": {"words": 1}})
+    """)
+    lines: list[str] = []
+    with PluginProcess(argv, cwd=tmp_path, log=lambda s, m: lines.append(m)) as proc:
+        assert proc.request(RUN, timeout=30)["outputs"] == {"words": 1}
+        time.sleep(0.2)
+    assert len(lines) == 40000
+
+
+def test_a_command_that_cannot_start_is_a_process_exit(tmp_path: Path) -> None:
+    with pytest.raises(StepFailed) as caught:
+        PluginProcess([str(tmp_path / "missing")], cwd=tmp_path)
+    assert caught.value.kind == "process_exit"
+
+
+@pytest.mark.parametrize(("ports", "values", "problems"), [
+    ({"n": {"type": "integer", "required": True}}, {}, ["'n' is required"]),
+    ({"n": {"type": "integer"}}, {"n": True}, ["'n': expected integer, got true"]),
+    ({"n": {"type": "float"}}, {"n": 2}, []),
+    ({"d": {"type": "date"}}, {"d": "2024-02-30"}, ["'d': expected date, got \"2024-02-30\""]),
+    ({"t": {"type": "datetime"}}, {"t": "2024-02-01T10:00:00+01:00"}, []),
+    ({"f": {"type": "file"}}, {"f": "ab" * 32}, []),
+    ({"f": {"type": "file"}}, {"f": "nope"}, ["'f': expected file, got \"nope\""]),
+    ({"b": {"type": "bytes"}}, {"b": {"encoding": "base64", "data": "aGk="}}, []),
+    ({"t": {"type": "table"}}, {"t": {"encoding": "inline", "columns": ["a"], "dtypes": {"a": "integer"},
+                                      "data": {"a": [1]}}}, []),
+    ({"t": {"type": "table"}}, {"t": {"encoding": "csv"}}, None),
+    ({}, {"x": 1}, ["'x' is not declared"]),
+    ({"j": {"type": "json"}}, {"j": {"any": ["thing"]}}, []),
+])
+def test_values_are_checked_against_the_declared_ports(ports: dict[str, Any], values: dict[str, Any],
+                                                       problems: list[str] | None) -> None:
+    found = port_problems(ports, values)
+    if problems is None:
+        assert len(found) == 1 and found[0].startswith("'t': ")
+    else:
+        assert found == problems
+
+
+def test_violations_name_the_offending_part() -> None:
+    frame = {"type": "rpc_call", "call_id": "1", "method": "call_tool", "params": {"tool": "x"}}
+    assert violation(frame, "plugin_frame") == "'args' is a required property at ['params']"
+    assert violation(json.loads('{"type": "describe"}'), "host_frame") is None
