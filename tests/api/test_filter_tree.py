@@ -4,7 +4,9 @@ backend: each tree's SQL answer is compared with a plain-Python oracle over the 
 The dataset (collection ``flab``, timezone America/New_York): site → sample → measurement, plus an
 unrelated top-level ``instrument``. Sample's ``label`` shadows site's; measurement inherits
 ``label``, ``tags``, ``count``, ``depth`` from sample and ``region``, ``elevation`` from site.
-Measurement ``at`` has its own timezone (Asia/Tokyo). One measurement is deleted.
+Measurement ``at`` has its own timezone (Asia/Tokyo). One measurement is deleted. Instrument holds
+the field types the chain does not: url, file, file_list, reference (to site) and reference_list (to
+sample); in the tables ``"@S1"`` stands for record S1's id and ``"@f1"`` for uploaded file f1's sha256.
 """
 from __future__ import annotations
 
@@ -31,7 +33,9 @@ FIELDS: dict[str, dict[str, tuple[str, dict[str, Any]]]] = {
     "measurement": {"value": ("float", {}), "n": ("integer", {}),
                     "at": ("datetime", {"timezone": "Asia/Tokyo"}), "note": ("string", {}),
                     "flags": ("tags", {}), "passed": ("boolean", {})},
-    "instrument": {"model": ("string", {})},
+    "instrument": {"model": ("string", {}), "manual": ("url", {}), "photo": ("file", {}),
+                   "scans": ("file_list", {}), "home": ("reference", {"schema": "site"}),
+                   "used_on": ("reference_list", {"schema": "sample"})},
 }
 SITES = {
     "S1": {"label": "North Ridge", "region": "Alps", "elevation": 2100, "opened": "2020-05-01",
@@ -64,7 +68,15 @@ MEASUREMENTS = {
     "M6": ("A5", {"value": 0.0, "n": 0, "at": "2024-05-03T13:00:00", "note": "Élan check", "passed": False}),
     "M7": ("A5", {"value": 99.0, "note": "ghost", "flags": ["ghost"]}),  # deleted
 }
-INSTRUMENTS = {"I1": {"model": "North X"}, "I2": {}}
+INSTRUMENTS = {
+    "I1": {"model": "North X", "manual": "https://example.org/Manuals/x.pdf", "photo": "@f1",
+           "scans": ["@f1", "@f2"], "home": "@S1", "used_on": ["@A1", "@A2"]},
+    "I2": {},
+    "I3": {"model": "Probe", "manual": "ftp://files.example.net/probe_v2.txt", "photo": "@f2", "scans": ["@f3"],
+           "home": "@S2", "used_on": ["@A2"]},
+    "I4": {"model": "Spare", "home": "@S1"},
+}
+FILES = {"f1": b"first file", "f2": b"second file", "f3": b"third file"}
 EXPECTED_LIVE = len(SITES) + len(SAMPLES) + len(MEASUREMENTS) - 1 + len(INSTRUMENTS)
 
 
@@ -81,6 +93,16 @@ class Lab:
     def keys(self, ids: set[str] | list[str]) -> list[str]:
         return sorted(self.key_of[i] for i in ids)
 
+    def real(self, value: Any) -> Any:
+        """``value`` with each ``"@key"`` (a record or file of the table) replaced by its id/sha256."""
+        if isinstance(value, str) and value.startswith("@"):
+            return self.id_of[value[1:]]
+        if isinstance(value, list):
+            return [self.real(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.real(v) for k, v in value.items()}
+        return value
+
 
 _BUILT: dict[int, tuple[str, Lab]] = {}
 
@@ -94,6 +116,8 @@ def _build(api: Any) -> Lab:
     make_collection(api, "flab", ["site", "sample", "measurement", "instrument"], timezone=TZ,
                     description="filter-tree dataset")
     keys: dict[str, str] = {}
+    for key, content in FILES.items():
+        keys[key] = api.ok("POST", "/files", 201, files={"file": (f"{key}.bin", content)})["sha256"]
     for key, data in SITES.items():
         keys[key] = make_record(api, "flab", "site", data)["id"]
     for key, (parent, data) in SAMPLES.items():
@@ -101,7 +125,9 @@ def _build(api: Any) -> Lab:
     for key, (parent, data) in MEASUREMENTS.items():
         keys[key] = make_record(api, "flab", "measurement", data, parent=keys[parent])["id"]
     for key, data in INSTRUMENTS.items():
-        keys[key] = make_record(api, "flab", "instrument", data)["id"]
+        real = {k: [keys[i[1:]] for i in v] if isinstance(v, list) else keys[v[1:]] if v.startswith("@") else v
+                for k, v in data.items()}
+        keys[key] = make_record(api, "flab", "instrument", real)["id"]
     api.ok("DELETE", f"/records/{keys['M7']}", 204)
     del keys["M7"]
     page = api.ok("GET", "/collections/flab/records", params={"limit": 1000})
@@ -154,8 +180,9 @@ def value_test(ftype: str, restr: dict[str, Any], op: str, value: Any, stored: A
         return not value_test(ftype, restr, "eq", value, stored)
     if stored is None:
         return False
-    if ftype == "tags":
-        return any(v.strip() in stored for v in (value if op == "in" else [value]))
+    if ftype in ("tags", "file_list", "reference_list"):
+        norm = (lambda v: v.strip().lower()) if ftype == "file_list" else str.strip
+        return any(norm(v) in stored for v in (value if op == "in" else [value]))
     if ftype in ("integer", "float"):
         conv: Any = float
         have: Any = float(stored)
@@ -165,6 +192,9 @@ def value_test(ftype: str, restr: dict[str, Any], op: str, value: Any, stored: A
         have = _instant(stored, "UTC")
     elif ftype == "boolean":
         conv = lambda v: v if isinstance(v, bool) else {"yes": True, "no": False}[v]
+        have = stored
+    elif ftype in ("file", "url", "reference"):  # trimmed; a sha256 in any case
+        conv = (lambda v: v.strip().lower()) if ftype == "file" else str.strip
         have = stored
     else:
         conv = lambda v: v
@@ -304,6 +334,40 @@ CASES: list[tuple[str, str | None, dict[str, Any], list[str]]] = [
     ("tags-in-any", "sample", L("tags", "in", ["z", "y"]), ["A1", "A2", "A5"]),
     ("tags-is-null", "sample", L("tags", "is_null"), ["A3"]),
     ("tags-trimmed", "measurement", L("flags", "contains", " bad "), ["M2", "M4"]),
+    # urls (like strings, without gt…lte)
+    ("url-eq", "instrument", L("manual", "eq", "https://example.org/Manuals/x.pdf"), ["I1"]),
+    ("url-eq-case-sensitive", "instrument", L("manual", "eq", "https://example.org/manuals/x.pdf"), []),
+    ("url-eq-trimmed", "instrument", L("manual", "eq", " ftp://files.example.net/probe_v2.txt "), ["I3"]),
+    ("url-contains-ci", "instrument", L("manual", "contains", "MANUALS"), ["I1"]),
+    ("url-contains-underscore-literal", "instrument", L("manual", "contains", "_v"), ["I3"]),
+    ("url-ne", "instrument", L("manual", "ne", "https://example.org/Manuals/x.pdf"), ["I2", "I3", "I4"]),
+    ("url-in", "instrument", L("manual", "in", ["ftp://files.example.net/probe_v2.txt", "https://no.example"]),
+     ["I3"]),
+    ("url-is-null", "instrument", L("manual", "is_null"), ["I2", "I4"]),
+    # files (sha256)
+    ("file-eq", "instrument", L("photo", "eq", "@f1"), ["I1"]),
+    ("file-ne", "instrument", L("photo", "ne", "@f1"), ["I2", "I3", "I4"]),
+    ("file-in", "instrument", L("photo", "in", ["@f2", "@f3"]), ["I3"]),
+    ("file-is-null-false", "instrument", L("photo", "is_null", False), ["I1", "I3"]),
+    # file lists (one item: membership)
+    ("files-eq-member", "instrument", L("scans", "eq", "@f2"), ["I1"]),
+    ("files-contains", "instrument", L("scans", "contains", "@f1"), ["I1"]),
+    ("files-ne", "instrument", L("scans", "ne", "@f1"), ["I2", "I3", "I4"]),
+    ("files-in-any", "instrument", L("scans", "in", ["@f3", "@f2"]), ["I1", "I3"]),
+    ("files-is-null", "instrument", L("scans", "is_null"), ["I2", "I4"]),
+    # references (record id)
+    ("ref-eq", "instrument", L("home", "eq", "@S1"), ["I1", "I4"]),
+    ("ref-ne", "instrument", L("home", "ne", "@S1"), ["I2", "I3"]),
+    ("ref-in", "instrument", L("home", "in", ["@S2", "@S3"]), ["I3"]),
+    ("ref-is-null", "instrument", L("home", "is_null"), ["I2"]),
+    ("ref-unknown-id", "instrument", L("home", "eq", "no-such-record"), []),
+    # reference lists (one item: membership)
+    ("refs-eq-member", "instrument", L("used_on", "eq", "@A2"), ["I1", "I3"]),
+    ("refs-contains", "instrument", L("used_on", "contains", "@A1"), ["I1"]),
+    ("refs-ne", "instrument", L("used_on", "ne", "@A2"), ["I2", "I4"]),
+    ("refs-in-any", "instrument", L("used_on", "in", ["@A1", "@A3"]), ["I1"]),
+    ("refs-is-null-false", "instrument", L("used_on", "is_null", False), ["I1", "I3"]),
+    ("link-types-and", "instrument", {"and": [L("home", "eq", "@S1"), L("scans", "is_null", False)]}, ["I1"]),
     # inherited fields
     ("inherited-grandparent", "sample", L("region", "eq", "Alps"), ["A1", "A2"]),
     ("inherited-is-null", "sample", L("region", "is_null"), ["A5"]),
@@ -350,6 +414,7 @@ CASES: list[tuple[str, str | None, dict[str, Any], list[str]]] = [
      ["A1", "A5", "M2", "M6", "S1", "S3"]),
     ("all-unrelated-schema", None, L("model", "contains", "north", "instrument"), ["I1"]),
     ("all-other-schema-only", None, L("model", "is_null"), ["I2"]),
+    ("all-reference", None, L("home", "eq", "@S1"), ["I1", "I4"]),
 ]
 
 
@@ -357,6 +422,7 @@ CASES: list[tuple[str, str | None, dict[str, Any], list[str]]] = [
 def test_filter_tree_matches_oracle(lab: Any, schema: str | None, tree: dict[str, Any],
                                     expected: list[str]) -> None:
     api, data = lab
+    tree = data.real(tree)
     want = oracle(data, schema, tree)
     assert want == sorted(expected), "the table and the oracle disagree"
     assert listed(api, data, schema, tree) == want
@@ -479,6 +545,13 @@ REFUSALS: list[tuple[str, str | None, Any, list[Any], str]] = [
     ("contains-on-int", "sample", L("count", "contains", 3), F, "does not apply"),
     ("gt-on-bool", "sample", L("ok", "gt", True), F, "does not apply"),
     ("gt-on-tags", "sample", L("tags", "gt", "x"), F, "does not apply"),
+    ("gt-on-url", "instrument", L("manual", "gt", "https://a.example"), F, "does not apply"),
+    ("contains-on-file", "instrument", L("photo", "contains", "ab"), F, "does not apply"),
+    ("gt-on-reference", "instrument", L("home", "gt", "x"), F, "does not apply"),
+    ("not-a-sha256", "instrument", L("photo", "eq", "not-a-sha"), F, "sha256"),
+    ("not-a-sha256-item", "instrument", L("scans", "in", ["a" * 64, "zz"]), F, "value[1]"),
+    ("reference-not-string", "instrument", L("home", "eq", 5), F, "home"),
+    ("list-for-eq-references", "instrument", L("used_on", "eq", ["a", "b"]), F, "in"),
     ("is-null-not-bool", "sample", L("count", "is_null", "yes"), F, "is_null"),
     ("unknown-schema", "sample", L("count", "eq", 1, "nosuch"), F, "nosuch"),
     ("schema-not-in-collection", "sample", L("x", "eq", "a", "orphan"), F, "orphan"),
@@ -516,6 +589,13 @@ def test_schema_id_in_leaf_and_named_leaf_in_message(lab: Any) -> None:
         {"and": [L("count", "eq", 1), {"or": [L("ok", "eq", True), L("ok", "gt", 1)]}]})})
     assert r.status_code == 422
     assert r.json()["detail"].startswith("filter and/1/or/1 (field 'ok')")
+
+
+def test_file_sha256_matches_in_any_case(lab: Any) -> None:
+    api, data = lab
+    sha = data.id_of["f1"].upper()
+    assert listed(api, data, "instrument", L("photo", "eq", f" {sha} ")) == ["I1"]
+    assert listed(api, data, "instrument", L("scans", "contains", sha)) == ["I1"]
 
 
 # ---------------------------------------------------------------------------- random trees
