@@ -36,7 +36,25 @@ def test_documents_and_pages(api):
     assert c.get("/api/openapi.json").status_code == 200
     docs = c.get("/docs/")
     assert docs.status_code == 200 and "swagger" in docs.text.lower()
-    assert c.get("/").status_code == 200
+
+
+def test_web_page_is_the_app_and_keeps_the_host_rule(api):
+    c = api.client
+    page = c.get("/", headers={"host": "127.0.0.1:8000"})
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "<title>benchbook</title>" in page.text
+    assert '<script src="/static/app.js"></script>' in page.text
+    script = c.get("/static/app.js")
+    assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
+    for path in ("/", "/static/app.js", "/docs/", "/openapi.json"):
+        forged = c.get(path, headers={"host": "evil.example"})
+        assert forged.status_code == 403, path
+        assert forged.headers["content-type"] == "application/json", path
+        body = forged.json()
+        assert list(body) == ["detail"] and isinstance(body["detail"], str), body
+        assert "'evil.example' is not this computer" in body["detail"], body
+        assert "<html" not in forged.text and len(forged.headers["x-request-id"]) == 32
 
 
 def test_unknown_route_and_method(api):
