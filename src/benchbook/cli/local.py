@@ -1,4 +1,8 @@
-"""Local commands that work on the project directly: ``import`` and ``demo``."""
+"""Local commands that work on the project directly: ``init``, ``import`` and ``demo``.
+
+``init`` here replaces the folder-only ``init`` of :mod:`benchbook.cli.main` when registered: it
+also creates the database and brings it to the newest migration.
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,6 +30,20 @@ def _progress(console: Console) -> Progress:
 def _project(ctx: click.Context, default: str | None = None) -> Project:
     chosen = getattr(ctx.find_object(Settings), "project", None) or default
     return Project.locate(chosen)
+
+
+@click.command("init")
+@click.argument("directory", required=False, default=None, type=click.Path(file_okay=False))
+@click.pass_context
+def init_command(ctx: click.Context, directory: str | None) -> None:
+    """Create a project folder at DIRECTORY (default: --project, else the current folder):
+    benchbook.toml, the database (benchbook.db unless benchbook.toml names another) migrated to
+    the newest schema, files/, workflows/, plugins/. An existing project is reused and its
+    database upgraded. Prints the folder's path."""
+    chosen = directory or getattr(ctx.find_object(Settings), "project", None) or "."
+    project = Project.init(chosen)
+    open_database(project.database_url).engine.dispose()
+    click.echo(str(project.root))
 
 
 @click.command("import")
@@ -88,6 +106,7 @@ def demo(ctx: click.Context, port: int, no_serve: bool, open_browser: bool) -> N
 
 
 def register(group: click.Group) -> None:
-    """Add ``import`` and ``demo`` to the root group."""
+    """Add ``init`` (replacing the folder-only one), ``import`` and ``demo`` to the root group."""
+    group.add_command(init_command)
     group.add_command(import_command)
     group.add_command(demo)
