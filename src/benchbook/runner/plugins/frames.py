@@ -68,14 +68,16 @@ def _validator(definition: str) -> jsonschema.Draft202012Validator:
 
 
 def violation(value: Any, definition: str) -> str | None:
-    """The first way ``value`` breaks ``#/$defs/<definition>`` of the schema, in words (with the
-    JSON path of the offending part), or None when it conforms."""
+    """How ``value`` breaks ``#/$defs/<definition>`` of the schema, in words (up to three
+    problems, each with the JSON path of the offending part), or None when it conforms."""
     errors = sorted(_validator(definition).iter_errors(value), key=lambda e: (len(e.absolute_path), e.message))
     if not errors:
         return None
-    err = errors[0]
-    where = "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in err.absolute_path)
-    return f"{err.message}" + (f" at {where}" if where else "")
+    shown = []
+    for err in errors[:3]:
+        where = "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in err.absolute_path)
+        shown.append(err.message + (f" at {where}" if where else ""))
+    return "; ".join(shown) + (f" (and {len(errors) - 3} more)" if len(errors) > 3 else "")
 
 
 def parse_plugin_line(line: bytes) -> dict[str, Any]:

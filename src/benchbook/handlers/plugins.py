@@ -1,0 +1,38 @@
+"""Handlers of the ``plugins`` tag: the registry of discovered plugins."""
+from __future__ import annotations
+
+from typing import Any
+
+from benchbook.domain import plugins as domain
+from benchbook.handlers.uow import read, services, write
+from benchbook.runner.plugins import discovery
+
+Body = dict[str, Any]
+
+
+def _refresh() -> Body:
+    found = discovery.discover(services().project.root / "plugins")  # describes run outside the transaction
+    with write() as ctx:
+        return domain.replace_all(ctx.session, found)
+
+
+def list_plugins() -> tuple[list[Body], int]:
+    with read() as s:
+        empty = domain.is_empty(s)
+    if empty:
+        _refresh()
+    with read() as s:
+        return domain.list_plugins(s), 200
+
+
+def refresh_plugins() -> tuple[Body, int]:
+    return _refresh(), 200
+
+
+def get_plugin(plugin_id: str) -> tuple[Body, int]:
+    with read() as s:
+        if domain.is_empty(s):
+            s.close()
+            _refresh()
+    with read() as s:
+        return domain.plugin_response(domain.find_plugin(s, plugin_id)), 200
