@@ -79,27 +79,24 @@ def _problem(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
 
 
 def allowed_methods(document: dict[str, Any]) -> list[tuple[re.Pattern[str], str]]:
-    """For each documented path, a regex of its URL and the methods it allows: the document's
+    """For each documented path, a regex of its URL and its ``Allow`` value: the document's
     methods, plus ``HEAD`` where there is a ``GET`` (Starlette answers ``HEAD`` on every ``GET``
-    route), comma-separated."""
-    out: list[tuple[re.Pattern[str], str]] = []
+    route), each once, sorted. Literal paths come first, as OpenAPI matches them before
+    templated ones (``/collections/deleted`` before ``/collections/{name_or_id}``)."""
+    out: list[tuple[tuple[int, tuple[bool, ...]], re.Pattern[str], str]] = []
     for path, item in document["paths"].items():
         methods = {m.upper() for m in item if m in ("get", "post", "put", "patch", "delete")}
         if "GET" in methods:
             methods.add("HEAD")
         pattern = re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape("/api" + path))
-        out.append((re.compile(f"^{pattern}$"), ", ".join(sorted(methods))))
-    return out
+        specificity = (path.count("{"), tuple("{" in part for part in path.split("/")))
+        out.append((specificity, re.compile(f"^{pattern}$"), ", ".join(sorted(methods))))
+    return [(rx, allow) for _, rx, allow in sorted(out, key=lambda row: row[0])]
 
 
 def allow_header(allowed: list[tuple[re.Pattern[str], str]], path: str) -> str | None:
-    """The ``Allow`` value for URL ``path``: every method some documented path matching it
-    answers, each once, sorted; None when no documented path matches. A URL can match more than
-    one path (``/collections/deleted`` is also ``/collections/{name_or_id}``), and the router
-    falls through to the next match for a method the first does not have, so all of them count.
-    """
-    methods = {m for rx, allow in allowed if rx.match(path) for m in allow.split(", ")}
-    return ", ".join(sorted(methods)) if methods else None
+    """The ``Allow`` value of the documented path URL ``path`` matches first, or None."""
+    return next((allow for rx, allow in allowed if rx.match(path)), None)
 
 
 def _http_error(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
