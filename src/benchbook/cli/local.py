@@ -1,7 +1,6 @@
 """Local commands that work on the project directly: ``init``, ``import`` and ``demo``.
 
-``init`` here replaces the folder-only ``init`` of :mod:`benchbook.cli.main` when registered: it
-also creates the database and brings it to the newest migration.
+``init`` creates the project folder and its database, brought to the newest migration.
 """
 from __future__ import annotations
 
@@ -106,7 +105,7 @@ def demo(ctx: click.Context, port: int, no_serve: bool, open_browser: bool) -> N
 
 
 def register(group: click.Group) -> None:
-    """Add ``init`` (replacing the folder-only one), ``import`` and ``demo`` to the root group."""
+    """Add ``init``, ``import`` and ``demo`` to the root group."""
     group.add_command(init_command)
     group.add_command(import_command)
     group.add_command(demo)

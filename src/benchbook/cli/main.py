@@ -1,5 +1,5 @@
 """The ``benchbook`` command: API commands generated from the OpenAPI document, plus local
-commands (``init``, ``serve``, and ``import``/``demo`` from :mod:`benchbook.cli.local` when
+commands (``serve``, and ``init``/``import``/``demo`` from :mod:`benchbook.cli.local` when
 that module exists).
 
 Global options: ``--project DIR`` (env ``BENCHBOOK_PROJECT``), ``--url URL`` (env
@@ -18,16 +18,6 @@ from benchbook.cli.output import Settings
 from benchbook.cli.serve import serve
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
-
-
-@click.command("init")
-@click.argument("directory", required=False, default=".", type=click.Path(file_okay=False))
-def init(directory: str) -> None:
-    """Create a project folder (benchbook.toml, files/, workflows/, plugins/) at DIRECTORY
-    (default: the current folder), or reuse an existing one, and print its path."""
-    from benchbook.config import Project
-
-    click.echo(str(Project.init(directory).root))
 
 
 def build_cli() -> click.Group:
@@ -56,7 +46,6 @@ def build_cli() -> click.Group:
 
     for group in build_groups():
         cli.add_command(group)
-    cli.add_command(init)
     cli.add_command(serve)
     if importlib.util.find_spec("benchbook.cli.local") is not None:
         local = importlib.import_module("benchbook.cli.local")
