@@ -2,7 +2,6 @@
 and upgrading an up-to-date database again changes nothing."""
 from __future__ import annotations
 
-import os
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from sqlalchemy.sql import ClauseElement
 from benchbook.config import Project
 from benchbook.demo import build_demo
 from benchbook.persistence.db import alembic_config, open_database
+from tests.conftest import PG_URL
 
 
 def check(url: str) -> None:
@@ -81,9 +81,9 @@ def snapshot(engine: Engine) -> dict[str, Any]:
 @pytest.fixture
 def fresh_pg() -> Iterator[str]:
     """An empty PostgreSQL database of its own (the session's one holds the API tests' rows)."""
-    pg_url = os.environ.get("BENCHBOOK_TEST_PG")
+    pg_url = PG_URL
     if not pg_url:
-        pytest.skip("BENCHBOOK_TEST_PG is not set: no PostgreSQL server to test against")
+        pytest.skip("no PostgreSQL server to test against (the report header says why)")
     admin = create_engine(pg_url, isolation_level="AUTOCOMMIT")
     name = f"benchbook_twice_{uuid.uuid4().hex[:10]}"
     with admin.connect() as conn:
