@@ -1,4 +1,5 @@
-"""``benchbook serve``: the local-host rule, its refusal, and a real server answering /api/health."""
+"""``benchbook serve``: the local-host rule, its refusal, the ``--reload`` app factory run for real,
+and a real server answering /api/health."""
 from __future__ import annotations
 
 import os
@@ -12,9 +13,12 @@ from pathlib import Path
 import httpx
 import pytest
 from click.testing import CliRunner
+from sqlalchemy import select
+from starlette.testclient import TestClient
 
 from benchbook.cli.main import build_cli
 from benchbook.cli.serve import is_local_host, serve, server_url
+from benchbook.config import Project
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -104,34 +108,82 @@ def test_reload_uses_the_env_factory(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _app_not_ready(root: Path) -> str | None:
-    """Why ``benchbook.app`` cannot answer /api/health in-process yet (checked without the CLI), or None."""
-    import asyncio
-
+    """A free TCP port on 127.0.0.1; skips when this machine cannot listen on its loopback at all."""
     try:
-        from benchbook.app import create_app
-        from benchbook.config import Project
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            return int(sock.getsockname()[1])
+    except OSError as exc:
+        pytest.skip(f"this machine cannot listen on 127.0.0.1, so no server can run here: {exc}")
 
-        async def health() -> int:
-            app = create_app(Project.init(root))
-            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as c:
-                return (await c.get("/api/health")).status_code
 
-        status = asyncio.run(health())
-    except Exception as exc:  # noqa: BLE001 - any failure means "not ready": skip, with the reason
-        return f"benchbook.app is not usable yet: {exc!r}"[:500]
-    return None if status == 200 else f"benchbook.app answers /api/health with {status}"
+def _get(app: object, path: str, host: str = "127.0.0.1") -> httpx.Response:
+    with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
+        return client.get(path, headers={"host": host})
+
+
+@pytest.mark.parametrize(("allow_remote", "sync_only"), [("0", "0"), ("1", "0"), ("0", "1"), ("", ""), ("1", "1")])
+def test_app_from_env_reads_the_three_variables(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                allow_remote: str, sync_only: str) -> None:
+    """The factory ``serve --reload`` hands to uvicorn, run for real: project, remote and sync-only
+    come from the environment ("1" = on, anything else off)."""
+    from benchbook.app import app_from_env
+
+    root = tmp_path / "from-env"
+    monkeypatch.chdir(tmp_path)  # the project must come from BENCHBOOK_PROJECT, not the folder we are in
+    monkeypatch.setenv("BENCHBOOK_PROJECT", str(root))
+    monkeypatch.setenv("BENCHBOOK_ALLOW_REMOTE", allow_remote)
+    monkeypatch.setenv("BENCHBOOK_SYNC_ONLY", sync_only)
+    app = app_from_env()
+    try:
+        assert app.services.project.root == root.resolve()
+        assert (root / "benchbook.toml").is_file()
+        health = _get(app, "/api/health")
+        assert health.status_code == 200 and health.json()["status"] == "ok", health.text
+        collections = _get(app, "/api/collections")
+        page = _get(app, "/")
+        if sync_only == "1":  # only the health route
+            assert collections.status_code == 404, collections.text
+            assert page.status_code == 404, page.text
+        else:
+            assert collections.status_code == 200 and collections.json() == [], collections.text
+            assert page.status_code == 200 and "<title>benchbook</title>" in page.text
+        foreign = _get(app, "/api/health", host="evil.example")
+        if allow_remote == "1":
+            assert foreign.status_code == 200 and foreign.json()["status"] == "ok", foreign.text
+        else:
+            assert foreign.status_code == 403 and "is not this computer" in foreign.json()["detail"]
+    finally:
+        app.services.db.engine.dispose()
+
+
+def test_app_from_env_uses_the_project_of_the_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """What the app writes lands in the project BENCHBOOK_PROJECT names."""
+    from benchbook.app import app_from_env
+    from benchbook.persistence.db import open_database
+    from benchbook.persistence.tables import Collection
+
+    monkeypatch.chdir(tmp_path)
+    for name, value in (("BENCHBOOK_PROJECT", str(tmp_path / "one")), ("BENCHBOOK_ALLOW_REMOTE", "0"),
+                        ("BENCHBOOK_SYNC_ONLY", "0")):
+        monkeypatch.setenv(name, value)
+    app = app_from_env()
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            made = client.post("/api/collections", json={"name": "lake"})
+            assert made.status_code == 201, made.text
+    finally:
+        app.services.db.engine.dispose()
+    project = Project.open(tmp_path / "one")
+    db = open_database(project.database_url)
+    try:
+        with db.session() as s:
+            assert list(s.scalars(select(Collection.name))) == ["lake"]
+    finally:
+        db.engine.dispose()
 
 
 def test_live_server_answers_health(tmp_path: Path) -> None:
-    reason = _app_not_ready(tmp_path / "probe")
-    if reason:
-        pytest.skip(reason)
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
     env.pop("BENCHBOOK_URL", None)
@@ -146,13 +198,14 @@ def test_live_server_answers_health(tmp_path: Path) -> None:
                 pytest.fail(f"server exited with {proc.returncode}:\n{proc.stdout.read().decode() if proc.stdout else ''}")
             try:
                 response = httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=3.0)
-                if response.status_code == 200:
-                    assert response.json()["status"] == "ok"
-                    break
-                last = response.status_code
-            except httpx.HTTPError as exc:
+            except httpx.TransportError as exc:  # not listening yet
                 last = exc
-            time.sleep(0.2)
+                time.sleep(0.2)
+                continue
+            # the server answered: that answer must be the healthy one
+            assert response.status_code == 200, f"/api/health answered {response.status_code}: {response.text}"
+            assert response.json()["status"] == "ok", response.text
+            break
         else:
             pytest.fail(f"no answer from /api/health within 20 s (last: {last!r})")
         # the generated commands can talk to it with --url instead of in-process
