@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,7 +13,7 @@ from openapi_spec_validator import validate
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENT = ROOT / "openapi" / "openapi.yaml"
-SPEC_COVERAGE = Path(__file__).resolve().parents[1].parent / "shared/tools/spec_coverage.py"
+SPEC_OPERATIONS = Path(__file__).resolve().with_name("spec_operations.txt")
 
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
@@ -41,24 +39,98 @@ def test_document_is_valid_openapi_3_0(document: dict[str, Any]) -> None:
     validate(document)
 
 
-def test_spec_collections_records_and_file_upload_are_covered() -> None:
-    if not SPEC_COVERAGE.is_file():
-        pytest.skip(f"spec coverage tool not found at {SPEC_COVERAGE}")
-    result = subprocess.run(
-        [sys.executable, str(SPEC_COVERAGE), str(DOCUMENT.relative_to(ROOT))],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert result.returncode in (0, 1), result.stderr
-    missing = [line for line in result.stdout.splitlines() if line.startswith("missing ")]
-    ours = [
-        line
-        for line in missing
-        if re.match(r"missing [A-Z]+ /(collections|records)(/|$)", line) or line == "missing POST /files"
-    ]
-    assert ours == []
+def norm(path: str) -> str:
+    """A path with its parameters as ``{}``: the spec and the document may name them differently
+    (the spec itself writes ``/collections/{name}`` and ``/collections/{name_or_id}``)."""
+    return re.sub(r"\{[^}]*\}", "{}", path)
+
+
+def spec_operations() -> dict[str, list[tuple[str, str]]]:
+    """``tests/spec_operations.txt``: the spec's operations by spec section, in file order."""
+    sections: dict[str, list[tuple[str, str]]] = {}
+    section = None
+    for number, line in enumerate(SPEC_OPERATIONS.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("## "):
+            section = line[3:].strip()
+            assert section not in sections, f"spec_operations.txt:{number}: section {section!r} twice"
+            sections[section] = []
+        elif line.strip() and not line.startswith("#"):
+            match = re.fullmatch(r"(GET|POST|PUT|PATCH|DELETE) (/\S*)", line)
+            assert match, f"spec_operations.txt:{number}: not 'METHOD /path': {line!r}"
+            assert section is not None, f"spec_operations.txt:{number}: operation before any section"
+            sections[section].append((match[1], match[2]))
+    return sections
+
+
+# Spec operations the document does not have yet, by spec section: the parts of the service not
+# built yet (automation and runs, AI, analytics). Shrink this as they are built; the test fails
+# when an operation goes missing that is not listed here, and when a listed one exists.
+NOT_BUILT_YET: dict[str, set[str]] = {
+    "AI": {
+        "POST /ai/chat",
+        "GET /ai/config",
+        "PATCH /ai/config",
+        "GET /ai/local/models",
+        "GET /ai/router/auth-url",
+        "GET /ai/router/callback",
+        "GET /ai/router/limits",
+        "GET /ai/usage",
+    },
+    "Analytics": {
+        "GET /analytics/ai/usage",
+        "GET /analytics/audit/events",
+        "GET /analytics/jobs/by-trigger",
+        "GET /analytics/jobs/duration",
+        "GET /analytics/jobs/failures-by-plugin",
+        "GET /analytics/jobs/status",
+        "GET /analytics/records/counts",
+        "GET /analytics/records/growth",
+    },
+    "Automation and runs": {
+        "GET /automation",
+        "POST /automation/resume",
+        "POST /automation/stop",
+        "GET /jobs",
+        "GET /jobs/count",
+        "POST /jobs/delete",
+        "POST /jobs/drain",
+        "GET /jobs/failure-groups",
+        "GET /jobs/filter-fields",
+        "POST /jobs/rerun",
+        "GET /jobs/{job_id}",
+        "DELETE /jobs/{job_id}",
+        "POST /jobs/{job_id}/cancel",
+        "POST /jobs/{job_id}/rerun",
+        "POST /workflows/{name}/run",
+        "POST /workflows/{name}/run-many",
+    },
+}
+
+
+def test_spec_operations_list_is_well_formed() -> None:
+    text = SPEC_OPERATIONS.read_text(encoding="utf-8")
+    assert text.startswith("# ") and "service-spec.md" in text.split("\n## ")[0]  # says where it came from
+    sections = spec_operations()
+    assert sections and all(sections.values()), sections
+    every = [(method, norm(path)) for ops in sections.values() for method, path in ops]
+    assert len(every) == len(set(every)), [op for op, n in Counter(every).items() if n > 1]
+    for section, names in NOT_BUILT_YET.items():  # the not-built list names real spec operations
+        listed = {f"{method} {path}" for method, path in sections.get(section, [])}
+        assert names <= listed, f"{section}: not in tests/spec_operations.txt: {sorted(names - listed)}"
+
+
+def test_document_has_every_spec_operation_but_those_not_built_yet(document: dict[str, Any]) -> None:
+    have = {(method, norm(path)) for method, path, _ in operations(document)}
+    sections = spec_operations()
+    missing = {section: {f"{method} {path}" for method, path in ops if (method, norm(path)) not in have}
+               for section, ops in sections.items()}
+    unexpected = {section: sorted(ops - NOT_BUILT_YET.get(section, set()))
+                  for section, ops in missing.items() if ops - NOT_BUILT_YET.get(section, set())}
+    assert unexpected == {}, ("spec operations missing from openapi/openapi.yaml (same method, same path) "
+                              f"that NOT_BUILT_YET does not list: {unexpected}")
+    now_built = {section: sorted(names - missing.get(section, set()))
+                 for section, names in NOT_BUILT_YET.items() if names - missing.get(section, set())}
+    assert now_built == {}, f"built now: take them out of NOT_BUILT_YET: {now_built}"
 
 
 def test_operation_ids_are_unique_and_named_tag_dot_function(document: dict[str, Any]) -> None:
