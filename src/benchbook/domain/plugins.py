@@ -55,6 +55,13 @@ def find_plugin(session: Session, plugin_id: str) -> Plugin:
     return row
 
 
+def runnable(session: Session, plugin_id: str) -> dict[str, Any]:
+    """The registered plugin ``plugin_id`` as the step runner needs it: its PluginResponse plus
+    ``launch``. Raises ``NotFound``."""
+    row = find_plugin(session, plugin_id)
+    return {**plugin_response(row), "launch": row.launch}
+
+
 def is_empty(session: Session) -> bool:
     """Whether no plugin was ever registered (discovery has not run on this database)."""
     return session.scalar(select(Plugin.id).limit(1)) is None

@@ -1,29 +1,116 @@
 """In-process plugins (tier BUILTIN, spec *Dispatch models*): no wire, the same
 ``describe_result`` shape; capabilities are metadata only and gate nothing.
 
-An in-process plugin is any object with ``describe() -> describe_result frame`` and
-``run_in_process(inputs, config, rpc, log) -> final frame`` (``result`` or ``error``), where
-``rpc(frame) -> frame`` answers ``rpc_call`` frames and ``log(stream, line)`` takes log lines.
-benchbook's own built-ins are listed in :data:`BUILTINS`; other installed packages add theirs
-through the ``benchbook.plugins`` entry-point group, and discovery treats both alike.
+An in-process plugin is a :class:`benchbook.plugin.Plugin` (the Python SDK's declaration),
+run here with a ``ctx`` whose RPC calls go straight to the host operations. benchbook's own
+built-ins are listed in :data:`BUILTINS`; other installed packages add theirs through the
+``benchbook.plugins`` entry-point group (the entry point names a ``Plugin`` or a function
+returning one), and discovery treats both alike.
 """
 from __future__ import annotations
 
+import functools
+import uuid
 from collections.abc import Callable
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any
+
+from benchbook.plugin import Context, Plugin, PluginError, PluginRpcError
+from benchbook.plugin.values import decode_inputs, encode_outputs
 
 ENTRY_POINT_GROUP = "benchbook.plugins"
 
+Frame = dict[str, Any]
 
-class InProcessPlugin(Protocol):
-    """What an in-process plugin offers (see the module docstring)."""
+# ---------------------------------------------------------------------------- built-ins
+text_stats = Plugin(
+    id="benchbook.text-stats", name="Text statistics", category="text",
+    description="Counts the words, characters and lines of a text (e.g. a notes field).",
+    inputs={"text": {"type": "string", "required": True, "description": "the text to count"}},
+    outputs={"words": {"type": "integer", "description": "whitespace-separated words"},
+             "characters": {"type": "integer", "description": "characters, spaces included"},
+             "lines": {"type": "integer", "description": "lines (a final line without newline counts)"}},
+    config_schema={"type": "object", "properties": {}, "additionalProperties": False},
+)
 
-    def describe(self) -> dict[str, Any]: ...
 
-    def run_in_process(self, inputs: dict[str, Any], config: dict[str, Any],
-                       rpc: Callable[[dict[str, Any]], dict[str, Any]],
-                       log: Callable[[str, str], None]) -> dict[str, Any]: ...
+@text_stats.run
+def _text_stats(ctx: Context, inputs: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    text: str = inputs["text"]
+    return {"words": len(text.split()), "characters": len(text), "lines": len(text.splitlines())}
 
 
-BUILTINS: dict[str, Callable[[], InProcessPlugin]] = {}
+file_checksum = Plugin(
+    id="benchbook.file-checksum", name="File checksum", category="files",
+    description="Reads a stored file and reports its size and a checksum (md5 or sha1) to check against a "
+                "supplier's listing.",
+    inputs={"file": {"type": "file", "required": True, "description": "the stored file"}},
+    outputs={"checksum": {"type": "string", "description": "hex digest"},
+             "size": {"type": "integer", "description": "bytes"}},
+    config_schema={"type": "object", "properties": {"algorithm": {"enum": ["md5", "sha1"], "default": "md5"}},
+                   "additionalProperties": False},
+    capabilities=["get_file"],
+)
+
+
+@file_checksum.run
+def _file_checksum(ctx: Context, inputs: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    import hashlib
+    content = ctx.get_file(inputs["file"])
+    return {"checksum": hashlib.new(config["algorithm"], content).hexdigest(), "size": len(content)}
+
+
+BUILTINS: dict[str, Callable[[], Plugin]] = {p.id: functools.partial(lambda plugin: plugin, p)
+                                             for p in (text_stats, file_checksum)}
 """benchbook's own in-process plugins: entry name → factory."""
+
+
+# ---------------------------------------------------------------------------- running
+class _Direct:
+    """The SDK's channel for an in-process run: RPC calls go to ``rpc``, logs to ``log``."""
+
+    def __init__(self, rpc: Callable[[Frame], Frame] | None, log: Callable[[str, str], None] | None) -> None:
+        self.rpc = rpc
+        self.sink = log
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if self.rpc is None:
+            raise PluginRpcError("rpc_unavailable", f"no host operations are available for {method!r} here")
+        answer = self.rpc({"type": "rpc_call", "call_id": uuid.uuid4().hex, "method": method, "params": params})
+        if answer["type"] == "error":
+            err = answer["error"]
+            raise PluginRpcError(err["kind"], err["message"], err["retryable"])
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    def log(self, message: str, stream: str) -> None:
+        if self.sink:
+            self.sink(stream, message)
+
+
+def as_plugin(loaded: object) -> Plugin:
+    """The :class:`Plugin` an entry point names (the object itself or what calling it returns).
+    Raises ``TypeError`` otherwise."""
+    plugin = loaded() if callable(loaded) and not isinstance(loaded, Plugin) else loaded
+    if not isinstance(plugin, Plugin):
+        raise TypeError(f"a benchbook.plugins entry point must name a benchbook.plugin.Plugin, not {plugin!r}")
+    return plugin
+
+
+def run_in_process(plugin: Plugin, inputs: dict[str, Any], config: dict[str, Any],
+                   rpc: Callable[[Frame], Frame] | None, log: Callable[[str, str], None] | None,
+                   scratch: Path) -> Frame:
+    """Run ``plugin`` on wire ``inputs`` and return the final frame (``result`` with wire
+    outputs, or ``error``), as a subprocess plugin would answer."""
+    ctx = Context(_Direct(rpc, log), scratch=scratch, capabilities=plugin.capabilities, tier=1)
+    try:
+        if plugin.run_function is None:
+            raise PluginError("plugin_error", f"plugin {plugin.id!r} has no run function")
+        outputs = plugin.run_function(ctx, decode_inputs(plugin.inputs, inputs, scratch),
+                                      plugin.validate_config(config))
+        return {"type": "result", "outputs": encode_outputs(plugin.outputs, outputs, scratch)}
+    except PluginError as exc:
+        return {"type": "error", "call_id": None, "error": exc.envelope()}
+    except Exception as exc:  # noqa: BLE001 (any failure of plugin code fails the step, never the host)
+        return {"type": "error", "call_id": None,
+                "error": {"kind": "plugin_error", "message": f"{type(exc).__name__}: {exc}", "retryable": False}}

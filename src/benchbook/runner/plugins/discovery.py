@@ -46,11 +46,10 @@ def _contract(final: dict[str, Any]) -> dict[str, Any]:
     return final
 
 
-def describe_in_process(name: str, factory: Callable[[], builtin.InProcessPlugin], *, builtin_: bool,
-                        source: str) -> Described:
+def describe_in_process(name: str, factory: Callable[[], object], *, builtin_: bool, source: str) -> Described:
     """Describe an in-process plugin (built-in or from an entry point)."""
     try:
-        contract = factory().describe()
+        contract = builtin.as_plugin(factory()).describe()
         problem = violation(contract, "describe_result")
         if problem:
             raise StepFailed("protocol_error", f"its describe_result breaks the protocol: {problem}")
@@ -61,9 +60,10 @@ def describe_in_process(name: str, factory: Callable[[], builtin.InProcessPlugin
                          error=f"{type(exc).__name__}: {exc}", launch={"entry_point": name})
 
 
-def in_process_plugins() -> dict[str, Callable[[], builtin.InProcessPlugin]]:
-    """Entry name → factory of every in-process plugin: the built-ins, then the entry points."""
-    found: dict[str, Callable[[], builtin.InProcessPlugin]] = dict(builtin.BUILTINS)
+def in_process_plugins() -> dict[str, Callable[[], object]]:
+    """Entry name → loader of every in-process plugin: the built-ins, then the entry points
+    (what a loader returns goes through :func:`.builtin.as_plugin`)."""
+    found: dict[str, Callable[[], object]] = dict(builtin.BUILTINS)
     for ep in entry_points(group=builtin.ENTRY_POINT_GROUP):
         found.setdefault(ep.name, ep.load)
     return found
