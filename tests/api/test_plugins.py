@@ -21,7 +21,14 @@ def plugins_dir(api: Any) -> Path:
 
 
 def by_id(api: Any) -> dict[str, dict[str, Any]]:
-    return {p["id"]: p for p in api.ok("GET", "/plugins")}
+    """The project's plugins (the built-ins are always there too)."""
+    return {p["id"]: p for p in api.ok("GET", "/plugins") if not p["builtin"]}
+
+
+def refresh(api: Any) -> dict[str, list[str]]:
+    """POST /plugins/refresh, the built-ins left out of the report."""
+    report = api.ok("POST", "/plugins/refresh")
+    return {key: [i for i in ids if not i.startswith("benchbook.")] for key, ids in report.items()}
 
 
 def test_a_project_plugin_is_described_once_and_listed_with_its_contract(api: Any, plugins_dir: Path) -> None:
@@ -37,7 +44,7 @@ def test_a_project_plugin_is_described_once_and_listed_with_its_contract(api: An
     # captured, never re-derived: a changed plugin shows only after a refresh
     folder(plugins_dir, "counter", describing(contract("word-count", description="now with more words")))
     assert api.ok("GET", "/plugins/word-count")["description"] == ""
-    report = api.ok("POST", "/plugins/refresh")
+    report = refresh(api)
     assert report == {"added": [], "changed": ["word-count"], "removed": [], "unchanged": [], "failed": []}
     assert api.ok("GET", "/plugins/word-count")["description"] == "now with more words"
 
@@ -84,12 +91,19 @@ def test_refresh_reports_added_removed_and_failed(api: Any, plugins_dir: Path) -
     folder(plugins_dir, "two", describing(contract("two")))
     shutil.rmtree(plugins_dir / "one")
     folder(plugins_dir, "broken", "raise SystemExit(2)\n")
-    report = api.ok("POST", "/plugins/refresh")
+    report = refresh(api)
     assert report == {"added": ["broken", "two"], "changed": [], "removed": ["one"], "unchanged": [],
                       "failed": ["broken"]}
     assert api.get("/plugins/one").status_code == 404
     assert api.get("/plugins/one").json() == {
         "detail": "plugin 'one' not found (POST /plugins/refresh discovers new ones)"}
+
+
+def test_the_built_ins_are_listed_with_the_project_plugins(api: Any, plugins_dir: Path) -> None:
+    builtins = {p["id"]: p for p in api.ok("GET", "/plugins") if p["builtin"]}
+    assert set(builtins) == {"benchbook.file-checksum", "benchbook.text-stats"}
+    assert builtins["benchbook.file-checksum"]["capabilities"] == ["get_file"]
+    assert {(p["tier"], p["source"], p["status"]) for p in builtins.values()} == {("builtin", "builtin", "ok")}
 
 
 def test_a_tier_2_plugin_without_a_container_runtime_is_listed_as_such(
