@@ -13,6 +13,7 @@ import importlib.util
 import click
 
 from benchbook import __version__
+from benchbook.cli import try_step
 from benchbook.cli.generated import build_groups
 from benchbook.cli.output import Settings
 from benchbook.cli.serve import serve
@@ -50,6 +51,7 @@ def build_cli() -> click.Group:
     if importlib.util.find_spec("benchbook.cli.local") is not None:
         local = importlib.import_module("benchbook.cli.local")
         local.register(cli)
+    try_step.register(cli)
     return cli
 
 
