@@ -13,21 +13,9 @@ import pytest
 
 from benchbook.runner.plugins.frames import MAX_FRAME_BYTES, StepFailed, port_problems, violation
 from benchbook.runner.plugins.host import PluginProcess
+from tests.runner.rawplugin import contract, script
 
-PRELUDE = """
-import json, os, sys
-out = os.fdopen(os.dup(1), "w", buffering=1)
-os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-def send(frame):
-    out.write(json.dumps(frame) + "\\n")
-    out.flush()
-def frames():
-    for line in sys.stdin:
-        yield json.loads(line)
-DESCRIBE = {"type": "describe_result", "id": "t", "name": "T", "description": "", "category": "test",
-            "capabilities": ["get_schema"], "inputs": {"text": {"type": "string", "required": True}},
-            "outputs": {"words": {"type": "integer"}}, "config_schema": {}}
-"""
+DESCRIBE = contract(capabilities=["get_schema"])
 
 
 def running(pid: int) -> bool:
@@ -44,9 +32,9 @@ def running(pid: int) -> bool:
 
 
 def plugin(tmp_path: Path, body: str) -> list[str]:
-    script = tmp_path / "plugin.py"
-    script.write_text(PRELUDE + textwrap.dedent(body))
-    return [sys.executable, str(script)]
+    where = tmp_path / "plugin.py"
+    where.write_text(script(f"DESCRIBE = {DESCRIBE!r}\n" + textwrap.dedent(body)))
+    return [sys.executable, str(where)]
 
 
 RUN = {"type": "run", "inputs": {"text": "a b c"}, "config": {}}
