@@ -272,6 +272,45 @@ class AuditEntry(Base):
     __table_args__ = (Index("ix_audit_entries_entity", "entity_type", "entity_id"),)
 
 
+class Job(Base):
+    """A workflow run (spec: WorkflowJobResponse), queued in the transaction of the change that
+    triggered it. ``status``: ``pending``, ``running``, ``completed``, ``failed``, ``cancelled``.
+    ``inputs`` keeps what a rerun repeats; ``cancel_requested`` stops a running run before its
+    next step."""
+
+    __tablename__ = "jobs"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    workflow_name: Mapped[str] = mapped_column(String(200), index=True)
+    record_id: Mapped[str] = mapped_column(String(32), index=True)
+    schema_name: Mapped[str] = mapped_column(String(100))
+    trigger: Mapped[str] = mapped_column(String(20))
+    status: Mapped[str] = mapped_column(String(20))
+    error: Mapped[str | None] = mapped_column(Text)
+    error_details: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
+    log: Mapped[str | None] = mapped_column(Text)
+    step_executions: Mapped[list[Any] | None] = mapped_column(JSONType, nullable=True)
+    affected_records: Mapped[list[Any] | None] = mapped_column(JSONType, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    depth: Mapped[int] = mapped_column(Integer, default=0)
+    trigger_detail: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
+    problems: Mapped[int] = mapped_column(Integer, default=0)
+    inputs: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    __table_args__ = (Index("ix_jobs_status_created", "status", "created_at"),)
+
+
+class WorkerLease(Base):
+    """Who drains the run queue of this database now: one worker per project, across processes
+    (a server and CLI sessions). A lease whose ``expires_at`` has passed may be taken over."""
+
+    __tablename__ = "worker_leases"
+    name: Mapped[str] = mapped_column(String(50), primary_key=True)
+    holder: Mapped[str] = mapped_column(String(200))
+    expires_at: Mapped[datetime]
+
+
 # ------------------------------------------------------------------------ per-field indexes
 # One partial index per field of a scalar type, on the typed value the record queries use
 # (``domain.filters.value_of``, ``domain.queries.typed_value``): numbers as FLOAT, text as text.
