@@ -1,10 +1,25 @@
 """The unit of work a domain call runs in."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy.orm import Session
+
+
+@dataclass(frozen=True)
+class RecordChange:
+    """A record a write created or changed, as the automation triggers need it: ``action``
+    ``created`` or ``updated``; ``before``/``after`` its stored values (by field id; ``before``
+    empty for a create)."""
+
+    action: str
+    record_id: str
+    schema_id: str
+    dataset_id: str
+    before: dict[str, Any]
+    after: dict[str, Any]
 
 
 @dataclass
@@ -12,10 +27,19 @@ class Ctx:
     """What every domain call gets: an open ``session`` (inside ``session.begin()`` for
     writes), the ``actor`` changes are attributed to, the project's ``files_dir``, the
     current audit ``batch_id`` (from ``X-Service-Batch`` or opened by the server) and the
-    HTTP ``request_id`` for correlation with logs."""
+    HTTP ``request_id`` for correlation with logs.
+
+    Record writes append what they did to ``changes``; the unit of work hands them to the
+    automation triggers inside the same transaction (the domain never imports the runner).
+    ``job_id`` and ``depth`` are set while a workflow run writes, so the runs its changes
+    trigger know their cause (spec *Events* 3)."""
 
     session: Session
     actor: str | None
     files_dir: Path
     batch_id: str | None = None
     request_id: str | None = None
+    changes: list[RecordChange] = field(default_factory=list)
+    job_id: str | None = None
+    workflow: str | None = None
+    depth: int = 0

@@ -30,7 +30,7 @@ from benchbook.domain.catalog.lookup import (
     find_schema,
     schema_names,
 )
-from benchbook.domain.context import Ctx
+from benchbook.domain.context import Ctx, RecordChange
 from benchbook.domain.errors import BenchbookError, Invalid, NotFound, error_entry
 from benchbook.domain.ids import ID_LENGTH, new_id
 from benchbook.domain.records.rows import (
@@ -302,6 +302,7 @@ class _Bulk:
         if links:
             conn.execute(insert(_LINKS), links)
         insert_entries(self.s, self.entries(rows))
+        self.ctx.changes.extend(RecordChange("created", r.id, r.schema_id, r.dataset_id, {}, r.data) for r in rows)
 
     def entries(self, rows: list[_Row]) -> list[dict[str, Any]]:
         """The ``create`` entries, column for column what :func:`audit.write` stores for a single

@@ -19,7 +19,7 @@ from benchbook.domain.catalog.lookup import (
     find_schema,
     schema_names,
 )
-from benchbook.domain.context import Ctx
+from benchbook.domain.context import Ctx, RecordChange
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
@@ -78,6 +78,7 @@ def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
     s.flush()
     check_unique(s, rec, schema, meta.fields)
     _sync_links(s, rec, meta)
+    ctx.changes.append(RecordChange("created", rec.id, schema.id, collection.id, {}, dict(data)))
     audit.write(ctx, "create", "record", rec.id, changes=value_changes(meta, {}, data),
                 new=snapshot(rec, meta, collection), dataset_id=collection.id, schema_id=schema.id)
     return rec
@@ -114,6 +115,7 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
     changed_ids.discard("parent_record_id")
     old = {**ident, "parent_record_id": old_parent, "data": {k: before.get(k) for k in changed_ids}}
     new = {**ident, "data": {k: data.get(k) for k in changed_ids}}
+    ctx.changes.append(RecordChange("updated", rec.id, rec.schema_id, rec.dataset_id, before, dict(data)))
     audit.write(ctx, "update", "record", rec.id, changes=changes, old=old, new=new, dataset_id=rec.dataset_id,
                 schema_id=rec.schema_id)
     return rec
