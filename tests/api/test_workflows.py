@@ -85,10 +85,10 @@ def test_every_problem_is_listed_in_one_422_and_nothing_is_written(api: Any, pro
     assert r.status_code == 422
     got = {(tuple(e["loc"]), e["msg"]) for e in r.json()["errors"]}
     assert got == {
-        (("body", "content", "colour"), "unknown key 'colour' (keys: name, description, record_schema, triggers, "
-                                        "steps, save)"),
-        (("body", "content", "triggers", "on_friday"), "unknown trigger 'on_friday' (triggers: record_created, "
-                                                       "record_updated, manual)"),
+        (("body", "content", "colour"), ("unknown key 'colour' (keys: name, description, record_schema, triggers, "
+                                        "steps, save)")),
+        (("body", "content", "triggers", "on_friday"), ("unknown trigger 'on_friday' (triggers: record_created, "
+                                                       "record_updated, manual)")),
         (("body", "content", "triggers", "record_updated", "fields", 1), "unknown field 'nope'"),
         (("body", "content", "steps", 0, "config"), "Additional properties are not allowed ('verbose' was unexpected)"),
         (("body", "content", "steps", 0, "inputs", "text"),
@@ -96,8 +96,8 @@ def test_every_problem_is_listed_in_one_422_and_nothing_is_written(api: Any, pro
         (("body", "content", "steps", 0, "inputs", "extra"), "plugin 'benchbook.text-stats' has no input 'extra'"),
         (("body", "content", "steps", 1, "plugin"), "unknown plugin 'no-such-plugin'"),
         (("body", "content", "steps", 1, "inputs", "x"), "record has no field 'missing'"),
-        (("body", "content", "steps", 2, "inputs", "file"), "input 'file' is required by plugin "
-                                                            "'benchbook.file-checksum'"),
+        (("body", "content", "steps", 2, "inputs", "file"), ("input 'file' is required by plugin "
+                                                            "'benchbook.file-checksum'")),
         (("body", "content", "save", "words"), "step 'first' has no output 'wordz'"),
         (("body", "content", "save", "nowhere"), "'sample' has no field 'nowhere' to save into"),
         (("body", "content", "save", "title"), "'sample' has no field 'title' to save into"),
@@ -109,17 +109,17 @@ def test_every_problem_is_listed_in_one_422_and_nothing_is_written(api: Any, pro
 @pytest.mark.parametrize(("content", "msg"), [
     ("name: [", "not valid YAML"),
     ("- a list", "a workflow is a YAML mapping"),
-    ("name: other\nrecord_schema: sample\ntriggers: {manual: {}}\nsteps: [{id: s, plugin: benchbook.text-stats, "
-     "inputs: {text: hi}}]", "name 'other' differs from the file's name 'wf'"),
-    ("record_schema: ghost\ntriggers: {manual: {}}\nsteps: [{id: s, plugin: benchbook.text-stats, "
-     "inputs: {text: hi}}]", "unknown schema 'ghost'"),
+    (("name: other\nrecord_schema: sample\ntriggers: {manual: {}}\nsteps: [{id: s, plugin: benchbook.text-stats, "
+     "inputs: {text: hi}}]"), "name 'other' differs from the file's name 'wf'"),
+    (("record_schema: ghost\ntriggers: {manual: {}}\nsteps: [{id: s, plugin: benchbook.text-stats, "
+     "inputs: {text: hi}}]"), "unknown schema 'ghost'"),
     ("record_schema: sample\ntriggers: {}\nsteps: [{id: s, plugin: benchbook.text-stats, inputs: {text: hi}}]",
      "triggers must name at least one of record_created, record_updated, manual"),
     ("record_schema: sample\ntriggers: {manual: {}}\nsteps: []", "steps must be a non-empty list"),
     ("record_schema: sample\ntriggers: {manual: {}}\nsteps: [{id: record, plugin: benchbook.text-stats}]",
      "id must be a slug (a-z, 0-9, - and _), not 'record'"),
-    ("record_schema: sample\ntriggers: {manual: {}}\nsteps: [{id: s, plugin: benchbook.text-stats, timeout: -1, "
-     "inputs: {text: hi}}]", "timeout must be a positive number of seconds"),
+    (("record_schema: sample\ntriggers: {manual: {}}\nsteps: [{id: s, plugin: benchbook.text-stats, timeout: -1, "
+     "inputs: {text: hi}}]"), "timeout must be a positive number of seconds"),
 ])
 def test_each_kind_of_problem_is_named(api: Any, project: Path, content: str, msg: str) -> None:
     r = api.put("/workflows/wf", json={"content": content})
