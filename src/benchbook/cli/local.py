@@ -105,7 +105,11 @@ def demo(ctx: click.Context, port: int, no_serve: bool, open_browser: bool) -> N
 
 
 def register(group: click.Group) -> None:
-    """Add ``init``, ``import`` and ``demo`` to the root group."""
+    """Add ``init``, ``import`` and ``demo`` to the root group, and ``new`` to its ``plugins``
+    group (:mod:`benchbook.cli.scaffold`)."""
+    from benchbook.cli import scaffold
+
     group.add_command(init_command)
     group.add_command(import_command)
     group.add_command(demo)
+    scaffold.register(group)
