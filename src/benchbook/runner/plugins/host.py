@@ -87,7 +87,10 @@ class PluginProcess:
     # ------------------------------------------------------------------ readers (threads)
     def _read_stdout(self, out: IO[bytes]) -> None:
         while True:
-            line = out.readline(MAX_FRAME_BYTES + 1)
+            try:
+                line = out.readline(MAX_FRAME_BYTES + 1)
+            except (OSError, ValueError):  # closed under us by close()
+                line = b""
             if not line:
                 self._lines.put(_EOF)
                 return
@@ -98,6 +101,12 @@ class PluginProcess:
             self._lines.put(line)
 
     def _read_stderr(self, err: IO[bytes]) -> None:
+        try:
+            self._drain_stderr(err)
+        except (OSError, ValueError):  # closed under us by close()
+            return
+
+    def _drain_stderr(self, err: IO[bytes]) -> None:
         for raw in iter(err.readline, b""):
             self._stderr_tail += raw
             if len(self._stderr_tail) > STDERR_KEPT:
@@ -195,6 +204,8 @@ class PluginProcess:
         except (OSError, subprocess.TimeoutExpired):
             pass
         self.kill()
+        for thread in self._threads:  # the process is gone: both readers reach end of input
+            thread.join(timeout=KILL_GRACE)
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream:
                 stream.close()

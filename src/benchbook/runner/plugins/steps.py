@@ -103,7 +103,7 @@ class StepRunner:
         for name, value in inputs.items():
             port = plugin["inputs"].get(name)
             try:
-                wire[name] = (value if port is None or value is None
+                wire[name] = (value if port is None or value is None or _already_wire(port["type"], value)
                               else sdk_values.encode_value(port["type"], value, scratch, stem=f"input-{name}"))
             except ValueError as exc:
                 raise StepFailed("invalid_input", f"input {name!r}: {exc}") from None
@@ -147,6 +147,12 @@ class StepRunner:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _already_wire(port_type: str, value: Any) -> bool:
+    """Whether ``value`` is already in its wire form: dates and datetimes as ISO strings (how
+    records store them and how the CLI gives them), checked by :func:`.frames.port_problems`."""
+    return port_type in ("date", "datetime") and isinstance(value, str)
 
 
 def _watching(frames: Callable[[str, dict[str, Any]], None], rpc: RpcAnswer | None) -> RpcAnswer:
