@@ -3,9 +3,9 @@
 
 An in-process plugin is a :class:`benchbook.plugin.Plugin` (the Python SDK's declaration),
 run here with a ``ctx`` whose RPC calls go straight to the host operations. benchbook's own
-built-ins are listed in :data:`BUILTINS`; other installed packages add theirs through the
-``benchbook.plugins`` entry-point group (the entry point names a ``Plugin`` or a function
-returning one), and discovery treats both alike.
+built-ins (one module each in :mod:`.builtins`) are listed in :data:`BUILTINS`; other installed
+packages add theirs through the ``benchbook.plugins`` entry-point group (the entry point names a
+``Plugin`` or a function returning one), and discovery treats both alike.
 """
 from __future__ import annotations
 
@@ -17,51 +17,18 @@ from typing import Any
 
 from benchbook.plugin import Context, Plugin, PluginError, PluginRpcError
 from benchbook.plugin.values import decode_inputs, encode_outputs
+from benchbook.runner.plugins import builtins
 
 ENTRY_POINT_GROUP = "benchbook.plugins"
 
 Frame = dict[str, Any]
 
 # ---------------------------------------------------------------------------- built-ins
-text_stats = Plugin(
-    id="benchbook.text-stats", name="Text statistics", category="text",
-    description="Counts the words, characters and lines of a text (e.g. a notes field).",
-    inputs={"text": {"type": "string", "required": True, "description": "the text to count"}},
-    outputs={"words": {"type": "integer", "description": "whitespace-separated words"},
-             "characters": {"type": "integer", "description": "characters, spaces included"},
-             "lines": {"type": "integer", "description": "lines (a final line without newline counts)"}},
-    config_schema={"type": "object", "properties": {}, "additionalProperties": False},
-)
-
-
-@text_stats.run
-def _text_stats(ctx: Context, inputs: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
-    text: str = inputs["text"]
-    return {"words": len(text.split()), "characters": len(text), "lines": len(text.splitlines())}
-
-
-file_checksum = Plugin(
-    id="benchbook.file-checksum", name="File checksum", category="files",
-    description="Reads a stored file and reports its size and a checksum (md5 or sha1) to check against a "
-                "supplier's listing.",
-    inputs={"file": {"type": "file", "required": True, "description": "the stored file"}},
-    outputs={"checksum": {"type": "string", "description": "hex digest"},
-             "size": {"type": "integer", "description": "bytes"}},
-    config_schema={"type": "object", "properties": {"algorithm": {"enum": ["md5", "sha1"], "default": "md5"}},
-                   "additionalProperties": False},
-    capabilities=["get_file"],
-)
-
-
-@file_checksum.run
-def _file_checksum(ctx: Context, inputs: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
-    import hashlib
-    content = ctx.get_file(inputs["file"])
-    return {"checksum": hashlib.new(config["algorithm"], content).hexdigest(), "size": len(content)}
-
+text_stats = builtins.text_stats.plugin
+file_checksum = builtins.file_checksum.plugin
 
 BUILTINS: dict[str, Callable[[], Plugin]] = {p.id: functools.partial(lambda plugin: plugin, p)
-                                             for p in (text_stats, file_checksum)}
+                                             for p in builtins.PLUGINS}
 """benchbook's own in-process plugins: entry name → factory."""
 
 
