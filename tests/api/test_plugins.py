@@ -101,7 +101,8 @@ def test_refresh_reports_added_removed_and_failed(api: Any, plugins_dir: Path) -
 
 def test_the_built_ins_are_listed_with_the_project_plugins(api: Any, plugins_dir: Path) -> None:
     builtins = {p["id"]: p for p in api.ok("GET", "/plugins") if p["builtin"]}
-    assert set(builtins) == {"benchbook.file-checksum", "benchbook.text-stats"}
+    assert set(builtins) == {"benchbook.file-checksum", "benchbook.text-stats", "benchbook.set-fields",
+                             "benchbook.import-table", "benchbook.attach-files"}
     assert builtins["benchbook.file-checksum"]["capabilities"] == ["get_file"]
     assert {(p["tier"], p["source"], p["status"]) for p in builtins.values()} == {("builtin", "builtin", "ok")}
 

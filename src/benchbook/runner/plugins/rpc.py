@@ -96,7 +96,8 @@ class HostOperations:
             return error_frame(call["call_id"], "unknown_tool", f"there is no host tool {name!r} "
                                                                 f"(tools: {', '.join(TOOLS)})")
         try:
-            result = handler(**params)
+            with self.ctx.session.begin_nested():  # a refused write leaves nothing half-done behind
+                result = handler(**params)
         except TypeError as exc:
             return error_frame(call["call_id"], "invalid_params", f"{name}: {exc}")
         except (NotFound, Invalid, Conflict) as exc:
