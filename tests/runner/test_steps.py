@@ -281,3 +281,34 @@ def test_discovery_lists_plugins_from_entry_points_like_built_ins(monkeypatch: p
     assert found["broken-party"].status == "error"
     assert found["broken-party"].error == "ImportError: No module named 'thirdparty'"
     assert sys.modules.get("thirdparty") is None
+
+
+CLASHER = '''
+from benchbook.plugin import Plugin, PluginRpcError
+
+plugin = Plugin(id="clasher", name="Clasher", outputs={"kinds": {"type": "json"}}, capabilities=["create_record"])
+
+
+@plugin.run
+def run(ctx, inputs, config):
+    kinds = []
+    for site in ("East", "East", "West"):
+        try:
+            ctx.create_record("lab", "sample", {"site": site})
+            kinds.append("created")
+        except PluginRpcError as exc:
+            kinds.append(exc.kind)
+    return {"kinds": kinds}
+'''
+
+
+def test_a_refused_write_leaves_nothing_behind_and_the_plugin_goes_on(api: Any, lab: dict[str, Any]) -> None:
+    api.ok("PUT", "/schemas/sample/unique-keys", json={"keys": [["site"]]})
+    folder(api.project.root / "plugins", "clasher", CLASHER,
+           manifest='command = ["{python}", "-m", "benchbook.plugin", "plugin.py"]\n')
+    api.ok("POST", "/plugins/refresh")
+    outputs, _, batch_id = run_step(api, "clasher", {}, {})
+    assert outputs == {"kinds": ["created", "conflict", "created"]}
+    sites = sorted(r["data"]["site"] for r in api.ok("GET", "/collections/lab/records?limit=50")["items"])
+    assert sites == ["East", "North", "West"]
+    assert [(p["action"], p["count"]) for p in api.ok("GET", f"/audit/batches/{batch_id}")["parts"]] == [("create", 2)]
