@@ -86,24 +86,6 @@ NOT_BUILT_YET: dict[str, set[str]] = {
         "GET /analytics/records/counts",
         "GET /analytics/records/growth",
     },
-    "Automation and runs": {
-        "GET /automation",
-        "POST /automation/resume",
-        "POST /automation/stop",
-        "GET /jobs",
-        "GET /jobs/count",
-        "POST /jobs/delete",
-        "POST /jobs/drain",
-        "GET /jobs/failure-groups",
-        "GET /jobs/filter-fields",
-        "POST /jobs/rerun",
-        "GET /jobs/{job_id}",
-        "DELETE /jobs/{job_id}",
-        "POST /jobs/{job_id}/cancel",
-        "POST /jobs/{job_id}/rerun",
-        "POST /workflows/{name}/run",
-        "POST /workflows/{name}/run-many",
-    },
 }
 
 

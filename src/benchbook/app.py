@@ -13,6 +13,8 @@ import logging
 import os
 import re
 import warnings
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ from benchbook.config import Project
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import storage as history_storage
 from benchbook.persistence.db import open_database
+from benchbook.runner import worker as run_worker
 from benchbook.security import GuardMiddleware, RootPathsMiddleware
 from benchbook.services import Services
 from benchbook.validation import VALIDATOR_MAP, RequestInvalid
@@ -135,14 +138,17 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     ``sync_only`` serves only :data:`SYNC_PATHS` (spec: "only what syncing devices call"): no
     web app, no ``/docs`` or OpenAPI document, 404 ``{detail}`` for everything else;
     ``resume_history`` (the server, not a one-off CLI command) continues a history conversion
-    a restart cut off.
+    a restart cut off and, once the app starts serving (ASGI lifespan), runs the server's run
+    worker (:mod:`benchbook.runner.worker`): runs a crash left ``running`` are marked
+    interrupted, the queue is drained after each change and polled every second; the worker
+    stops when the app shuts down.
     """
     services = Services(project=project, db=open_database(project.database_url), sync_only=sync_only)
     document = load_document()
     if sync_only:
         document["paths"] = {p: v for p, v in document["paths"].items() if p in SYNC_PATHS}
     services.allowed = allowed_methods(document)
-    app = connexion.AsyncApp(__name__)
+    app = connexion.AsyncApp(__name__, lifespan=_lifespan(services, serving=resume_history and not sync_only))
     app.add_api(document, resolver=RelativeResolver("benchbook.handlers"), strict_validation=True,
                 validate_responses=os.environ.get("BENCHBOOK_VALIDATE_RESPONSES") == "1",
                 validator_map=VALIDATOR_MAP,
@@ -162,6 +168,18 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     if resume_history and not sync_only:
         history_storage.resume(services.db.engine)
     return app
+
+
+def _lifespan(services: Services, *, serving: bool) -> Callable[[Any], AbstractAsyncContextManager[None]]:
+    """Starts the server's run worker when the app starts serving (``serving``), and stops the
+    app's run worker when it shuts down."""
+    @asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        if serving:
+            run_worker.start_serving(services.db, services.project)
+        yield
+        run_worker.stop(services.db)
+    return lifespan
 
 
 class _ServicesMiddleware:

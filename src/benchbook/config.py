@@ -69,6 +69,12 @@ class Project:
         except (KeyError, OSError):  # no user database entry (containers)
             return os.environ.get("USER", "unknown")
 
+    @property
+    def paused(self) -> bool:
+        """``[automation] paused``, read from ``benchbook.toml`` now (not from :attr:`settings`):
+        the server and every command-line session share the switch (spec *Automation switch*)."""
+        return read_paused(self.root)
+
     @classmethod
     def init(cls, root: Path | str) -> Project:
         """Create (or reuse) a project folder at ``root`` and return it opened."""
@@ -105,3 +111,32 @@ class Project:
             if (folder / CONFIG_NAME).exists():
                 return cls.open(folder)
         return cls.init(Path(platformdirs.user_data_dir("benchbook")) / "default")
+
+
+def read_paused(root: Path) -> bool:
+    """Whether automation is paused: ``[automation] paused`` of ``root``'s ``benchbook.toml``
+    (false when the file, the table or the key is missing or unreadable)."""
+    try:
+        with (root / CONFIG_NAME).open("rb") as fh:
+            settings = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    automation = settings.get("automation")
+    return isinstance(automation, dict) and automation.get("paused") is True
+
+
+def write_paused(root: Path, paused: bool) -> None:
+    """Set ``[automation] paused`` in ``root``'s ``benchbook.toml``, keeping everything else of
+    the file as it was (comments, order, spacing: ``tomlkit``). The file is replaced atomically."""
+    import tomlkit
+
+    cfg = root / CONFIG_NAME
+    doc = tomlkit.parse(cfg.read_text(encoding="utf-8")) if cfg.exists() else tomlkit.document()
+    automation = doc.get("automation")
+    if not isinstance(automation, dict):
+        automation = tomlkit.table()
+        doc["automation"] = automation
+    automation["paused"] = paused
+    tmp = cfg.with_name(f".{CONFIG_NAME}.{os.getpid()}.tmp")
+    tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    tmp.replace(cfg)

@@ -17,6 +17,7 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.records.csv_import import count_rows, import_csv
 from benchbook.persistence.db import open_database
+from benchbook.runner import triggers, worker
 
 DEMO_DIR = "penguins-demo"
 
@@ -55,11 +56,13 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
     """Create one record per row of a CSV FILE (header = field names), in one import batch.
 
     Any bad row aborts the import: nothing is written and every problem is listed with its
-    line number (exit status 1).
+    line number (exit status 1). Workflow runs the new records trigger are queued with them and
+    run here afterwards, unless a server holds the project's run queue (then it runs them).
     """
     project = _project(ctx)
     console = Console(stderr=True)
     db = open_database(project.database_url)
+    queued, ran = 0, worker.Tally()
     try:
         with db.session() as session, _progress(console) as bar:
             task = bar.add_task(f"importing {file.name}", total=count_rows(file))
@@ -73,7 +76,10 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
             if result.problems:
                 transaction.rollback()
             else:
+                queued = len(triggers.on_changes(c, project.root).jobs)  # runs commit with the records
                 transaction.commit()
+        if not result.problems and queued:
+            ran = worker.for_database(db, project).drain(wait=False)
     finally:
         db.engine.dispose()
     if result.problems:
@@ -81,6 +87,10 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
             console.print(f"[red]{problem}[/red]")
         raise click.ClickException(f"{len(result.problems)} bad row(s): nothing was imported")
     click.echo(f"imported {result.created} record(s) into {collection} (batch {result.batch_id})")
+    if queued:
+        click.echo(f"workflow runs: {queued} queued, {ran.ran} ran here ({ran.completed} completed, {ran.failed} failed, "
+                   f"{ran.cancelled} cancelled)" + ("; the server running this project runs the others"
+                                                    if ran.ran < queued else ""))
 
 
 @click.command("demo")

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.history import entries as audit
+from benchbook.runner import queue, triggers, worker
 from benchbook.services import Services
 
 BATCH_HEADER = "x-service-batch"
@@ -37,9 +38,13 @@ def read() -> Iterator[Session]:
 @contextmanager
 def write() -> Iterator[Ctx]:
     """A :class:`Ctx` inside one transaction: committed when the block ends, rolled back
-    (database as it was) when it raises. Joins the client batch named by ``X-Service-Batch``."""
+    (database as it was) when it raises. Joins the client batch named by ``X-Service-Batch``.
+    Before the commit, the record changes the block made queue the workflow runs they trigger
+    (in the same transaction); after it, the worker is told to run them."""
     svc = services()
+    queued = False
     with svc.db.session() as session, session.begin():
+        queue.write_lock(session)  # SQLite: wait for the run worker's writes instead of failing
         batch_id = _header(BATCH_HEADER)
         if batch_id:
             try:
@@ -47,5 +52,15 @@ def write() -> Iterator[Ctx]:
             except NotFound:
                 raise Invalid(f"X-Service-Batch names an unknown batch {batch_id!r}",
                               [error_entry(["header", "X-Service-Batch"], "unknown batch", "batch", batch_id)])
-        yield Ctx(session=session, actor=svc.project.actor, files_dir=svc.project.files_dir, batch_id=batch_id,
+        ctx = Ctx(session=session, actor=svc.project.actor, files_dir=svc.project.files_dir, batch_id=batch_id,
                   request_id=scope.get("state", {}).get("request_id"))
+        yield ctx
+        queued = bool(triggers.on_changes(ctx, svc.project.root).jobs)
+    if queued:
+        kick_worker()
+
+
+def kick_worker() -> None:
+    """Runs were just committed to the queue (by a trigger, a manual run, a rerun): run them."""
+    svc = services()
+    worker.kick(svc.db, svc.project)

@@ -1,0 +1,395 @@
+"""Running one queued run: its workflow's steps, in order, on its record (spec *Run status*).
+
+:func:`execute` claims a ``pending`` run (→ ``running``), then for each step:
+
+1. stops first when the run was cancelled (``cancel_requested``, → ``cancelled``; the steps
+   left are recorded ``cancelled``), deleted (nothing more is written to it) or the server is
+   stopping (→ ``failed``, kind ``interrupted``);
+2. skips the step (``skipped``) when its ``if`` filter tree does not match the record as it is now;
+3. builds the inputs: literals, ``record.<field>`` (the record's own field, else the nearest
+   ancestor's: an inherited field resolves like in the record filter), ``record.id``,
+   ``<step>.<output>`` (None when that step was skipped);
+4. runs the plugin through one :class:`~.plugins.steps.StepRunner` for the whole run (a tier-1
+   plugin keeps one process for every step of the run), its host operations writing in the
+   run's ``Ctx``;
+5. saves what the workflow's ``save`` maps from this step's outputs into the record, through the
+   normal record update;
+6. commits: the step's writes, the runs they trigger (``depth`` + 1), and the run's progress.
+
+So the writes of a run are committed step by step: a step that fails leaves nothing of its own
+behind (unless its plugin called ``commit``), while the steps before it stay, as do the changes
+of a run that is cancelled or deleted (spec: "record changes already made stay"). All of a run's
+writes are one history batch of kind ``workflow`` (label: the workflow's name, ref: the run's
+id); a run that wrote nothing leaves no batch.
+
+A step failing (:class:`~.plugins.frames.StepFailed`, a refused save, an ``if`` tree that does
+not compile) fails the run: ``error`` says which step and why, ``error_details`` is ``{kind,
+step, message}``. A step's integer output named ``problems`` counts into the run's ``problems``:
+the run still completes, "completed with N problems".
+"""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, exists, select, update
+from sqlalchemy.orm import Session
+
+from benchbook.config import Project
+from benchbook.domain import plugins as registry
+from benchbook.domain.catalog.dtypes import display_value
+from benchbook.domain.catalog.lookup import SchemaCache
+from benchbook.domain.context import Ctx
+from benchbook.domain.errors import BenchbookError, NotFound
+from benchbook.domain.history import entries
+from benchbook.domain.records import writes
+from benchbook.domain.records.filters import compile_filter, resolve_field
+from benchbook.domain.records.rows import find_record
+from benchbook.persistence.db import Database
+from benchbook.persistence.tables import AuditBatch, AuditEntry, Collection, Job, Record, Schema, utcnow
+from benchbook.plugin import values as sdk_values
+from benchbook.runner import queue, triggers, workflows
+from benchbook.runner.plugins.frames import StepFailed
+from benchbook.runner.plugins.rpc import HostOperations
+from benchbook.runner.plugins.steps import StepRunner
+from benchbook.runner.workflows import Step, Workflow
+
+log = logging.getLogger("benchbook.runs")
+
+LOG_LIMIT = 256 * 1024
+"""Characters of a run's ``log`` kept; later lines are counted, not kept."""
+WRITING_CALLS = ("update_record", "create_record", "store_file")
+SCALAR_PORTS = ("integer", "float", "string", "boolean", "date", "datetime", "file")
+
+
+class _Stop(Exception):
+    """The run ends before its next step: ``status`` ``cancelled``, ``deleted`` or ``interrupted``."""
+
+    def __init__(self, status: str) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+@dataclass
+class _RunLog:
+    """A run's log: plugin ``log`` frames and standard-error lines, and the engine's own notes."""
+
+    lines: list[str] = field(default_factory=list)
+    size: int = 0
+    dropped: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, line: str) -> None:
+        stamped = f"{utcnow():%H:%M:%S} {line}"
+        with self.lock:
+            if self.size + len(stamped) > LOG_LIMIT:
+                self.dropped += 1
+                return
+            self.lines.append(stamped)
+            self.size += len(stamped) + 1
+
+    def sink(self, step_id: str) -> Callable[[str, str], None]:
+        return lambda stream, message: self.add(f"[{step_id}] {stream}: {message}")
+
+    def text(self) -> str | None:
+        with self.lock:
+            tail = [f"… {self.dropped} more line(s) not kept (the log keeps {LOG_LIMIT} characters)"] \
+                if self.dropped else []
+            return "\n".join([*self.lines, *tail]) or None
+
+
+def _jsonable(value: Any, what: str) -> Any:
+    """An output value as a record value: dates as ISO text; bytes and tables cannot be saved."""
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)) or (hasattr(value, "columns") and hasattr(value, "to_dict")):
+        raise StepFailed("save_failed", f"{what} is {'bytes' if isinstance(value, (bytes, bytearray)) else 'a table'}"
+                                        ", which a record field cannot hold")
+    return value
+
+
+class _Run:
+    """One run being executed (see the module docstring)."""
+
+    def __init__(self, db: Database, project: Project, job: Job, batch_id: str,
+                 should_stop: Callable[[], bool]) -> None:
+        self.db, self.project, self.should_stop = db, project, should_stop
+        self.job_id, self.workflow_name, self.record_id, self.depth = job.id, job.workflow_name, job.record_id, job.depth
+        self.batch_id = batch_id
+        self.log = _RunLog()
+        self.executions: list[dict[str, Any]] = []
+        self.affected: dict[str, dict[str, Any]] = {}
+        self.problems = 0
+        self.deleted = False
+
+    # ------------------------------------------------------------------ bookkeeping
+    def _ctx(self, s: Session) -> Ctx:
+        return Ctx(session=s, actor=self.project.actor, files_dir=self.project.files_dir, batch_id=self.batch_id,
+                   job_id=self.job_id, workflow=self.workflow_name, depth=self.depth)
+
+    def _commit(self, ctx: Ctx, **job_values: Any) -> None:
+        """Commit ``ctx``'s writes with the runs they trigger and the run's progress."""
+        s = ctx.session
+        queue.write_lock(s)
+        names: dict[str, str | None] = {}
+        for c in ctx.changes:
+            if c.record_id not in self.affected:
+                if c.schema_id not in names:
+                    names[c.schema_id] = s.scalar(select(Schema.name).where(Schema.id == c.schema_id))
+                self.affected[c.record_id] = {"record_id": c.record_id, "schema_name": names[c.schema_id],
+                                              "action": c.action}
+        queued = triggers.on_changes(ctx, self.project.root)
+        for note in queued.notes:
+            self.log.add(note)
+        for job in queued.jobs:
+            self.log.add(f"queued run {job.id} of workflow {job.workflow_name!r} for record {job.record_id} "
+                         f"(depth {job.depth})")
+        s.flush()
+        values = {"step_executions": list(self.executions), "affected_records": list(self.affected.values()),
+                  "log": self.log.text(), "problems": self.problems, **job_values}
+        if not self.deleted:
+            done = s.execute(update(Job).where(Job.id == self.job_id).values(**values))
+            self.deleted = not done.rowcount  # type: ignore[attr-defined]
+        s.commit()
+
+    def _check(self, s: Session) -> None:
+        row = s.execute(select(Job.cancel_requested).where(Job.id == self.job_id)).first()
+        s.rollback()
+        if row is None:
+            self.deleted = True
+            raise _Stop("deleted")
+        if row[0]:
+            raise _Stop("cancelled")
+        if self.should_stop():
+            raise _Stop("interrupted")
+
+    # ------------------------------------------------------------------ the run
+    def go(self) -> str:
+        with self.db.session() as s:
+            try:
+                return self._steps(s)
+            except Exception as exc:
+                log.exception("run %s failed unexpectedly", self.job_id)
+                s.rollback()
+                return self._finish(s, "failed", kind="internal", step=None,
+                                    message=f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
+            finally:
+                self._drop_empty_batch(s)
+
+    def _steps(self, s: Session) -> str:
+        try:
+            wf = workflows.find(s, self.project.root, self.workflow_name)
+        except NotFound as exc:
+            return self._finish(s, "failed", kind="workflow_not_found", step=None, message=exc.detail)
+        if wf.problems:
+            return self._finish(s, "failed", kind="workflow_invalid", step=None, message=(
+                f"workflow {wf.name!r} has {len(wf.problems)} problem(s): "
+                + "; ".join(p["msg"] for p in wf.problems[:3])))
+        s.rollback()
+        outputs: dict[str, dict[str, Any]] = {}
+        with StepRunner() as runner:
+            for index, step in enumerate(wf.steps):
+                try:
+                    self._check(s)
+                except _Stop as stop:
+                    return self._stopped(s, wf, index, stop.status)
+                failed = self._step(s, runner, wf, step, outputs)
+                if failed is not None:
+                    return self._finish(s, "failed", kind=failed.kind, step=step.id, message=failed.message)
+        return self._finish(s, "completed")
+
+    def _step(self, s: Session, runner: StepRunner, wf: Workflow, step: Step,
+              outputs: dict[str, dict[str, Any]]) -> StepFailed | None:
+        started, clock = utcnow(), time.monotonic()
+        execution: dict[str, Any] = {"step_id": step.id, "plugin": step.plugin, "status": "running",
+                                     "started_at": started.isoformat(), "finished_at": None, "duration_ms": None,
+                                     "error": None, "problems": None}
+        ctx = self._ctx(s)
+
+        def ended(status: str, error: str | None = None) -> None:
+            execution.update(status=status, finished_at=utcnow().isoformat(),
+                             duration_ms=int((time.monotonic() - clock) * 1000), error=error)
+            self.executions.append(execution)
+        try:
+            rec = self._record(s)
+            if step.when is not None and not self._matches(s, rec, step.when):
+                s.rollback()
+                self.log.add(f"[{step.id}] skipped: the record does not match the step's if")
+                ended("skipped")
+                self._commit(ctx)
+                return None
+            plugin = self._plugin(s, step.plugin)
+            inputs = self._inputs(s, rec, wf, step, plugin, outputs)
+            s.rollback()  # no transaction stays open while the plugin runs
+            self.log.add(f"[{step.id}] running {step.plugin}")
+            result = runner.run_step(plugin, inputs, step.config, timeout=step.timeout, log=self.log.sink(step.id),
+                                     rpc_for=lambda scratch: self._host(ctx, scratch))
+            outputs[step.id] = result
+            self._save(ctx, wf, step, result)
+            declared = plugin["outputs"].get("problems") or {}
+            if declared.get("type") == "integer" and isinstance(result.get("problems"), int) and result["problems"]:
+                execution["problems"] = result["problems"]
+                self.problems += max(0, result["problems"])
+                self.log.add(f"[{step.id}] finished with {result['problems']} problem(s)")
+        except StepFailed as exc:
+            s.rollback()
+            ctx.changes.clear()
+            self.log.add(f"[{step.id}] failed: {exc.kind}: {exc.message}")
+            ended("failed", f"{exc.kind}: {exc.message}")
+            return exc
+        ended("completed")
+        self._commit(ctx)
+        return None
+
+    # ------------------------------------------------------------------ pieces of a step
+    def _host(self, ctx: Ctx, scratch: Path) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        """The host operations of a step, in the run's ``Ctx``: a writing call takes the write
+        lock first; ``commit`` commits the run's writes so far (once the call's savepoint is
+        closed), with the runs they trigger."""
+        ops = HostOperations(ctx, record_id=self.record_id, scratch=scratch)
+
+        def answer(call: dict[str, Any]) -> dict[str, Any]:
+            name = call["params"].get("tool") if call["method"] == "call_tool" else call["method"]
+            if name in WRITING_CALLS:
+                queue.write_lock(ctx.session)
+            answered = ops(call)
+            if name == "commit" and answered["type"] == "rpc_result":
+                self._commit(ctx)
+            return answered
+        return answer
+
+    def _record(self, s: Session) -> Record:
+        try:
+            return find_record(s, self.record_id)
+        except NotFound:
+            raise StepFailed("record_not_found", f"record {self.record_id} does not exist or was deleted") from None
+
+    def _plugin(self, s: Session, plugin_id: str) -> dict[str, Any]:
+        try:
+            return registry.runnable(s, plugin_id)
+        except NotFound as exc:
+            raise StepFailed("plugin_unavailable", exc.detail) from None
+
+    def _matches(self, s: Session, rec: Record, tree: dict[str, Any]) -> bool:
+        collection = s.get(Collection, rec.dataset_id)
+        schema = s.get(Schema, rec.schema_id)
+        assert collection is not None and schema is not None
+        try:
+            cond = compile_filter(s, collection, schema, json.dumps(tree), tz=collection.timezone)
+        except BenchbookError as exc:
+            raise StepFailed("invalid_condition", f"the step's if cannot be tested: {exc.detail}") from None
+        return bool(s.scalar(select(exists().where(Record.id == rec.id, cond))))
+
+    def _field(self, s: Session, rec: Record, name: str) -> Any:
+        if name == "id":
+            return rec.id
+        cache = SchemaCache(s)
+        found = resolve_field(cache, cache.meta(rec.schema_id), name)
+        if found is None:
+            return None
+        steps, _, f = found
+        holder: Record | None = rec
+        for _ in range(steps):
+            holder = s.get(Record, holder.parent_id) if holder is not None and holder.parent_id else None
+        if holder is None or f.id not in holder.data:
+            return None
+        collection = s.get(Collection, holder.dataset_id)
+        return display_value(f.type, f.restrictions or {}, holder.data[f.id], tz=collection.timezone if collection else None)
+
+    def _inputs(self, s: Session, rec: Record, wf: Workflow, step: Step, plugin: dict[str, Any],
+                outputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        step_ids = [st.id for st in wf.steps]
+        out: dict[str, Any] = {}
+        for name, value in step.inputs.items():
+            ref = workflows.reference(value, step_ids)
+            if ref is None:
+                got = value
+            elif ref[0] == "record":
+                got = self._field(s, rec, ref[1])
+            else:
+                got = outputs.get(ref[0], {}).get(ref[1])
+            port = (plugin["inputs"].get(name) or {}).get("type")
+            if port in SCALAR_PORTS and isinstance(got, str) and port != "string":
+                try:
+                    got = sdk_values.decode_value(port, got)
+                except ValueError:
+                    pass  # the step runner reports the mismatch with the port's name
+            out[name] = got
+        return out
+
+    def _save(self, ctx: Ctx, wf: Workflow, step: Step, result: dict[str, Any]) -> None:
+        data = {}
+        for target, source in wf.save.items():
+            ref = workflows.reference(source, [step.id])
+            if ref is not None and ref[0] == step.id:
+                data[target] = _jsonable(result.get(ref[1]), f"output {ref[1]!r} of step {step.id!r}")
+        if not data:
+            return
+        queue.write_lock(ctx.session)
+        try:
+            writes.update_record(ctx, self.record_id, {"data": data})
+        except BenchbookError as exc:
+            raise StepFailed("save_failed", f"saving {', '.join(sorted(data))} into record {self.record_id}: "
+                                            f"{exc.detail}") from None
+        self.log.add(f"[{step.id}] saved {', '.join(sorted(data))}")
+
+    # ------------------------------------------------------------------ endings
+    def _stopped(self, s: Session, wf: Workflow, index: int, status: str) -> str:
+        left = wf.steps[index:]
+        if status == "deleted":
+            return "deleted"
+        if status == "interrupted":
+            return self._finish(s, "failed", kind="interrupted", step=left[0].id, message=(
+                f"interrupted: the server stopped before step {left[0].id!r}; the steps before it stay done"))
+        for st in left:
+            self.executions.append({"step_id": st.id, "plugin": st.plugin, "status": "cancelled", "started_at": None,
+                                    "finished_at": None, "duration_ms": None, "error": None, "problems": None})
+        self.log.add(f"cancelled before step {left[0].id!r} ({index} of {len(wf.steps)} step(s) had run)")
+        return self._finish(s, "cancelled")
+
+    def _finish(self, s: Session, status: str, *, kind: str | None = None, step: str | None = None,
+                message: str | None = None) -> str:
+        error = details = None
+        if kind is not None:
+            error = f"step {step!r} failed: {message}" if step else message
+            details = {"kind": kind, "step": step, "message": message}
+        self._commit(self._ctx(s), status=status, finished_at=utcnow(), error=error, error_details=details)
+        return "deleted" if self.deleted else status
+
+    def _drop_empty_batch(self, s: Session) -> None:
+        try:
+            queue.write_lock(s)
+            s.execute(delete(AuditBatch).where(AuditBatch.id == self.batch_id, ~exists().where(
+                AuditEntry.batch_id == self.batch_id)))
+            s.commit()
+        except Exception:
+            s.rollback()
+            log.exception("could not drop the empty batch of run %s", self.job_id)
+
+
+def execute(db: Database, project: Project, job_id: str, *, worker: str = "",
+            should_stop: Callable[[], bool] = lambda: False) -> str | None:
+    """Run the waiting run ``job_id`` to its end; returns its final status (``completed``,
+    ``failed``, ``cancelled``, or ``deleted`` when it was deleted meanwhile), or None when it was
+    no longer waiting (cancelled or taken meanwhile). ``worker`` (who runs it) opens the log;
+    ``should_stop()`` true before a step ends the run as interrupted (the server is stopping)."""
+    with db.session() as s, s.begin():
+        queue.write_lock(s)
+        claimed = s.execute(update(Job).where(Job.id == job_id, Job.status == "pending")
+                            .values(status="running", started_at=utcnow()))
+        if not claimed.rowcount:  # type: ignore[attr-defined]
+            return None
+        job = s.get(Job, job_id)
+        assert job is not None
+        ctx = Ctx(session=s, actor=project.actor, files_dir=project.files_dir)
+        batch = entries.open_batch(ctx, "workflow", job.workflow_name, job.id)
+    run = _Run(db, project, job, batch.id, should_stop)
+    run.log.add(f"started by worker {worker or '?'} (depth {job.depth}, trigger {job.trigger})")
+    return run.go()

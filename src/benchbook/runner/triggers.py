@@ -1,0 +1,200 @@
+"""Workflow triggers (spec *Events* 2–4): which runs a transaction's record changes queue, and
+runs started by hand.
+
+:func:`on_changes` reads the :class:`~benchbook.domain.context.RecordChange` list a write left
+in its ``Ctx`` and queues, in the same transaction, one run per (workflow, record):
+
+- ``record_created``: a record of the workflow's ``record_schema`` was created;
+- ``record_updated``: one of the fields the workflow watches (``fields``) really changed — a
+  value stored differently after than before. Fields that merely also changed are listed in
+  ``trigger_detail.changes`` with ``watched: false``. A workflow that saves other fields of its
+  own record therefore does not trigger itself; one that saves a field it watches does, one hop
+  deeper each time, until the chain ends;
+- a run's own saves set ``caused_by`` (``{job_id, workflow}``) and ``depth`` = its depth + 1;
+  past :data:`~.queue.MAX_DEPTH` hops nothing is queued and the causing run's log says so;
+- while automation is paused nothing is queued.
+
+Only valid workflows (no ``problems``) fire. A change of an ancestor record never fires a
+workflow of a child schema, even one watching the inherited field: triggers look at the record
+that changed.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from benchbook.config import read_paused
+from benchbook.domain.catalog.lookup import SchemaCache
+from benchbook.domain.context import Ctx, RecordChange
+from benchbook.domain.errors import Conflict, Invalid, NotFound
+from benchbook.domain.records.rows import find_record
+from benchbook.persistence.tables import Job, Record, Schema
+from benchbook.runner import queue, workflows
+from benchbook.runner.workflows import Workflow
+
+SHORT = 200
+"""Characters of a ``before``/``after`` value kept in ``trigger_detail.changes``."""
+MAX_MANY = 1000
+
+
+@dataclass
+class Queued:
+    """What :func:`on_changes` did: ``jobs`` queued, ``notes`` for the causing run's log."""
+
+    jobs: list[Job] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def has_workflow_files(project_root: Path) -> bool:
+    """Whether the project's ``workflows/`` folder holds any workflow file (cheap; no parsing)."""
+    where = workflows.folder(project_root)
+    return where.is_dir() and any(p.suffix in (".yaml", ".yml") for p in where.iterdir())
+
+
+def short(value: Any) -> Any:
+    """``value`` cut to about :data:`SHORT` characters (long text, long lists or objects as text)."""
+    if isinstance(value, str):
+        return value if len(value) <= SHORT else value[:SHORT] + "…"
+    if isinstance(value, (list, dict)):
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        return value if len(text) <= SHORT else text[:SHORT] + "…"
+    return value
+
+
+def _merged(changes: Iterable[RecordChange]) -> list[RecordChange]:
+    """One change per record, in first-change order: a record created and then edited in the same
+    transaction counts as created with its last values."""
+    by_record: dict[str, RecordChange] = {}
+    for c in changes:
+        first = by_record.get(c.record_id)
+        by_record[c.record_id] = c if first is None else RecordChange(
+            first.action, c.record_id, c.schema_id, c.dataset_id, first.before, c.after)
+    return list(by_record.values())
+
+
+def _field_changes(cache: SchemaCache, change: RecordChange, watched: set[str]) -> list[dict[str, Any]]:
+    meta = cache.meta(change.schema_id)
+    out = []
+    for fid in dict.fromkeys([*change.before, *change.after]):
+        before, after = change.before.get(fid), change.after.get(fid)
+        if before == after:
+            continue
+        f = meta.by_id.get(fid)
+        name = f.name if f is not None else fid
+        out.append({"field": name, "label": (f.label or f.name) if f is not None else None,
+                    "before": short(before), "after": short(after), "watched": name in watched})
+    return out
+
+
+def on_changes(ctx: Ctx, project_root: Path) -> Queued:
+    """Queue the runs ``ctx.changes`` trigger (see the module docstring), in ``ctx.session``'s
+    transaction, and empty ``ctx.changes``."""
+    changes, done = ctx.changes[:], Queued()
+    ctx.changes.clear()
+    if not changes or not has_workflow_files(project_root):
+        return done
+    if read_paused(project_root):
+        if ctx.job_id:
+            done.notes.append("automation is paused: the changes of this run start no workflow")
+        return done
+    s = ctx.session
+    by_schema: dict[str, list[Workflow]] = {}
+    for wf in workflows.load_all(s, project_root):
+        if not wf.problems and ("record_created" in wf.triggers or "record_updated" in wf.triggers):
+            by_schema.setdefault(wf.record_schema, []).append(wf)
+    if not by_schema:
+        return done
+    names = dict(s.execute(select(Schema.id, Schema.name).where(Schema.name.in_(by_schema))).all())
+    depth = ctx.depth + 1 if ctx.job_id else 0
+    caused_by = {"job_id": ctx.job_id, "workflow": ctx.workflow} if ctx.job_id else None
+    cache = SchemaCache(s)
+    for change in _merged(c for c in changes if c.schema_id in names):
+        schema_name = names[change.schema_id]
+        for wf in by_schema[schema_name]:
+            if change.action == "created" and "record_created" in wf.triggers:
+                trigger, detail = "record_created", _field_changes(cache, change, set())
+            elif change.action == "updated" and "record_updated" in wf.triggers:
+                watched = set(wf.triggers["record_updated"].get("fields") or [])
+                detail = _field_changes(cache, change, watched)
+                if not any(c["watched"] for c in detail):
+                    continue
+                trigger = "record_updated"
+            else:
+                continue
+            if depth > queue.MAX_DEPTH:
+                done.notes.append(f"workflow {wf.name!r} was not started for record {change.record_id}: chains of "
+                                  f"runs started by runs end after {queue.MAX_DEPTH} hops")
+                continue
+            done.jobs.append(queue.enqueue(s, workflow=wf.name, record_id=change.record_id, schema_name=schema_name,
+                                           trigger=trigger, depth=depth,
+                                           trigger_detail={"changes": detail, "caused_by": caused_by}))
+    return done
+
+
+# ---------------------------------------------------------------------------- by hand
+def refuse_while_paused(project_root: Path, what: str, *, invalid: bool = False) -> None:
+    """Raise ``Conflict`` (409; ``invalid``: ``Invalid``, 422) naming ``what`` while automation
+    is paused."""
+    if read_paused(project_root):
+        message = f"automation is paused: {what} is refused until it is resumed (POST /automation/resume)"
+        raise Invalid(message) if invalid else Conflict(message)
+
+
+def manual_workflow(session: Session, project_root: Path, name: str) -> Workflow:
+    """The workflow ``name``, checked to be runnable by hand. Raises ``NotFound``, ``Invalid``."""
+    wf = workflows.find(session, project_root, name)
+    if wf.problems:
+        raise Invalid(f"workflow {name!r} has {len(wf.problems)} problem(s) and cannot run: "
+                      + "; ".join(p["msg"] for p in wf.problems[:3]))
+    if "manual" not in wf.triggers:
+        raise Invalid(f"workflow {name!r} cannot be run by hand: its triggers do not include manual")
+    return wf
+
+
+def _record_for(session: Session, wf: Workflow, record_id: str) -> Record:
+    rec = find_record(session, record_id)
+    schema = session.get(Schema, rec.schema_id)
+    if schema is None or schema.name != wf.record_schema:
+        raise Invalid(f"record {rec.id} is a {schema.name if schema else '?'!r} record; workflow {wf.name!r} runs "
+                      f"for {wf.record_schema!r} records")
+    return rec
+
+
+def run_manual(session: Session, project_root: Path, name: str, record_id: str) -> Job:
+    """Queue a manual run of workflow ``name`` for ``record_id``. Raises ``Conflict`` while
+    paused, ``NotFound`` (workflow, record), ``Invalid`` (workflow not runnable by hand, or for
+    another schema)."""
+    refuse_while_paused(project_root, "a manual run")
+    wf = manual_workflow(session, project_root, name)
+    rec = _record_for(session, wf, record_id)
+    return queue.enqueue(session, workflow=wf.name, record_id=rec.id, schema_name=wf.record_schema, trigger="manual")
+
+
+def run_many(session: Session, project_root: Path, name: str, record_ids: list[str]) -> dict[str, Any]:
+    """Queue one manual run of ``name`` per record of ``record_ids`` (each once); those that
+    cannot run are skipped with a reason. Returns ``{started, job_ids, skipped}``."""
+    refuse_while_paused(project_root, "a manual run")
+    wf = manual_workflow(session, project_root, name)
+    started: list[str] = []
+    skipped: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for given in record_ids:
+        try:
+            rec = _record_for(session, wf, given)
+        except (NotFound, Invalid) as exc:
+            skipped.append({"id": given, "reason": exc.detail})
+            continue
+        if rec.id in seen:
+            skipped.append({"id": given, "reason": f"record {rec.id} is listed more than once"})
+            continue
+        seen.add(rec.id)
+        job = queue.enqueue(session, workflow=wf.name, record_id=rec.id, schema_name=wf.record_schema,
+                            trigger="manual")
+        started.append(job.id)
+    return {"started": len(started), "job_ids": started, "skipped": skipped}

@@ -1,0 +1,151 @@
+"""Triggers (spec *Events* 2–4): which edits queue runs, what a run records of its cause, runs
+started by runs and the end of their chains, and runs started by hand."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from tests.runner.automation_helpers import STATS, auto, gate, runs, workflow
+
+__all__ = ["auto", "gate"]  # fixtures
+
+
+def test_an_edit_starts_a_run_only_when_a_watched_field_really_changed(api: Any, auto: dict[str, Any]) -> None:
+    workflow(api, "count-words", {**STATS, "triggers": {"record_updated": {"fields": ["notes", "flag"]}}})
+    rec = auto["make"]({"notes": "a b", "site": "North"})
+    rid = rec["id"]
+    api.ok("PATCH", f"/records/{rid}", json={"data": {"site": "South"}})  # not watched
+    api.ok("PATCH", f"/records/{rid}", json={"data": {"notes": "a b"}})  # watched, but the same value
+    api.ok("POST", "/jobs/drain")
+    assert runs(api) == []  # not even for the create: only record_updated is a trigger
+    api.ok("PATCH", f"/records/{rid}", json={"data": {"notes": "a b c", "site": "West"}})
+    api.ok("POST", "/jobs/drain")
+    [job] = runs(api)
+    assert job["trigger"] == "record_updated" and job["status"] == "completed"
+    assert job["trigger_detail"] == {"caused_by": None, "changes": [
+        {"field": "notes", "label": "notes", "before": "a b", "after": "a b c", "watched": True},
+        {"field": "site", "label": "site", "before": "South", "after": "West", "watched": False}]}
+    api.ok("PATCH", f"/records/{rid}", json={"data": {"flag": True}})
+    api.ok("POST", "/jobs/drain")
+    assert [j["trigger_detail"]["changes"] for j in runs(api)][1] == [
+        {"field": "flag", "label": "flag", "before": None, "after": True, "watched": True}]
+
+
+def test_long_values_are_shortened_in_the_trigger_detail(api: Any, auto: dict[str, Any]) -> None:
+    workflow(api, "count-words", {**STATS, "triggers": {"record_updated": {"fields": ["notes"]}}})
+    rec = auto["make"]({"notes": "short"})
+    api.ok("PATCH", f"/records/{rec['id']}", json={"data": {"notes": "word " * 100}})
+    api.ok("POST", "/jobs/drain")
+    [change] = runs(api)[0]["trigger_detail"]["changes"]
+    assert change["before"] == "short" and len(change["after"]) == 201 and change["after"].endswith("…")
+    assert api.ok("GET", f"/records/{rec['id']}")["data"]["words"] == 100  # the run saw the whole value
+
+
+def test_a_workflow_saving_other_fields_of_its_record_does_not_trigger_itself(
+        api: Any, auto: dict[str, Any]) -> None:
+    workflow(api, "count-words", STATS)  # watches notes, saves words and chars
+    rec = auto["make"]({"notes": "a b"})
+    api.ok("POST", "/jobs/drain")
+    api.ok("PATCH", f"/records/{rec['id']}", json={"data": {"notes": "a b c"}})
+    api.ok("POST", "/jobs/drain")
+    assert [(j["trigger"], j["depth"], j["status"]) for j in runs(api)] == [
+        ("record_created", 0, "completed"), ("record_updated", 0, "completed")]
+
+
+def test_a_watched_file_field_saved_around_starts_nothing_more(api: Any, auto: dict[str, Any]) -> None:
+    workflow(api, "checksum", {
+        "record_schema": "sample", "triggers": {"record_updated": {"fields": ["data"]}},
+        "steps": [{"id": "sum", "plugin": "benchbook.file-checksum", "config": {"algorithm": "sha1"},
+                   "inputs": {"file": "record.data"}}],
+        "save": {"checksum": "sum.checksum", "chars": "sum.size"}})
+    rec = auto["make"]({"notes": "n"})
+    first = api.ok("POST", "/files", 201, files={"file": ("a.txt", b"first")})
+    api.ok("PATCH", f"/records/{rec['id']}", json={"data": {"data": first["sha256"]}})
+    api.ok("POST", "/jobs/drain")
+    again = api.ok("POST", "/files", 201, files={"file": ("renamed.txt", b"first")})  # same content, new name
+    assert again["sha256"] == first["sha256"]
+    api.ok("PATCH", f"/records/{rec['id']}", json={"data": {"data": again["sha256"]}})
+    api.ok("POST", "/jobs/drain")
+    [job] = runs(api)
+    assert job["status"] == "completed" and job["affected_records"][0]["action"] == "updated"
+    data = api.ok("GET", f"/records/{rec['id']}")["data"]
+    assert (data["checksum"], data["chars"]) == (hashlib.sha1(b"first").hexdigest(), 5)
+
+
+def test_a_runs_save_starts_the_workflows_watching_what_it_changed_one_hop_deeper(
+        api: Any, auto: dict[str, Any], gate: Path) -> None:
+    workflow(api, "annotate", {"record_schema": "sample", "triggers": {"manual": {}},
+                               "steps": [{"id": "g", "plugin": "gate", "inputs": {"text": "record.site"}}],
+                               "save": {"notes": "g.text"}})
+    workflow(api, "count-words", STATS)
+    rec = auto["make"]({"site": "North"})
+    api.ok("POST", "/jobs/drain")  # count-words for the create fails: no notes yet
+    first = api.ok("POST", "/workflows/annotate/run", 201, json={"record_id": rec["id"]})
+    api.ok("POST", "/jobs/drain")
+    caused = runs(api, workflow="count-words", trigger="record_updated")
+    assert len(caused) == 1
+    [job] = caused
+    assert job["depth"] == 1 and job["status"] == "completed"
+    assert job["trigger_detail"]["caused_by"] == {"job_id": first["id"], "workflow": "annotate"}
+    assert f"queued run {job['id']} of workflow 'count-words'" in api.ok("GET", f"/jobs/{first['id']}")["log"]
+    assert api.ok("GET", f"/records/{rec['id']}")["data"]["words"] == 2  # "North x"
+
+
+def test_a_chain_of_runs_started_by_runs_ends_after_ten_hops(api: Any, auto: dict[str, Any], gate: Path) -> None:
+    workflow(api, "grow", {"record_schema": "sample", "triggers": {"record_updated": {"fields": ["notes"]},
+                                                                   "manual": {}},
+                           "steps": [{"id": "g", "plugin": "gate", "inputs": {"text": "record.notes"}}],
+                           "save": {"notes": "g.text"}})
+    rec = auto["make"]({"notes": "n"})
+    api.ok("POST", "/workflows/grow/run", 201, json={"record_id": rec["id"]})
+    api.ok("POST", "/jobs/drain")
+    chain = sorted(runs(api), key=lambda j: j["depth"])
+    assert [j["depth"] for j in chain] == list(range(11)) and {j["status"] for j in chain} == {"completed"}
+    assert [j["trigger"] for j in chain] == ["manual"] + ["record_updated"] * 10
+    assert all(j["trigger_detail"]["caused_by"]["job_id"] == chain[i]["id"] for i, j in enumerate(chain[1:]))
+    last = chain[-1]
+    assert "chains of runs started by runs end after 10 hops" in last["log"]
+    assert api.ok("GET", f"/records/{rec['id']}")["data"]["notes"] == "n" + " x" * 11
+
+
+def test_a_workflow_with_problems_starts_nothing(api: Any, auto: dict[str, Any]) -> None:
+    workflow(api, "broken", {**STATS, "steps": [{"id": "stats", "plugin": "no-such-plugin", "inputs": {}}]})
+    auto["make"]({"notes": "a"})
+    api.ok("POST", "/jobs/drain")
+    assert runs(api) == []
+
+
+def test_a_manual_run_needs_a_runnable_workflow_and_a_record_of_its_schema(api: Any, auto: dict[str, Any]) -> None:
+    workflow(api, "count-words", STATS)
+    workflow(api, "automatic", {**STATS, "triggers": {"record_created": {}}})
+    workflow(api, "broken", {**STATS, "steps": [{"id": "stats", "plugin": "no-such-plugin", "inputs": {}}]})
+    rec = auto["make"]({"notes": "a b"})
+    study = auto["study"]
+    cases = [("count-words", rec["id"], 201), ("nope", rec["id"], 404), ("count-words", "01ARZ3NDEKTSV4RRFFQ69G5FAV", 404),
+             ("count-words", study["id"], 422), ("automatic", rec["id"], 422), ("broken", rec["id"], 422),
+             ("count-words", rec["id"][:-1].lower(), 201)]
+    for name, record_id, status in cases:
+        r = api.post(f"/workflows/{name}/run", json={"record_id": record_id})
+        assert r.status_code == status, (name, record_id, r.text)
+    assert "runs for 'sample' records" in api.post("/workflows/count-words/run", json={"record_id": study["id"]}).json()["detail"]
+    assert "do not include manual" in api.post("/workflows/automatic/run", json={"record_id": rec["id"]}).json()["detail"]
+    assert api.post("/workflows/count-words/run", json={}).status_code == 422
+
+
+def test_run_many_queues_one_run_per_ticked_record_and_says_which_could_not_run(
+        api: Any, auto: dict[str, Any]) -> None:
+    workflow(api, "count-words", {**STATS, "triggers": {"manual": {}}})
+    a, b = auto["make"]({"notes": "a"}), auto["make"]({"notes": "b c"})
+    api.ok("DELETE", f"/records/{b['id']}", 204)
+    c = auto["make"]({"notes": "d e f"})
+    asked = [a["id"], "01ARZ3NDEKTSV4RRFFQ69G5FAV", b["id"], auto["study"]["id"], c["id"], a["id"]]
+    out = api.ok("POST", "/workflows/count-words/run-many", json={"record_ids": asked})
+    assert out["started"] == 2 and len(out["job_ids"]) == 2
+    assert [s["id"] for s in out["skipped"]] == asked[1:4] + [a["id"]]
+    assert "not found" in out["skipped"][0]["reason"] and "more than once" in out["skipped"][3]["reason"]
+    api.ok("POST", "/jobs/drain")
+    assert [api.ok("GET", f"/records/{r['id']}")["data"]["words"] for r in (a, c)] == [1, 3]
+    for bad in ([], ["x"] * 1001):
+        assert api.post("/workflows/count-words/run-many", json={"record_ids": bad}).status_code == 422
+    assert api.post("/workflows/nope/run-many", json={"record_ids": [a["id"]]}).status_code == 404

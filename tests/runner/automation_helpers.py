@@ -1,0 +1,148 @@
+"""What the automation tests share: a lab (``study`` → ``sample``), workflow files, a tier-1 SDK
+plugin (``gate``) that can hold a step open, report problems, append to a text or fail, and
+waiting for runs.
+
+Import the fixtures where they are used: ``from tests.runner.automation_helpers import auto, gate``.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from benchbook.config import write_paused
+from tests.api.helpers import make_collection, make_record, make_schema
+from tests.runner.rawplugin import folder
+
+STATS: dict[str, Any] = {
+    "description": "Count the words of a sample's notes",
+    "record_schema": "sample",
+    "triggers": {"record_created": {}, "record_updated": {"fields": ["notes"]}, "manual": {}},
+    "steps": [{"id": "stats", "plugin": "benchbook.text-stats", "inputs": {"text": "record.notes"}}],
+    "save": {"words": "stats.words", "chars": "stats.characters"},
+}
+"""Counts a sample's notes into ``words`` and ``chars`` when it is created or its notes change."""
+
+GATE_PLUGIN = '''
+import os, sys, time
+from benchbook.plugin import Plugin, PluginError
+
+plugin = Plugin(
+    id="gate", name="Gate", category="test", description="Waits for a file, reports problems, appends, fails.",
+    inputs={"text": {"type": "string"}, "folder": {"type": "string"}, "when": {"type": "date"}},
+    outputs={"text": {"type": "string"}, "pid": {"type": "integer"}, "problems": {"type": "integer"},
+             "when": {"type": "string"}},
+    config_schema={"type": "object", "additionalProperties": False, "properties": {
+        "wait": {"type": "boolean"}, "fail": {"type": "boolean"}, "problems": {"type": "integer"},
+        "sleep": {"type": "number"}, "write": {"type": "string"}, "commit": {"type": "boolean"}}},
+    capabilities=["get_context_record", "update_record", "commit"],
+)
+
+
+@plugin.run
+def run(ctx, inputs, config):
+    ctx.log("text is " + repr(inputs.get("text")))
+    print("a line on stderr", file=sys.stderr, flush=True)
+    where = inputs.get("folder")
+    if config.get("wait") and where:
+        open(os.path.join(where, "started"), "a").close()
+        deadline = time.time() + 60
+        while not os.path.exists(os.path.join(where, "open")) and time.time() < deadline:
+            time.sleep(0.02)
+    if config.get("sleep"):
+        time.sleep(config["sleep"])
+    if "write" in config:
+        ctx.update_record(ctx.get_context_record()["id"], {"site": config["write"]})
+        if config.get("commit"):
+            ctx.commit()
+    if config.get("fail"):
+        raise PluginError("plugin_error", "asked to fail")
+    when = inputs.get("when")
+    return {"text": (inputs.get("text") or "") + " x", "pid": os.getpid(), "problems": config.get("problems", 0),
+            "when": when.isoformat() if when else None}
+'''
+
+
+def workflow(api: Any, name: str, body: dict[str, Any]) -> None:
+    """Write ``workflows/<name>.yaml`` into ``api``'s project."""
+    where = api.project.root / "workflows"
+    where.mkdir(exist_ok=True)
+    (where / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, **body}, sort_keys=False))
+
+
+def clear_automation(api: Any) -> None:
+    """No workflow files, automation running."""
+    shutil.rmtree(api.project.root / "workflows", ignore_errors=True)
+    (api.project.root / "workflows").mkdir()
+    write_paused(api.project.root, False)
+
+
+def wait_for(api: Any, job_id: str, *statuses: str, timeout: float = 60) -> dict[str, Any]:
+    """Poll run ``job_id`` until its status is one of ``statuses``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        job: dict[str, Any] = api.ok("GET", f"/jobs/{job_id}")
+        if job["status"] in statuses:
+            return job
+        assert time.monotonic() < deadline, f"run still {job['status']} after {timeout} s: {job}"
+        time.sleep(0.02)
+
+
+def wait_file(path: Path, timeout: float = 60) -> None:
+    """Wait until ``path`` exists (the gate plugin marks that it started)."""
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} did not appear in {timeout} s"
+        time.sleep(0.02)
+
+
+def runs(api: Any, **params: Any) -> list[dict[str, Any]]:
+    """``GET /jobs`` with ``params``, oldest first."""
+    return list(reversed(api.ok("GET", "/jobs", params=params)))
+
+
+@pytest.fixture
+def auto(api: Any) -> Iterator[dict[str, Any]]:
+    """A lab in collection ``lab``: a ``study`` (title, lead) holding ``sample`` records (notes,
+    words, chars, site, flag, data, checksum, summary, taken_on); only the built-in plugins; no
+    workflow file; automation running. ``make(data)`` creates a sample under the study. Drained
+    and cleaned up afterwards."""
+    clear_automation(api)
+    shutil.rmtree(api.project.root / "plugins", ignore_errors=True)
+    make_schema(api, "study", [{"name": "title", "type": "string"}, {"name": "lead", "type": "string"}])
+    make_schema(api, "sample", [{"name": "notes", "type": "string"}, {"name": "words", "type": "integer"},
+                                {"name": "chars", "type": "integer"}, {"name": "site", "type": "string"},
+                                {"name": "flag", "type": "boolean"}, {"name": "data", "type": "file"},
+                                {"name": "checksum", "type": "string"}, {"name": "summary", "type": "string"},
+                                {"name": "taken_on", "type": "date"}],
+                parent="study")
+    make_collection(api, "lab", ["study", "sample"])
+    study = make_record(api, "lab", "study", {"title": "Lake", "lead": "Ada Lovelace"})
+    api.ok("POST", "/plugins/refresh")
+
+    def make(data: dict[str, Any] | None = None) -> dict[str, Any]:
+        return make_record(api, "lab", "sample", data or {}, parent=study["id"])
+    yield {"study": study, "make": make}
+    write_paused(api.project.root, False)
+    api.ok("POST", "/jobs/drain")
+    clear_automation(api)
+
+
+@pytest.fixture
+def gate(api: Any, auto: dict[str, Any], tmp_path: Path) -> Iterator[Path]:
+    """The ``gate`` tier-1 SDK plugin in the project's ``plugins/``, discovered; yields a folder
+    for its marker files (``started`` when a waiting step began; create ``open`` to let it go on).
+    The gate is opened at the end."""
+    folder(api.project.root / "plugins", "gate", GATE_PLUGIN,
+           manifest='command = ["{python}", "-m", "benchbook.plugin", "plugin.py"]\n')
+    api.ok("POST", "/plugins/refresh")
+    assert api.ok("GET", "/plugins/gate")["status"] == "ok"
+    marks = tmp_path / "gate"
+    marks.mkdir()
+    yield marks
+    (marks / "open").touch()
