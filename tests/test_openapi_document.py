@@ -78,13 +78,6 @@ NOT_BUILT_YET: dict[str, set[str]] = {
     },
     "Analytics": {
         "GET /analytics/ai/usage",
-        "GET /analytics/audit/events",
-        "GET /analytics/jobs/by-trigger",
-        "GET /analytics/jobs/duration",
-        "GET /analytics/jobs/failures-by-plugin",
-        "GET /analytics/jobs/status",
-        "GET /analytics/records/counts",
-        "GET /analytics/records/growth",
     },
 }
 
