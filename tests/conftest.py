@@ -1,21 +1,33 @@
 """Shared fixtures: the real app over ASGI on a real database.
 
-Every API test runs on SQLite (a real file in a temporary project) and, when
-``BENCHBOOK_TEST_PG`` names a PostgreSQL server (``postgresql+psycopg://…/test``), on a
-fresh PostgreSQL database made for this test session. One app per backend is built per
-session; tables are emptied before each test.
+Every API test runs on SQLite (a real file in a temporary project) and on a fresh PostgreSQL
+database made for this test session on the server named by ``BENCHBOOK_TEST_PG``
+(``postgresql+psycopg://…/test``), or, when that variable is unset, on the server found on
+127.0.0.1:5432 (user ``postgres``, database ``test``; then exported as ``BENCHBOOK_TEST_PG``
+for the tests that read the variable). ``BENCHBOOK_TEST_PG=`` (empty) turns them off. Without a
+server the PostgreSQL tests are skipped (the API tests run on SQLite only), and the skips and the
+report's first and last lines say why. One app per backend is built per session; tables are
+emptied before each test.
+
+Hypothesis profiles, chosen by ``HYPOTHESIS_PROFILE``: ``ci`` (the default) is derandomized so
+that a CI failure reproduces locally; ``deep`` runs ten times as many examples from random
+seeds. Both print the ``@reproduce_failure`` blob of a failing example. The property tests take
+their example counts from the profile (scaled per test), never a fixed number of their own.
 """
 from __future__ import annotations
 
 import os
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.testclient import TestClient
 
 from benchbook.app import create_app
@@ -23,15 +35,68 @@ from benchbook.config import Project
 from benchbook.persistence.db import Database, open_database
 from benchbook.persistence.tables import Base
 
-PG_URL = os.environ.get("BENCHBOOK_TEST_PG")
+settings.register_profile(
+    "ci", max_examples=100, derandomize=True, database=None, deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("deep", settings.get_profile("ci"), max_examples=1000, derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+LOCAL_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def find_postgres() -> tuple[str | None, str]:
+    """The PostgreSQL server to test against and how it was chosen, or None and why there is none."""
+    if "BENCHBOOK_TEST_PG" in os.environ:
+        url = os.environ["BENCHBOOK_TEST_PG"]
+        if not url:
+            return None, "BENCHBOOK_TEST_PG is set empty, which turns them off"
+        return url, "named by BENCHBOOK_TEST_PG"
+    try:
+        socket.create_connection(("127.0.0.1", 5432), timeout=0.5).close()
+    except OSError as exc:
+        return None, (f"no server answering on 127.0.0.1:5432 ({exc}); "
+                      "set BENCHBOOK_TEST_PG to name another server")
+    try:
+        engine = create_engine(LOCAL_PG, connect_args={"connect_timeout": 3})
+    except ImportError as exc:
+        return None, f"psycopg is not installed ({exc}): pip install -e '.[test,postgres]'"
+    try:
+        with engine.connect():
+            pass
+    except SQLAlchemyError as exc:
+        why = " ".join(str(getattr(exc, "orig", None) or exc).split())
+        return None, f"a server answers on 127.0.0.1:5432 but connecting to {LOCAL_PG} failed: {why}"
+    finally:
+        engine.dispose()
+    return LOCAL_PG, "found on 127.0.0.1:5432 (BENCHBOOK_TEST_PG is unset)"
+
+
+PG_URL, PG_WHY = find_postgres()
+if PG_URL:
+    os.environ["BENCHBOOK_TEST_PG"] = PG_URL  # tests that read the variable themselves use the server found
+# Without a server the API tests run on SQLite only; the report's header and last line say why.
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)] if PG_URL else ["sqlite"]
+
+
+def pytest_report_header() -> list[str]:
+    pg = (f"PostgreSQL tests: on, {make_url(PG_URL).render_as_string(hide_password=True)} {PG_WHY}" if PG_URL
+          else f"PostgreSQL tests: skipped, {PG_WHY}")
+    profile = settings.default
+    hypothesis = (f"hypothesis profile {settings.get_current_profile_name()!r} (HYPOTHESIS_PROFILE):"
+                  f" max_examples={profile.max_examples}, derandomize={profile.derandomize}")
+    return [pg, hypothesis]
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not PG_URL:
+        terminalreporter.write_line(f"PostgreSQL tests skipped: {PG_WHY}", yellow=True)
 
 
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
-    """A fresh PostgreSQL database on the ``BENCHBOOK_TEST_PG`` server, dropped afterwards."""
+    """A fresh PostgreSQL database on the server of ``PG_URL``, dropped afterwards."""
     if not PG_URL:
-        pytest.skip("BENCHBOOK_TEST_PG is not set: no PostgreSQL server to test against")
+        pytest.skip(f"PostgreSQL tests skipped: {PG_WHY}")
     admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
     name = f"benchbook_test_{uuid.uuid4().hex[:10]}"
     with admin.connect() as conn:

@@ -651,7 +651,7 @@ def trees(base: str | None) -> Any:
 def test_random_trees_match_oracle(lab: Any) -> None:
     api, data = lab
 
-    @settings(max_examples=60, derandomize=True, database=None, deadline=None,
+    @settings(max_examples=settings.default.max_examples * 6 // 10, deadline=None,  # profile: tests/conftest.py
               suppress_health_check=[HealthCheck.too_slow])
     @given(st.sampled_from([None, *CHAIN]).flatmap(lambda base: st.tuples(st.just(base), trees(base))))
     def check(case: tuple[str | None, dict[str, Any]]) -> None:
@@ -672,7 +672,7 @@ def test_arbitrary_json_is_answered_or_refused_never_fails(lab: Any) -> None:
     anything = st.recursive(JSON_SCALARS, lambda inner: st.one_of(
         st.lists(inner, max_size=3), st.dictionaries(NODE_KEYS, inner, max_size=4)), max_leaves=10)
 
-    @settings(max_examples=80, derandomize=True, database=None, deadline=None,
+    @settings(max_examples=settings.default.max_examples * 8 // 10, deadline=None,  # profile: tests/conftest.py
               suppress_health_check=[HealthCheck.too_slow])
     @given(st.sampled_from([None, *CHAIN]), anything)
     def check(schema: str | None, tree: Any) -> None:

@@ -149,7 +149,7 @@ def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool
 
 
 @schema.parametrize()
-@settings(max_examples=40, deadline=None, derandomize=True, database=None,
+@settings(max_examples=settings.default.max_examples * 4 // 10, deadline=None,  # profile: tests/conftest.py
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 def test_every_operation(case: schemathesis.Case[Any]) -> None:
     _use_known_values(case)
