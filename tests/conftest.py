@@ -10,7 +10,7 @@ report's first and last lines say why. One app per backend is built per session;
 emptied before each test.
 
 Hypothesis profiles, chosen by ``HYPOTHESIS_PROFILE``: ``ci`` (the default) is derandomized so
-that a CI failure reproduces locally; ``deep`` runs ten times as many examples from random
+that a CI failure reproduces locally; ``deep`` runs five times as many examples from random
 seeds. Both print the ``@reproduce_failure`` blob of a failing example. The property tests take
 their example counts from the profile (scaled per test), never a fixed number of their own.
 """
@@ -38,7 +38,7 @@ from benchbook.persistence.tables import Base
 settings.register_profile(
     "ci", max_examples=100, derandomize=True, database=None, deadline=None, print_blob=True,
     suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("deep", settings.get_profile("ci"), max_examples=1000, derandomize=False)
+settings.register_profile("deep", settings.get_profile("ci"), max_examples=500, derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 LOCAL_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"

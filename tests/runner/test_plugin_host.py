@@ -93,7 +93,7 @@ def test_the_plugin_gets_a_minimal_environment_and_a_scratch_folder(tmp_path: Pa
         env = final["outputs"]["env"]
         assert env["BENCHBOOK_SCRATCH"] == str(proc.scratch)
     assert "BENCHBOOK_AI_KEY" not in env and "DATABASE_URL" not in env
-    assert set(env) <= {"PATH", "HOME", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "TMPDIR", "BENCHBOOK_SCRATCH",
+    assert {k for k in env if not k.startswith("COVERAGE_")} <= {"PATH", "HOME", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "TMPDIR", "BENCHBOOK_SCRATCH",
                         "LC_CTYPE"}
     assert final["outputs"]["cwd"] == str(tmp_path)
 

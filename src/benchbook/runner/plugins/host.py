@@ -55,6 +55,8 @@ def plugin_env(scratch: Path, extra: dict[str, str] | None = None) -> dict[str, 
     """The minimal environment of a plugin process: :data:`PASSED_ENV` from the host, plus
     ``BENCHBOOK_SCRATCH`` and ``extra``."""
     env = {k: v for k in PASSED_ENV if (v := os.environ.get(k)) is not None}
+    # coverage.py's settings, when the host itself is measured (the tests): tooling, never a secret
+    env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
     env["BENCHBOOK_SCRATCH"] = str(scratch)
     env.update(extra or {})
     return env
