@@ -132,6 +132,7 @@ def test_a_plugin_error_and_a_refused_save_fail_the_step(api: Any, auto: dict[st
     failed = api.ok("POST", "/workflows/fails/run", 201, json={"record_id": rec["id"]})
     failed = wait_for(api, failed["id"], "failed", "completed")
     assert failed["error_details"] == {"kind": "plugin_error", "step": "g", "message": "asked to fail"}
+    assert api.ok("POST", f"/jobs/{failed['id']}/cancel") == failed  # failed: returned as it is
     bad = api.ok("POST", "/workflows/bad-save/run", 201, json={"record_id": rec["id"]})
     bad = wait_for(api, bad["id"], "failed", "completed")
     assert bad["error_details"]["kind"] == "save_failed" and "words" in bad["error_details"]["message"]

@@ -156,24 +156,23 @@ def test_a_second_server_starting_leaves_the_first_ones_run_alone(tmp_project: P
 
 
 def _crashed(project: Project, *, lease_expired: bool) -> tuple[str, str]:
-    """A run left ``running`` by a process that died (its lease row stays, expired or not) and a
-    run waiting behind it."""
+    """A run left ``running`` by a worker that died holding the lease (expired by now or not) and
+    a run waiting behind it."""
     with instance(project, serving=False) as c:
-        rec = record(c)
-        c.ok("POST", "/automation/stop")  # nothing runs while the crash is staged
         db = c.app.services.db
+        with db.session() as s, s.begin():
+            s.add(WorkerLease(name=queue.LEASE, holder="gone:1:dead", expires_at=utcnow() + timedelta(minutes=1)))
+        rec = record(c)  # its own run waits too: the dead worker held the queue
         with db.session() as s, s.begin():
             dead = queue.enqueue(s, workflow="count", record_id=rec["id"], schema_name="sample", trigger="manual")
             dead.status, dead.started_at = "running", utcnow()
             dead.step_executions = [{"step_id": "stats", "status": "completed"}]
             waiting = queue.enqueue(s, workflow="count", record_id=rec["id"], schema_name="sample",
                                     trigger="manual")
-            s.execute(WorkerLease.__table__.delete())
-            s.add(WorkerLease(name=queue.LEASE, holder="gone:1:dead",
-                              expires_at=utcnow() + timedelta(seconds=-1 if lease_expired else 3)))
-        ids = (dead.id, waiting.id)
-        c.ok("POST", "/automation/resume")
-    return ids
+            lease = s.get(WorkerLease, queue.LEASE)
+            assert lease is not None
+            lease.expires_at = utcnow() + timedelta(seconds=-1 if lease_expired else 3)
+        return dead.id, waiting.id
 
 
 def test_a_run_left_running_by_a_crash_is_marked_interrupted_when_the_server_starts(tmp_project: Project) -> None:

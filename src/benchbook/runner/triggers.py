@@ -21,11 +21,13 @@ that changed.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -51,10 +53,41 @@ class Queued:
     notes: list[str] = field(default_factory=list)
 
 
-def has_workflow_files(project_root: Path) -> bool:
-    """Whether the project's ``workflows/`` folder holds any workflow file (cheap; no parsing)."""
+_OUTLINES: dict[Path, tuple[int, int, str, frozenset[str]]] = {}
+_OUTLINES_LOCK = threading.Lock()
+
+
+def outlines(project_root: Path) -> dict[str, tuple[str, frozenset[str]]]:
+    """Each workflow file's name → (``record_schema``, trigger names), read cheaply (YAML only,
+    no checks) and kept until the file changes: what a write needs to see which workflows it
+    might start before any is loaded and checked in full. Unreadable files are left out."""
     where = workflows.folder(project_root)
-    return where.is_dir() and any(p.suffix in (".yaml", ".yml") for p in where.iterdir())
+    if not where.is_dir():
+        return {}
+    out: dict[str, tuple[str, frozenset[str]]] = {}
+    for path in where.iterdir():
+        if path.suffix not in (".yaml", ".yml"):
+            continue
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        with _OUTLINES_LOCK:
+            known = _OUTLINES.get(path)
+        if known is None or known[:2] != (st.st_mtime_ns, st.st_size):
+            try:
+                raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+                continue
+            if not isinstance(raw, dict):
+                continue
+            triggers = raw.get("triggers")
+            known = (st.st_mtime_ns, st.st_size, str(raw.get("record_schema") or ""),
+                     frozenset(triggers) if isinstance(triggers, dict) else frozenset())
+            with _OUTLINES_LOCK:
+                _OUTLINES[path] = known
+        out[path.stem] = known[2:]
+    return out
 
 
 def short(value: Any) -> Any:
@@ -97,20 +130,30 @@ def on_changes(ctx: Ctx, project_root: Path) -> Queued:
     transaction, and empty ``ctx.changes``."""
     changes, done = ctx.changes[:], Queued()
     ctx.changes.clear()
-    if not changes or not has_workflow_files(project_root):
+    found = outlines(project_root) if changes else {}
+    wanted = {"record_created", "record_updated"}
+    if not any(triggers & wanted for _, triggers in found.values()):
         return done
     if read_paused(project_root):
         if ctx.job_id:
             done.notes.append("automation is paused: the changes of this run start no workflow")
         return done
     s = ctx.session
+    schema_ids = {c.schema_id for c in changes}
+    names = dict(s.execute(select(Schema.id, Schema.name).where(Schema.id.in_(schema_ids))).all())
     by_schema: dict[str, list[Workflow]] = {}
-    for wf in workflows.load_all(s, project_root):
-        if not wf.problems and ("record_created" in wf.triggers or "record_updated" in wf.triggers):
+    for name, (schema_name, triggers) in sorted(found.items()):
+        if schema_name not in names.values() or not triggers & wanted:
+            continue
+        try:
+            wf = workflows.find(s, project_root, name)  # checked in full: only valid ones fire
+        except NotFound:
+            continue
+        if not wf.problems:
             by_schema.setdefault(wf.record_schema, []).append(wf)
-    if not by_schema:
+    names = {sid: name for sid, name in names.items() if name in by_schema}
+    if not names:
         return done
-    names = dict(s.execute(select(Schema.id, Schema.name).where(Schema.name.in_(by_schema))).all())
     depth = ctx.depth + 1 if ctx.job_id else 0
     caused_by = {"job_id": ctx.job_id, "workflow": ctx.workflow} if ctx.job_id else None
     cache = SchemaCache(s)
