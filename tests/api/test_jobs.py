@@ -275,3 +275,30 @@ def test_a_plugins_own_writes_are_part_of_the_run_and_commit_keeps_them_even_if_
     assert {j["depth"] for j in caused} == {1}
     batches = {e["batch"]["ref"]: e for e in api.ok("GET", "/audit/events")["items"] if e["kind"] == "batch"}
     assert writes["id"] in batches and kept["id"] in batches
+
+
+def test_a_step_past_its_timeout_a_deleted_record_and_a_deleted_workflow_fail_the_run_with_their_kind(
+        api: Any, auto: dict[str, Any], gate: Path) -> None:
+    workflow(api, "slow", {"record_schema": "sample", "triggers": {"manual": {}},
+                           "steps": [{"id": "nap", "plugin": "gate", "config": {"sleep": 5}, "inputs": {},
+                                      "timeout": 0.5}]})
+    workflow(api, "count-words", {**STATS, "triggers": {"manual": {}}})
+    workflow(api, "vanishing", {**STATS, "triggers": {"manual": {}}})
+    one, two = auto["make"]({"notes": "a"}), auto["make"]({"notes": "b"})
+    slow = api.ok("POST", "/workflows/slow/run", 201, json={"record_id": one["id"]})
+    slow = wait_for(api, slow["id"], "failed", "completed")
+    assert (slow["error_details"]["kind"], slow["error_details"]["step"]) == ("timeout", "nap")
+    assert slow["step_executions"][0]["duration_ms"] < 4000
+    held, _ = _held(api, auto, gate)
+    gone_record = api.ok("POST", "/workflows/count-words/run", 201, json={"record_id": one["id"]})
+    gone_workflow = api.ok("POST", "/workflows/vanishing/run", 201, json={"record_id": two["id"]})
+    api.ok("DELETE", f"/records/{one['id']}", 204)
+    (api.project.root / "workflows" / "vanishing.yaml").unlink()
+    (gate / "open").touch()
+    assert wait_for(api, held["id"], "completed")["status"] == "completed"
+    failed = wait_for(api, gone_record["id"], "failed")
+    assert (failed["error_details"]["kind"], failed["error_details"]["step"]) == ("record_not_found", "stats")
+    assert wait_for(api, gone_workflow["id"], "failed")["error_details"] == {
+        "kind": "workflow_not_found", "step": None, "message": "workflow 'vanishing' not found"}
+    assert api.post(f"/jobs/{gone_record['id']}/rerun").status_code == 409  # its record is gone
+    assert api.post(f"/jobs/{gone_workflow['id']}/rerun").status_code == 404  # its workflow is gone
