@@ -15,21 +15,25 @@ from __future__ import annotations
 
 import atexit
 import shutil
+import socket
 import tempfile
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from schemathesis.core.failures import ServerError
 from schemathesis.core.parameters import ParameterLocation
 from schemathesis.openapi.checks import RejectedPositiveData
 from starlette.testclient import TestClient
 
 from benchbook.app import create_app
 from benchbook.config import Project
+from benchbook.domain.ai import config as ai_config
 
 pytestmark = pytest.mark.fuzz
 
@@ -97,12 +101,27 @@ def seed() -> dict[str, str]:
 
 @pytest.fixture(scope="module", autouse=True)
 def _project() -> Iterator[None]:
-    with TestClient(APP, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
+    with TestClient(APP, base_url="http://127.0.0.1", raise_server_exceptions=False) as client, \
+            _no_outside_ai():
         _Seed.client = client
         seed()
         yield
         _Seed.client = None
     APP.services.db.engine.dispose()
+
+
+@contextmanager
+def _no_outside_ai() -> Iterator[None]:
+    """The AI operations reach nothing outside this computer: the model router and the default
+    provider address are a loopback port nothing listens on (generated settings still point
+    wherever they say; the local model server's default is on loopback already)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        nowhere = f"http://127.0.0.1:{s.getsockname()[1]}"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BENCHBOOK_ROUTER_URL", nowhere)
+        patch.setattr(ai_config, "DEFAULT_OPENAI", f"{nowhere}/v1")
+        yield
 
 
 def _use_known_values(case: schemathesis.Case[Any]) -> None:
@@ -128,9 +147,23 @@ def after_call(context: Any, case: Any, response: Any) -> None:
         _Seed.known = None
 
 
+def _outside_failure(case: Any, response: Any) -> bool:
+    """A documented 502 of an AI operation: the AI provider or the model router, outside the
+    service, cannot be reached or refused (the fuzz project has neither; a generated
+    ``base_url`` or key may point anywhere). Such an answer names the address tried."""
+    if response.status_code != 502 or not case.operation.path.startswith("/ai/"):
+        return False
+    try:
+        detail = response.json().get("detail")
+    except ValueError:
+        return False
+    return isinstance(detail, str) and " at http" in detail
+
+
 @schema.hook
 def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool:
-    """Keep every failure except one: a schema-valid request refused by a *domain* rule.
+    """Keep every failure except two: a schema-valid request refused by a *domain* rule, and an
+    AI operation's 502 when the provider outside the service fails (:func:`_outside_failure`).
 
     ``positive_data_acceptance`` expects schema-valid input to be accepted (or 404/409). Some
     rules are beyond JSON Schema: a timezone must be a real IANA name, a referenced schema must
@@ -139,6 +172,8 @@ def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool
     only thing dropped; a 422 from request validation itself (``detail`` is "Request validation
     failed") means the validator is stricter than the document, and still fails the run.
     """
+    if isinstance(failure, ServerError):
+        return not _outside_failure(case, response)
     if not isinstance(failure, RejectedPositiveData) or response.status_code != 422:
         return True
     try:

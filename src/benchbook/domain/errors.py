@@ -5,8 +5,10 @@
     BenchbookError (status 400)        {detail}
      ├── NotFound (404)                 a named thing does not exist (or is deleted)
      ├── Conflict (409)                 name taken, uniqueness clash, live children block a delete
-     └── Invalid (422)                  a value breaks a rule; ``errors`` lists each problem
-                                        as {loc, msg, type, input, ctx} like request validation
+     ├── Invalid (422)                  a value breaks a rule; ``errors`` lists each problem
+     │                                  as {loc, msg, type, input, ctx} like request validation
+     └── BadGateway (502)               a service outside benchbook (an AI provider, the model
+                                        router) cannot be reached, refused or answered nonsense
 
 Spec section *Errors*: domain errors answer ``{detail: <message>}``; DESIGN.md fixes the codes.
 """
@@ -59,6 +61,13 @@ class Invalid(BenchbookError):
         if self.errors:
             body["errors"] = self.errors
         return body
+
+
+class BadGateway(BenchbookError):
+    """A service benchbook depends on failed (502): the message names the address tried and
+    what went wrong, never a credential."""
+
+    status = 502
 
 
 def error_entry(loc: list[str | int], msg: str, type_: str, input_: Any = None,

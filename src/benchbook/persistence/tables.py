@@ -311,6 +311,25 @@ class WorkerLease(Base):
     expires_at: Mapped[datetime]
 
 
+class AiUsage(Base):
+    """One request to an AI model (spec *What the service does* 5: token usage is counted),
+    written in a transaction of its own as soon as the provider answered or failed, so it is
+    kept even when the chat that made it fails later. ``ok`` false: the request failed,
+    ``error_kind`` says how (``unreachable``, ``timeout``, ``key_refused``, ``rate_limited``,
+    ``provider_error``, ``bad_response``) and the token counts are 0."""
+
+    __tablename__ = "ai_usage"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    provider: Mapped[str] = mapped_column(String(20))
+    model: Mapped[str] = mapped_column(String(200))
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    total_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    ok: Mapped[bool] = mapped_column(Boolean, default=True)
+    error_kind: Mapped[str | None] = mapped_column(String(40))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+
 # ------------------------------------------------------------------------ per-field indexes
 # One partial index per field of a scalar type, on the typed value the record queries use
 # (``domain.filters.value_of``, ``domain.queries.typed_value``): numbers as FLOAT, text as text.
