@@ -18,7 +18,7 @@ from sqlalchemy import delete, event, update
 
 from benchbook.cli.generated import load_document
 from benchbook.domain.ids import new_id
-from benchbook.persistence.tables import AuditEntry, Job, Record
+from benchbook.persistence.tables import AiUsage, AuditEntry, Job, Record
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.conftest import Api
 
@@ -174,14 +174,15 @@ def test_growth_ignores_what_it_does_not_apply(api: Api, records: dict[str, str]
 # ------------------------------------------------------------------------------ parameters
 
 @pytest.mark.parametrize("path", ["records/growth", "audit/events", "jobs/status", "jobs/failures-by-plugin",
-                                  "records/counts", "jobs/by-trigger", "jobs/duration"])
+                                  "ai/usage", "records/counts", "jobs/by-trigger", "jobs/duration"])
 def test_a_bucket_outside_the_enum_is_422(api: Api, path: str) -> None:
     r = api.get("/analytics/" + path, params={"bucket": "year"})
     assert r.status_code == 422, r.text
 
 
 @pytest.mark.parametrize(("path", "name"), [("records/growth", "start"), ("audit/events", "end"),
-                                            ("jobs/duration", "start"), ("jobs/by-trigger", "end")])
+                                            ("jobs/duration", "start"), ("jobs/by-trigger", "end"),
+                                            ("ai/usage", "start")])
 def test_a_start_or_end_that_is_not_iso_8601_is_422(api: Api, path: str, name: str) -> None:
     r = api.get("/analytics/" + path, params={name: "yesterday"})
     assert r.status_code == 422, r.text
@@ -195,7 +196,7 @@ def test_every_endpoint_declares_every_analytics_parameter() -> None:
     document = load_document()
     parameters = document["components"]["parameters"]
     paths = [path for path in document["paths"] if path.startswith("/analytics/")]
-    assert len(paths) >= 7
+    assert len(paths) == 8
     for path in paths:
         names = {parameters[p["$ref"].rsplit("/", 1)[1]]["name"] for p in document["paths"][path]["get"]["parameters"]}
         assert names == PARAMS, path
@@ -417,15 +418,78 @@ def test_jobs_duration_bins_close_on_the_longest(api: Api) -> None:
     assert (body["count"], body["max_seconds"], body["bins"][0]) == (1, 0.0, {"label": "0-0.001s", "count": 1})
 
 
+# ------------------------------------------------------------------------------------ AI usage
+
+def add_usage(api: Api, rows: list[tuple[datetime, str, str, int, int, bool]]) -> None:
+    with api.app.services.db.session() as s, s.begin():
+        s.add_all([AiUsage(id=new_id(), provider=provider, model=model, input_tokens=i, output_tokens=o,
+                           total_tokens=i + o, ok=ok, error_kind=None if ok else "timeout", created_at=at)
+                   for at, provider, model, i, o, ok in rows])
+
+
+@pytest.fixture
+def usage(api: Api) -> None:
+    add_usage(api, [
+        (T1, "anthropic", "claude-a", 100, 10, True),
+        (T2, "anthropic", "claude-a", 200, 20, True),
+        (T3, "local", "llama", 5, 1, True),
+        (T4, "anthropic", "claude-a", 0, 0, False),  # failed: counted with its 0 tokens
+        (T5, "anthropic", "claude-b", 1000, 100, True),
+        (T6, "anthropic", "claude-a", 7, 3, True),
+        (T7, "local", "llama", 50, 5, True),
+    ])
+
+
+def test_ai_usage_by_day_week_and_month(api: Api, usage: None) -> None:
+    assert get(api, "ai/usage") == {"bucket": "day", "items": [
+        {"bucket": "2024-11-30", "provider": "anthropic", "model": "claude-a", "input_tokens": 100, "output_tokens": 10},
+        {"bucket": "2024-12-01", "provider": "anthropic", "model": "claude-a", "input_tokens": 200, "output_tokens": 20},
+        {"bucket": "2024-12-29", "provider": "anthropic", "model": "claude-a", "input_tokens": 0, "output_tokens": 0},
+        {"bucket": "2024-12-29", "provider": "local", "model": "llama", "input_tokens": 5, "output_tokens": 1},
+        {"bucket": "2024-12-30", "provider": "anthropic", "model": "claude-b", "input_tokens": 1000,
+         "output_tokens": 100},
+        {"bucket": "2024-12-31", "provider": "anthropic", "model": "claude-a", "input_tokens": 7, "output_tokens": 3},
+        {"bucket": "2025-01-01", "provider": "local", "model": "llama", "input_tokens": 50, "output_tokens": 5}]}
+    assert get(api, "ai/usage", bucket="week")["items"] == [
+        {"bucket": "2024-11-25", "provider": "anthropic", "model": "claude-a", "input_tokens": 300, "output_tokens": 30},
+        {"bucket": "2024-12-23", "provider": "anthropic", "model": "claude-a", "input_tokens": 0, "output_tokens": 0},
+        {"bucket": "2024-12-23", "provider": "local", "model": "llama", "input_tokens": 5, "output_tokens": 1},
+        {"bucket": "2024-12-30", "provider": "anthropic", "model": "claude-a", "input_tokens": 7, "output_tokens": 3},
+        {"bucket": "2024-12-30", "provider": "anthropic", "model": "claude-b", "input_tokens": 1000,
+         "output_tokens": 100},
+        {"bucket": "2024-12-30", "provider": "local", "model": "llama", "input_tokens": 50, "output_tokens": 5}]
+    assert get(api, "ai/usage", bucket="month")["items"] == [
+        {"bucket": "2024-11-01", "provider": "anthropic", "model": "claude-a", "input_tokens": 100, "output_tokens": 10},
+        {"bucket": "2024-12-01", "provider": "anthropic", "model": "claude-a", "input_tokens": 207, "output_tokens": 23},
+        {"bucket": "2024-12-01", "provider": "anthropic", "model": "claude-b", "input_tokens": 1000,
+         "output_tokens": 100},
+        {"bucket": "2024-12-01", "provider": "local", "model": "llama", "input_tokens": 5, "output_tokens": 1},
+        {"bucket": "2025-01-01", "provider": "local", "model": "llama", "input_tokens": 50, "output_tokens": 5}]
+
+
+def test_ai_usage_filters_and_range(api: Api, usage: None) -> None:
+    assert get(api, "ai/usage", bucket="month", provider="local")["items"] == [
+        {"bucket": "2024-12-01", "provider": "local", "model": "llama", "input_tokens": 5, "output_tokens": 1},
+        {"bucket": "2025-01-01", "provider": "local", "model": "llama", "input_tokens": 50, "output_tokens": 5}]
+    assert get(api, "ai/usage", bucket="week", model="claude-a", start="2024-12-01", end="2024-12-31")["items"] == [
+        {"bucket": "2024-11-25", "provider": "anthropic", "model": "claude-a", "input_tokens": 200, "output_tokens": 20},
+        {"bucket": "2024-12-23", "provider": "anthropic", "model": "claude-a", "input_tokens": 0, "output_tokens": 0}]
+    assert get(api, "ai/usage", start="2030-01-01") == {"bucket": "day", "items": []}
+    # not ai/usage parameters: ignored
+    assert get(api, "ai/usage", bucket="month", dataset="x", action="y", plugin_id="z") == get(
+        api, "ai/usage", bucket="month")
+
+
 # ----------------------------------------------------------------------------- query budget
 
 @pytest.mark.parametrize(("path", "params", "most"), [
     ("records/counts", {}, 1), ("records/growth", {"bucket": "week"}, 1), ("audit/events", {"bucket": "month"}, 1),
     ("jobs/by-trigger", {}, 1), ("jobs/status", {}, 1), ("jobs/failures-by-plugin", {}, 1),
-    ("jobs/duration", {}, 2)])
+    ("jobs/duration", {}, 2), ("ai/usage", {"bucket": "week"}, 1)])
 def test_one_or_two_queries_however_many_rows(api: Api, records: dict[str, str], path: str,
                                               params: dict[str, str], most: int) -> None:
     add_runs(api, RUNS * 20)
+    add_usage(api, [(T1 + timedelta(days=i), "local", f"m{i % 3}", i, 1, True) for i in range(60)])
     with statements(api) as seen:
         get(api, path, **params)
     assert len(seen) == most, seen

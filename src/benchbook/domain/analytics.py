@@ -1,4 +1,4 @@
-"""Analytics (spec *Analytics*): read-only aggregates over records, audit entries and runs.
+"""Analytics (spec *Analytics*): read-only aggregates over records, audit entries, runs and AI usage.
 
 Every answer is one SQL statement (``jobs/duration``: two) whatever the number of rows: the
 grouping, the time buckets and the walk over the runs' step executions all happen in the
@@ -7,7 +7,7 @@ database, on SQLite and on PostgreSQL alike (docs/decisions.md, *Analytics*).
 - **Range**: ``start`` inclusive, ``end`` exclusive, both optional ISO 8601 (a date is its
   midnight; a time without zone is UTC), on the endpoint's primary timestamp: a record's
   ``created_at``, an audit entry's ``timestamp``, a run's ``created_at`` (step executions are
-  placed by their run). A range with nothing in it, ``start`` at or after ``end`` included,
+  placed by their run), a request to an AI model's ``created_at``. A range with nothing in it, ``start`` at or after ``end`` included,
   answers empty ``items``.
 - **Buckets** ``day``, ``week`` (ISO weeks, Monday first) and ``month``, in UTC, each labelled by
   its first day as ``YYYY-MM-DD``; computed in SQL, by day (:func:`day_of`) and then by bucket
@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchbook.domain.errors import Invalid, error_entry
-from benchbook.persistence.tables import AuditEntry, Collection, Job, Record, Schema
+from benchbook.persistence.tables import AiUsage, AuditEntry, Collection, Job, Record, Schema
 
 BUCKETS = ("day", "week", "month")
 PERCENTILES = (50, 90, 99)
@@ -356,3 +356,29 @@ def jobs_duration(session: Session, *, start: str | None = None, end: str | None
     body["percentile_markers"] = [{"label": f"p{p}", "bin_label": bin_label(min(v // width, last), width)}
                                   for p, v in marks.items()]
     return body
+
+
+# --------------------------------------------------------------------------------------- AI usage
+
+def ai_usage(session: Session, *, start: str | None = None, end: str | None = None, bucket: str | None = None,
+             provider: str | None = None, model: str | None = None) -> Body:
+    """Input and output tokens of the requests to AI models per bucket of their ``created_at``,
+    provider and model. A failed request is counted with its 0 tokens, so a model that was only
+    tried still has its (zero) line."""
+    size = check_bucket(bucket)
+    conds = in_range(AiUsage.created_at, start, end)
+    if provider:
+        conds.append(AiUsage.provider == provider)
+    if model:
+        conds.append(AiUsage.model == model)
+    day = day_of(_dialect(session), AiUsage.created_at)
+    summed = (select(day.label("day"), AiUsage.provider, AiUsage.model,
+                     func.sum(AiUsage.input_tokens).label("input_tokens"),
+                     func.sum(AiUsage.output_tokens).label("output_tokens"))
+              .where(*conds).group_by(day, AiUsage.provider, AiUsage.model).subquery("summed"))
+    by = [bucket_of_day(_dialect(session), summed.c.day, size), summed.c.provider, summed.c.model]
+    stmt = (select(*by, func.sum(summed.c.input_tokens), func.sum(summed.c.output_tokens)).group_by(*by)
+            .order_by(*by))
+    return {"bucket": size, "items": [
+        {"bucket": row[0], "provider": row[1], "model": row[2], "input_tokens": int(row[3]),
+         "output_tokens": int(row[4])} for row in session.execute(stmt)]}

@@ -55,3 +55,9 @@ def jobs_status(start: str | None = None, end: str | None = None, bucket: str | 
     with read() as s:
         return domain.jobs_status(s, start=start, end=end, bucket=bucket, workflow_id=workflow_id,
                                   trigger=trigger, status=status), 200
+
+
+def ai_usage(start: str | None = None, end: str | None = None, bucket: str | None = None, provider: str | None = None,
+             model: str | None = None, **_: Any) -> tuple[Body, int]:
+    with read() as s:
+        return domain.ai_usage(s, start=start, end=end, bucket=bucket, provider=provider, model=model), 200
