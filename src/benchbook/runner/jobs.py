@@ -10,12 +10,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, delete, exists, func, or_, select, true, type_coerce
+from sqlalchemy import ColumnElement, delete, exists, func, or_, select, true, type_coerce
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session
 
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.history.entries import parse_since
+from benchbook.domain.history.filters import compile_tree
 from benchbook.domain.ids import resolve_prefix
 from benchbook.domain.records.search import like_pattern
 from benchbook.persistence.tables import Job, Record, utcnow
@@ -24,7 +25,6 @@ from benchbook.runner import queue, triggers, workflows
 MAX_MATCHED = 1000
 """Most runs one rerun or delete by filter acts on (spec *Limits*)."""
 SORTABLE = ("workflow_name", "status", "trigger", "schema_name", "created_at")
-MAX_TREE_DEPTH = 32
 
 _TEXT = ["eq", "ne", "in", "contains"]
 _CHOICE = ["eq", "ne", "in"]
@@ -148,24 +148,6 @@ def _leaf(node: dict[str, Any], loc: list[Any]) -> ColumnElement[bool]:
     return compare[str(op)]()  # type: ignore[no-any-return]
 
 
-def _node(node: Any, loc: list[Any]) -> ColumnElement[bool]:
-    if len(loc) > 2 + 2 * MAX_TREE_DEPTH:
-        raise Invalid(f"filter: groups nest deeper than {MAX_TREE_DEPTH} levels",
-                      [error_entry(loc, "nested too deep", "filter", None)])
-    if not isinstance(node, dict) or not node:
-        raise Invalid("filter: each node must be a group or a leaf object",
-                      [error_entry(loc, "expected an object", "filter", node)])
-    if set(node) <= {"and", "or"} and len(node) == 1:
-        key = next(iter(node))
-        children = node[key]
-        if not isinstance(children, list) or not children:
-            raise Invalid(f"filter: {key} needs a non-empty list",
-                          [error_entry([*loc, key], "expected a non-empty list", "filter", children)])
-        parts = [_node(child, [*loc, key, i]) for i, child in enumerate(children)]
-        return and_(*parts) if key == "and" else or_(*parts)
-    return _leaf(node, loc)
-
-
 def compile_run_filter(tree: Any, loc: list[Any] | None = None) -> ColumnElement[bool]:
     """SQL condition over ``jobs`` for a run filter tree (dict, or JSON text from a query
     parameter). Raises ``Invalid``."""
@@ -176,7 +158,7 @@ def compile_run_filter(tree: Any, loc: list[Any] | None = None) -> ColumnElement
         except (ValueError, RecursionError) as exc:
             msg = f"invalid JSON: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else "nested too deep"
             raise Invalid(f"filter: {msg}", [error_entry(loc, msg, "json_invalid", tree[:200])]) from None
-    return _node(tree, loc)
+    return compile_tree(tree, loc, _leaf)
 
 
 def _affected(dialect: str, key: str, value: str) -> ColumnElement[bool]:

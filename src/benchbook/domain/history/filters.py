@@ -4,6 +4,7 @@ audit entries. Fields are those of :data:`FIELDS` (``GET /audit/filter-fields``)
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, or_, select
@@ -91,7 +92,11 @@ def _leaf(node: dict[str, Any], loc: list[Any]) -> ColumnElement[bool]:
 MAX_DEPTH = 32
 
 
-def _node(node: Any, loc: list[Any]) -> ColumnElement[bool]:
+def compile_tree(node: Any, loc: list[Any], leaf: Callable[[Any, list[Any]], ColumnElement[bool]]
+                 ) -> ColumnElement[bool]:
+    """The SQL condition of a filter tree (spec *Shared rules*) whose leaves ``leaf(node, loc)``
+    compiles: ``and``/``or`` groups of non-empty lists, at most :data:`MAX_DEPTH` deep. Shared by
+    the history filter and the run filter. Raises ``Invalid`` naming the node's ``loc``."""
     if len(loc) > 2 + 2 * MAX_DEPTH:
         raise Invalid(f"filter: groups nest deeper than {MAX_DEPTH} levels",
                       [error_entry(loc, "nested too deep", "filter", None)])
@@ -104,9 +109,9 @@ def _node(node: Any, loc: list[Any]) -> ColumnElement[bool]:
         if not isinstance(children, list) or not children:
             raise Invalid(f"filter: {key} needs a non-empty list",
                           [error_entry([*loc, key], "expected a non-empty list", "filter", children)])
-        parts = [_node(child, [*loc, key, i]) for i, child in enumerate(children)]
+        parts = [compile_tree(child, [*loc, key, i], leaf) for i, child in enumerate(children)]
         return and_(*parts) if key == "and" else or_(*parts)
-    return _leaf(node, loc)
+    return leaf(node, loc)
 
 
 def compile_history_filter(session: Session, tree: Any) -> ColumnElement[bool]:
@@ -121,5 +126,5 @@ def compile_history_filter(session: Session, tree: Any) -> ColumnElement[bool]:
         except RecursionError:
             raise Invalid("filter nests too deep", [error_entry(["query", "filter"], "nested too deep",
                                                                 "json_invalid", tree[:200])]) from None
-    return _node(tree, ["query", "filter"])
+    return compile_tree(tree, ["query", "filter"], _leaf)
 
