@@ -25,9 +25,9 @@ import sys
 import threading
 import traceback
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from benchbook.plugin.context import Context, clip_message, default_scratch
 from benchbook.plugin.errors import PluginError, PluginRpcError, ProtocolError
@@ -35,8 +35,19 @@ from benchbook.plugin.isolation import Isolation, isolate
 from benchbook.plugin.values import decode_inputs, encode_outputs
 from benchbook.plugin.wire import Wire
 
-if TYPE_CHECKING:
-    from benchbook.plugin.declaration import Plugin
+
+class Plugin(Protocol):
+    """What serving needs of a :class:`benchbook.plugin.Plugin` (declared here so that this
+    module, which the declaration's ``main()`` calls, does not import the declaration back)."""
+
+    id: str
+    inputs: dict[str, dict[str, Any]]
+    outputs: dict[str, dict[str, Any]]
+    run_function: Callable[[Context, dict[str, Any], dict[str, Any]], Mapping[str, Any]] | None
+
+    def describe(self) -> dict[str, Any]: ...
+
+    def validate_config(self, config: Mapping[str, Any]) -> dict[str, Any]: ...
 
 MODES = ("describe", "run")
 """The tier 2 modes: the first command-line argument, and the only frame type then read."""
