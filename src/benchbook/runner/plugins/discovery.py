@@ -18,6 +18,7 @@ registered with status ``no_container_runtime``.
 """
 from __future__ import annotations
 
+import functools
 import sys
 import tomllib
 from collections.abc import Callable
@@ -67,6 +68,14 @@ def in_process_plugins() -> dict[str, Callable[[], object]]:
     for ep in entry_points(group=builtin.ENTRY_POINT_GROUP):
         found.setdefault(ep.name, ep.load)
     return found
+
+
+@functools.cache
+def installed_in_process() -> dict[str, Callable[[], object]]:
+    """:func:`in_process_plugins` as of the last discovery: steps look their plugin up here
+    instead of scanning the installed packages' entry points on every step (a registry entry
+    only exists after a discovery, which clears this)."""
+    return in_process_plugins()
 
 
 def read_manifest(folder: Path) -> dict[str, Any]:
@@ -126,6 +135,7 @@ def describe_folder(folder: Path, runtime: str) -> Described:
 
 def discover(plugins_dir: Path, *, runtime: str | None = None) -> list[Described]:
     """Every plugin of every source (see the module docstring), each described once."""
+    installed_in_process.cache_clear()
     found = [describe_in_process(name, factory, builtin_=name in builtin.BUILTINS,
                                  source="builtin" if name in builtin.BUILTINS else f"entry_point:{name}")
              for name, factory in in_process_plugins().items()]

@@ -25,7 +25,7 @@ import jsonschema
 
 from benchbook.plugin import values as sdk_values
 from benchbook.runner.plugins import builtin, container
-from benchbook.runner.plugins.discovery import in_process_plugins
+from benchbook.runner.plugins.discovery import installed_in_process
 from benchbook.runner.plugins.frames import StepFailed, port_problems
 from benchbook.runner.plugins.host import LogSink, PluginProcess, RpcAnswer
 from benchbook.runner.plugins.rpc import enforcing
@@ -130,7 +130,7 @@ class StepRunner:
 
     def _in_process(self, plugin: dict[str, Any], inputs: dict[str, Any], config: dict[str, Any],
                     rpc: RpcAnswer | None, log: LogSink | None, scratch: Path) -> dict[str, Any]:
-        factory = in_process_plugins().get((plugin.get("launch") or {}).get("entry_point", ""))
+        factory = installed_in_process().get((plugin.get("launch") or {}).get("entry_point", ""))
         if factory is None:
             raise StepFailed("plugin_unavailable", f"in-process plugin {plugin['id']!r} is no longer installed")
         return builtin.run_in_process(builtin.as_plugin(factory()), inputs, config, rpc, log, scratch)
