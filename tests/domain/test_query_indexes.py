@@ -5,24 +5,26 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import event, text
+from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.fields import delete_field, purge_field
 from benchbook.domain.catalog.lookup import find_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
+from benchbook.domain import analytics
 from benchbook.domain.records import lists as record_lists
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.persistence.db import Database
-from benchbook.persistence.tables import FIELD_INDEX_PREFIX, field_index_name
+from benchbook.persistence.tables import FIELD_INDEX_PREFIX, GROWTH_INDEX, field_index_name
 from tests.conftest import open_empty_database
 
 FIELDS = [{"name": "n", "type": "integer"}, {"name": "x", "type": "float"}, {"name": "label", "type": "string"},
@@ -75,6 +77,11 @@ def test_scalar_fields_get_an_index_and_lose_it_when_purged(db: Database) -> Non
 
 def plans(database: Database, query: RecordQuery) -> list[str]:
     """The query plans of the statements a page of ``query`` runs, as the database states them."""
+    return plans_of(database, lambda s: list_page(s, "ixlab", query, limit=50, offset=0))
+
+
+def plans_of(database: Database, run: Callable[[Session], Any]) -> list[str]:
+    """The query plans of the statements over records with a count that ``run`` executes."""
     statements: list[tuple[str, Any]] = []
 
     def note(_conn: Any, _cursor: Any, sql: str, params: Any, _ctx: Any, _many: bool) -> None:
@@ -84,7 +91,7 @@ def plans(database: Database, query: RecordQuery) -> list[str]:
     event.listen(database.engine, "before_cursor_execute", note)
     try:
         with database.session() as s:
-            list_page(s, "ixlab", query, limit=50, offset=0)
+            run(s)
     finally:
         event.remove(database.engine, "before_cursor_execute", note)
     out = []
@@ -172,3 +179,16 @@ def test_a_missing_sort_index_still_sorts(db: Database, caplog: pytest.LogCaptur
         page = list_page(s, "ixlab", query, limit=5, offset=0)
     assert [item["data"]["n"] for item in page["items"]] == [2999, 2998, 2997, 2996, 2995]
     assert page["total"] == 3000 and "without the index walk" in caplog.text
+
+
+@pytest.mark.parametrize("bucket", ["day", "week", "month"])
+def test_records_growth_reads_the_growth_index_not_the_records(db: Database, bucket: str) -> None:
+    """``GET /analytics/records/growth`` groups by the indexed day expression itself (migration
+    0007): SQLite reads the grouping from the covering index, neither the records nor a sort."""
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("the growth index is SQLite's (migration 0007: PostgreSQL aggregates by hash)")
+    for start in (None, "2020-01-01T00:00:00Z"):
+        found = plans_of(db, lambda s: analytics.records_growth(s, bucket=bucket, start=start))
+        assert found and all(f"COVERING INDEX {GROWTH_INDEX}" in plan for plan in found), found
+        inner = [plan.split("SCAN counted")[0] for plan in found]  # the per-day count, before regrouping
+        assert not any("TEMP B-TREE" in plan for plan in inner), found

@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
 from benchbook.domain.errors import Invalid, error_entry
-from benchbook.persistence.tables import AiUsage, AuditEntry, Collection, Job, Record, Schema
+from benchbook.persistence.tables import AiUsage, AuditEntry, Collection, Job, Record, Schema, sqlite_day
 
 BUCKETS = ("day", "week", "month")
 PERCENTILES = (50, 90, 99)
@@ -105,7 +105,7 @@ def day_of(dialect: str, column: Any) -> ColumnElement[Any]:
     the time read in UTC, whatever the session's time zone."""
     if dialect == "postgresql":
         return func.timezone(_sql("UTC"), column).cast(Date())
-    return func.substr(column, literal_column("1"), literal_column("10"))
+    return sqlite_day(column)
 
 
 def bucket_of_day(dialect: str, day: Any, bucket: str) -> ColumnElement[str]:
