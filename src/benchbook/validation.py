@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from connexion.datastructures import MediaTypeDict
@@ -16,8 +17,10 @@ from connexion.utils import is_null, is_nullable
 from connexion.validators import VALIDATOR_MAP as CONNEXION_VALIDATORS
 from connexion.validators import JSONRequestBodyValidator, MultiPartFormDataValidator, ParameterValidator
 from jsonschema import Draft4Validator, ValidationError
-from starlette.datastructures import FormData, UploadFile
+from starlette.datastructures import FormData, Headers, UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
+
+from benchbook.domain.files import Spool
 
 
 class RequestInvalid(BadRequestProblem):  # type: ignore[misc]  # connexion is untyped
@@ -70,33 +73,109 @@ class AllErrorsJSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc
         return None
 
 
-class _ClosingMultiPartParser(MultiPartParser):
-    """Parses the form for validation only, then closes its temporary files (the handler
-    gets its own parse of the replayed body)."""
-
-    async def parse(self) -> FormData:
-        form = await super().parse()
-        for _, value in form.multi_items():
-            if isinstance(value, UploadFile):
-                await value.close()
-        return form
+#: Where :class:`StreamingMultiPartValidator` leaves the parsed form for the handler
+#: (``scope["extensions"][FORM_KEY]``, a Starlette ``FormData``; see :func:`parsed_form`).
+FORM_KEY = "benchbook.form"
 
 
-class SafeMultiPartValidator(MultiPartFormDataValidator):  # type: ignore[misc]  # connexion is untyped
-    """Multipart validator that turns a malformed form into a 422 and leaks no temp files."""
+class _SpoolingMultiPartParser(MultiPartParser):
+    """Starlette's multipart parser with each file part written, as it streams in, to a
+    :class:`~benchbook.domain.files.Spool` in the project's files folder (hashing as it goes)
+    instead of a ``SpooledTemporaryFile`` elsewhere (``spools``: every one it made); ``ended``
+    once the closing boundary was read."""
+
+    def __init__(self, headers: Headers, stream: Any, *, spool_dir: Path | None) -> None:
+        super().__init__(headers, stream)
+        self.spool_dir = spool_dir
+        self.spools: list[Spool] = []
+        self.ended = False
+
+    def on_headers_finished(self) -> None:
+        super().on_headers_finished()
+        upload = self._current_part.file
+        if upload is not None and self.spool_dir is not None:  # a file part: spool it in the files folder
+            self._files_to_close_on_error.pop().close()
+            spool = Spool(self.spool_dir)
+            self.spools.append(spool)
+            self._files_to_close_on_error.append(spool)  # type: ignore[arg-type]  # a file-like
+            self._current_part.file = UploadFile(spool, size=0, filename=upload.filename,  # type: ignore[arg-type]
+                                                 headers=upload.headers)
+
+    def on_end(self) -> None:
+        self.ended = True
+
+
+class StreamingMultiPartValidator(MultiPartFormDataValidator):  # type: ignore[misc]  # connexion is untyped
+    """Multipart validator that parses the body once, as it streams in, and hands the parsed
+    form on instead of replaying the body (Connexion's keeps every message in memory to replay
+    them, and the handler side would parse and spool the files again). Files go straight to
+    spools in the files folder (:class:`_SpoolingMultiPartParser`); the form is left in
+    ``scope["extensions"][FORM_KEY]`` for the handler (:func:`parsed_form`), which must close
+    it; the body it passes on is empty. A malformed or incomplete form (no closing boundary: a
+    client gone) is a 422; whatever stops the parse (a size limit raised from ``receive``)
+    leaves no spool behind."""
+
+    spool_dir: Path | None = None
+    _parser: _SpoolingMultiPartParser | None = None
 
     @property
-    def _form_parser_cls(self) -> type[MultiPartParser]:
-        return _ClosingMultiPartParser
+    def _form_parser_cls(self) -> Callable[..., MultiPartParser]:
+        def parser(headers: Headers, stream: Any) -> MultiPartParser:
+            self._parser = _SpoolingMultiPartParser(headers, stream, spool_dir=self.spool_dir)
+            return self._parser
+        return parser
 
-    async def _parse(self, stream: Any, scope: Any) -> Any:
+    async def wrap_receive(self, receive: Any, *, scope: Any) -> tuple[Any, Any]:
+        services = scope.get("state", {}).get("services")
+        self.spool_dir = services.project.files_dir if services is not None else None
+        if Headers(scope=scope).get("content-length") == "0" and self._required:
+            raise BadRequestProblem("RequestBody is required")
         try:
-            return await super()._parse(stream, scope)
-        except BadRequestProblem:
+            body = await self._parse(_body_stream(receive), scope)
+            assert self._parser is not None
+            if not self._parser.ended:
+                raise MultiPartException("the body ended before the form's closing boundary")
+            self._validate(body)
+        except BaseException as exc:
+            self._discard(keep=())
+            if isinstance(exc, (MultiPartException, ValueError, KeyError)):  # malformed forms
+                raise RequestInvalid([{"loc": ["body"], "msg": f"malformed multipart form: {exc}",
+                                       "type": "multipart", "input": None, "ctx": {}}]) from None
             raise
-        except (MultiPartException, ValueError, KeyError) as exc:  # malformed forms
-            raise RequestInvalid([{"loc": ["body"], "msg": f"malformed multipart form: {exc}",
-                                   "type": "multipart", "input": None, "ctx": {}}]) from None
+        form = FormData(self._parser.items)
+        self._discard(keep=[value.file for _, value in form.multi_items() if isinstance(value, UploadFile)])
+        passed = {**scope, "extensions": {**scope.get("extensions", {}), FORM_KEY: form},
+                  "headers": [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+                  + [(b"content-length", b"0")]}
+        return _empty_body, passed
+
+    def _discard(self, keep: Any) -> None:
+        """Remove the spools of the parse except those in ``keep``."""
+        for spool in self._parser.spools if self._parser is not None else []:
+            if not any(spool is kept for kept in keep):
+                spool.close()
+
+
+async def _body_stream(receive: Any) -> Any:
+    """The body's chunks as ``receive`` delivers them. A client gone ends the stream early,
+    which the parser then refuses as an incomplete form (its spools removed)."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        yield message.get("body", b"")
+        if not message.get("more_body", False):
+            return
+
+
+async def _empty_body() -> dict[str, Any]:
+    return {"type": "http.request", "body": b"", "more_body": False}
+
+
+def parsed_form(scope: Any) -> FormData | None:
+    """The form :class:`StreamingMultiPartValidator` parsed for this request, or None."""
+    form = scope.get("extensions", {}).get(FORM_KEY)
+    return form if isinstance(form, FormData) else None
 
 
 class AllErrorsParameterValidator(ParameterValidator):  # type: ignore[misc]  # connexion is untyped
@@ -141,6 +220,6 @@ VALIDATOR_MAP: dict[str, Any] = {
     "body": MediaTypeDict({
         "*/*json": AllErrorsJSONBodyValidator,
         "application/x-www-form-urlencoded": CONNEXION_VALIDATORS["body"]["application/x-www-form-urlencoded"],
-        "multipart/form-data": SafeMultiPartValidator,
+        "multipart/form-data": StreamingMultiPartValidator,
     }),
 }

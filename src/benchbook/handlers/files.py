@@ -3,21 +3,35 @@ from __future__ import annotations
 
 from typing import Any
 
+from connexion.context import scope
+from starlette.datastructures import UploadFile
 from starlette.responses import FileResponse
 
 from benchbook.domain import files as domain
+from benchbook.domain.errors import Invalid, error_entry
 from benchbook.handlers.uow import read, services, write
+from benchbook.validation import parsed_form
 
 Body = dict[str, Any]
 
 
-def upload_file(file: Any) -> tuple[Body, int]:
+def upload_file(file: Any = None) -> tuple[Body, int]:
+    """``POST /files``: the ``file`` part was streamed into a spool in the files folder while the
+    request was validated (``validation.StreamingMultiPartValidator``; Connexion then passes no
+    ``file``); it is moved into place once, in the write's transaction."""
+    form = parsed_form(scope)
+    upload = form.get("file") if form is not None else file
     try:
+        if not isinstance(upload, UploadFile):
+            raise Invalid("Request validation failed", [error_entry(
+                ["body", "file"], "part 'file' must be a file (a part with a filename)", "type", None)])
         with write() as ctx:
-            row = domain.store(ctx.session, ctx.files_dir, file.file, file.filename or "")
+            row = domain.store(ctx.session, ctx.files_dir, upload.file, upload.filename or "")
             return domain.file_response(row), 201
     finally:
-        file.file.close()
+        for _, part in (form.multi_items() if form is not None else [("file", file)]):
+            if isinstance(part, UploadFile):
+                part.file.close()
 
 
 def download_file(sha256: str, filename: str | None = None) -> FileResponse:
