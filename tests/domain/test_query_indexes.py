@@ -187,8 +187,8 @@ def test_records_growth_reads_the_growth_index_not_the_records(db: Database, buc
     0007): SQLite reads the grouping from the covering index, neither the records nor a sort."""
     if db.engine.dialect.name != "sqlite":
         pytest.skip("the growth index is SQLite's (migration 0007: PostgreSQL aggregates by hash)")
-    for start in (None, "2020-01-01T00:00:00Z"):
-        found = plans_of(db, lambda s: analytics.records_growth(s, bucket=bucket, start=start))
-        assert found and all(f"COVERING INDEX {GROWTH_INDEX}" in plan for plan in found), found
+    for start, end, read in ((None, None, "SCAN"), ("2020-01-01T05:00:00Z", "2031-01-01T00:00:00+02:00", "SEARCH")):
+        found = plans_of(db, lambda s: analytics.records_growth(s, bucket=bucket, start=start, end=end))
+        assert found and all(f"{read} records USING COVERING INDEX {GROWTH_INDEX}" in plan for plan in found), found
         inner = [plan.split("SCAN counted")[0] for plan in found]  # the per-day count, before regrouping
         assert not any("TEMP B-TREE" in plan for plan in inner), found
