@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -108,3 +109,62 @@ def test_operation_ids_are_unique_and_named_tag_dot_function(document: dict[str,
         assert re.fullmatch(r"[a-z_]+\.[a-z_][a-z0-9_]*", op_id), f"{method} {path}: {op_id!r}"
         module, _ = op_id.split(".")
         assert module == tags[0], f"{method} {path}: {op_id!r} does not start with its tag {tags[0]!r}"
+
+
+def _nodes(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """Every schema-like mapping in ``node`` with its JSON pointer-ish path."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(node, dict):
+        found.append((path, node))
+        for key, value in node.items():
+            found += _nodes(value, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _nodes(value, f"{path}/{i}")
+    return found
+
+
+def test_nullable_unions_are_spelled_so_client_generators_build_them(document: dict[str, Any]) -> None:
+    """The two spellings openapi-python-client cannot build cleanly (docs/decisions.md, *Server*):
+    a nullable enum with a ``type`` (three copies of the enum) and a nullable inline object as a
+    property of a nullable component (the component is dropped with a warning).
+    tests/test_generated_client.py runs the generator itself."""
+    typed_enums = [path for path, node in _nodes(document)
+                   if node.get("nullable") and "enum" in node and node.get("type") not in (None, "object")]
+    assert typed_enums == [], "write a nullable enum as `nullable: true` + `enum: [..., null]`, no `type`"
+    inline = [f"{name}.{prop}" for name, schema in document["components"]["schemas"].items() if schema.get("nullable")
+              for prop, sub in (schema.get("properties") or {}).items()
+              if sub.get("nullable") and sub.get("type") == "object"]
+    assert inline == [], "spell these `anyOf: [{$ref: …}, {type: object, nullable: true, enum: [null]}]`"
+
+
+def test_served_document_is_the_one_connexion_validates_with(tmp_path: Path) -> None:
+    """Spec *Versioning* 3: ``/openapi.json`` is the running server's description. It is the very
+    mapping Connexion routes and validates with (its ``$ref``s kept), with the configured limits."""
+    from starlette.testclient import TestClient
+
+    from benchbook.app import create_app
+    from benchbook.config import Project
+
+    app = create_app(Project.init(tmp_path / "project"))
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            root, api = client.get("/openapi.json"), client.get("/api/openapi.json")
+            as_yaml = client.get("/api/openapi.yaml")
+            head = client.head("/openapi.json")
+            post = client.post("/openapi.json")
+    finally:
+        app.services.db.engine.dispose()
+    assert root.status_code == api.status_code == as_yaml.status_code == 200
+    assert root.content == api.content and root.headers["content-type"] == "application/json"
+    assert yaml.safe_load(as_yaml.text) == root.json()
+    assert head.status_code == 200 and head.content == b"" and head.headers["content-length"] == str(len(root.content))
+    assert post.status_code == 405 and post.headers["allow"] == "GET, HEAD" and post.json() == {
+        "detail": "Method Not Allowed"}
+    served = root.json()
+    validated = app.middleware.apis[0].specification.raw  # what connexion.AsyncApp.add_api was given
+    assert served == json.loads(json.dumps(validated))
+    assert served["servers"] == [{"url": "/api"}]
+    written = yaml.safe_load(DOCUMENT.read_text(encoding="utf-8"))
+    assert set(served["components"]["schemas"]) == set(written["components"]["schemas"])
+    assert served["paths"].keys() == written["paths"].keys()

@@ -32,6 +32,7 @@ from starlette.exceptions import HTTPException
 
 from benchbook import __version__
 from benchbook.config import Project
+from benchbook.contract import ContractMiddleware
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import storage as history_storage
 from benchbook.persistence.db import open_database
@@ -152,9 +153,11 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     app.add_api(document, resolver=RelativeResolver("benchbook.handlers"), strict_validation=True,
                 validate_responses=os.environ.get("BENCHBOOK_VALIDATE_RESPONSES") == "1",
                 validator_map=VALIDATOR_MAP,
-                swagger_ui_options=SwaggerUIOptions(serve_spec=not sync_only, swagger_ui=not sync_only))
+                swagger_ui_options=SwaggerUIOptions(serve_spec=False, swagger_ui=not sync_only))
     if not sync_only:
         web_routes.register(app)
+        # the document itself, $refs kept (spec Versioning 3), not Connexion's inlined copy
+        app.add_middleware(ContractMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER, document=document)
     app.add_error_handler(BenchbookError, _domain_error)
     app.add_error_handler(ProblemException, _problem)
     app.add_error_handler(HTTPException, _http_error)
