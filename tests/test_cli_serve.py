@@ -86,7 +86,8 @@ def test_allow_remote_warns_and_passes_flags(monkeypatch: pytest.MonkeyPatch, tm
     assert "only the health route (/api/health) is served" in flat
     assert "http://0.0.0.0:8123/" in result.stdout
     assert made == [{"root": tmp_path.resolve(), "allow_remote": True, "sync_only": True, "resume_history": True}]
-    assert calls[0][1] == {"host": "0.0.0.0", "port": 8123, "log_level": "debug"}
+    assert calls[0][1] == {"host": "0.0.0.0", "port": 8123, "log_level": "debug", "http": "h11",
+                           "h11_max_incomplete_event_size": 1024 * 1024}  # room past [limits] (docs/limits.md)
 
 
 def test_reload_uses_the_env_factory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

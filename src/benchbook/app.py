@@ -35,7 +35,9 @@ from benchbook.config import Project
 from benchbook.contract import ContractMiddleware
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import storage as history_storage
+from benchbook.limits import apply_to_document
 from benchbook.persistence.db import open_database
+from benchbook.request_limits import LimitsMiddleware
 from benchbook.runner import worker as run_worker
 from benchbook.security import GuardMiddleware, RootPathsMiddleware
 from benchbook.services import Services
@@ -146,6 +148,8 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     """
     services = Services(project=project, db=open_database(project.database_url), sync_only=sync_only)
     document = load_document()
+    limits = project.limits
+    apply_to_document(document, limits)
     if sync_only:
         document["paths"] = {p: v for p, v in document["paths"].items() if p in SYNC_PATHS}
     services.allowed = allowed_methods(document)
@@ -167,6 +171,7 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
         app.add_middleware(RootPathsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
     app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, allow_remote=allow_remote)
     app.add_middleware(_ServicesMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, services=services)
+    app.add_middleware(LimitsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, limits=limits)
     app.services = services
     if resume_history and not sync_only:
         history_storage.resume(services.db.engine)

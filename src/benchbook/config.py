@@ -2,7 +2,7 @@
 
 A project is a folder holding::
 
-    benchbook.toml   settings: [user] name, [database] url, [automation] paused
+    benchbook.toml   settings: [user] name, [database] url, [automation] paused, [limits]
     benchbook.db     the embedded SQLite database (WAL), unless [database] url says otherwise
     files/           content store, files/ab/abcdef… keyed by sha256
     workflows/       workflow definitions (YAML)
@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
+
+from benchbook.limits import Limits
 
 CONFIG_NAME = "benchbook.toml"
 DEFAULT_CONFIG = """\
@@ -68,6 +70,12 @@ class Project:
             return getpass.getuser()
         except (KeyError, OSError):  # no user database entry (containers)
             return os.environ.get("USER", "unknown")
+
+    @property
+    def limits(self) -> Limits:
+        """The ``[limits]`` table as :class:`benchbook.limits.Limits` (defaults for missing
+        keys; ``docs/limits.md``). Raises ``ValueError`` for an unknown key or a bad value."""
+        return Limits.from_table(self.settings.get("limits"))
 
     @property
     def paused(self) -> bool:

@@ -7,6 +7,8 @@ A pure ASGI middleware, outermost, so every response (errors included) carries a
   unless the server runs with ``--allow-remote``: protection against DNS rebinding → 403.
 - A state-changing request (POST, PUT, PATCH, DELETE) whose ``Origin`` (or, without one,
   ``Referer``) is another site → 403: protection against cross-site request forgery.
+- ``Host``, ``Origin`` or ``Referer`` given more than once → 400: which one counts would
+  otherwise depend on who reads them (a second ``Origin`` must not hide a foreign first one).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+SINGLE = ("host", "origin", "referer")
 
 
 def host_name(host: str) -> str:
@@ -40,7 +43,7 @@ class GuardMiddleware:
         self.allow_remote = allow_remote
 
     def refusal(self, scope: Scope) -> str | None:
-        """Why this request is refused, or None to let it through."""
+        """Why this request is refused (403), or None to let it through."""
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         host = headers.get("host", "")
         if not self.allow_remote and host_name(host) not in LOCAL_NAMES:
@@ -72,15 +75,32 @@ class GuardMiddleware:
                 message["headers"] = [*message.get("headers", []), header]
             await send(message)
 
-        reason = self.refusal(scope)
+        status, reason = 400, repeated_header(scope)
+        if reason is None:
+            status, reason = 403, self.refusal(scope)
         if reason is None:
             await self.app(scope, receive, stamped)
             return
         body = json.dumps({"detail": reason}).encode()
-        await stamped({"type": "http.response.start", "status": 403,
+        await stamped({"type": "http.response.start", "status": status,
                        "headers": [(b"content-type", b"application/json"),
                                    (b"content-length", str(len(body)).encode())]})
         await send({"type": "http.response.body", "body": body})
+
+
+def repeated_header(scope: Scope) -> str | None:
+    """Why the request is malformed (400) when it gives ``Host``, ``Origin`` or ``Referer`` more
+    than once (RFC 9110 allows one ``Host``; the browser sends one ``Origin``), else None."""
+    seen: dict[str, int] = {}
+    for key, _ in scope.get("headers", []):
+        name = key.decode("latin-1").lower()
+        if name in SINGLE:
+            seen[name] = seen.get(name, 0) + 1
+    repeated = [name for name in SINGLE if seen.get(name, 0) > 1]
+    if repeated:
+        return (f"the request gives the {', '.join(h.title() for h in repeated)} header more than once; "
+                "send each at most once")
+    return None
 
 
 class RootPathsMiddleware:

@@ -2,7 +2,10 @@
 
 Connexion's JSON body validator stops at the first error; this one lists one entry per
 invalid field as ``{loc, msg, type, input, ctx}``. Undecodable bodies and malformed
-multipart forms become 422s instead of 500s.
+multipart forms become 422s instead of 500s, and so does text no database can store or that
+passes the input limits (``docs/limits.md``): a NUL character or a lone UTF-16 surrogate in any
+string of a JSON body, a parameter or an uploaded file's name; JSON nested deeper than
+``json_depth``; a body string longer than ``text_length``.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from jsonschema import Draft4Validator, ValidationError
 from starlette.datastructures import FormData, Headers, UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
+from benchbook import limits
 from benchbook.domain.files import Spool
 
 
@@ -58,10 +62,22 @@ class AllErrorsJSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc
         if not text:
             return None
         try:
-            return json.loads(text)
+            body = json.loads(text)
         except json.JSONDecodeError as exc:
             raise RequestInvalid([{"loc": ["body", exc.pos], "msg": f"invalid JSON: {exc.msg}",
                                    "type": "json_invalid", "input": None, "ctx": {"error": str(exc)}}]) from None
+        except RecursionError:
+            depth = limits.current().json_depth
+            raise RequestInvalid([{"loc": ["body"], "msg": f"nested deeper than {depth} levels of arrays and objects",
+                                   "type": "too_deep", "input": None, "ctx": {"json_depth": depth}}]) from None
+        except ValueError as exc:  # e.g. an integer of over 4,300 digits
+            raise RequestInvalid([{"loc": ["body"], "msg": f"invalid JSON: {exc}", "type": "json_invalid",
+                                   "input": None, "ctx": {}}]) from None
+        problems = limits.json_problems(body, limits.current(), ("body",))
+        if problems:
+            raise RequestInvalid([{"loc": list(loc), "msg": msg, "type": type_, "input": None, "ctx": {}}
+                                  for loc, msg, type_ in problems])
+        return body
 
     def _validate(self, body: Any) -> dict[str, Any] | None:
         if not self._nullable and body is None:
@@ -136,6 +152,7 @@ class StreamingMultiPartValidator(MultiPartFormDataValidator):  # type: ignore[m
             if not self._parser.ended:
                 raise MultiPartException("the body ended before the form's closing boundary")
             self._validate(body)
+            refuse_unstorable_form(self._parser.items)
         except BaseException as exc:
             self._discard(keep=())
             if isinstance(exc, (MultiPartException, ValueError, KeyError)):  # malformed forms
@@ -196,8 +213,40 @@ class AllErrorsParameterValidator(ParameterValidator):  # type: ignore[misc]  # 
         for where, value_of in sources.items():
             for param in self.parameters.get(where, []):
                 errors += _parameter_errors(where, param, value_of(param["name"]))
+        errors += _unstorable_parameters(request)
         if errors:
             raise RequestInvalid(errors)
+
+
+def refuse_unstorable_form(items: list[tuple[str, Any]]) -> None:
+    """Raise ``RequestInvalid`` listing each form field, and each uploaded file's name, that
+    holds a NUL character or a lone surrogate (``loc`` ``["body", part]`` or ``["body", part,
+    "filename"]``): the file name is stored and shown, and PostgreSQL cannot store NUL."""
+    errors: list[dict[str, Any]] = []
+    for name, value in items:
+        text, where = (value.filename or "", ["body", name, "filename"]) if isinstance(value, UploadFile) \
+            else (str(value), ["body", name])
+        problem = limits.text_problem(text)
+        if problem:
+            errors.append({"loc": where, "msg": f"{where[-1]} {problem}", "type": "string_unicode",
+                           "input": None, "ctx": {}})
+    if errors:
+        raise RequestInvalid(errors)
+
+
+def _unstorable_parameters(request: Any) -> list[dict[str, Any]]:
+    """An entry for each query or path parameter (documented or not) holding a NUL character or a
+    lone surrogate: text no database stores, refused as it is in bodies."""
+    errors: list[dict[str, Any]] = []
+    pairs = [("query", k, v) for k, v in dict(request.query_params).items()]
+    pairs += [("path", k, v) for k, v in dict(request.path_params).items()]
+    for where, name, value in pairs:
+        texts = [name, *(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str))]
+        problem = next((p for p in map(limits.text_problem, texts) if p), None)
+        if problem:
+            errors.append({"loc": [where, name], "msg": f"{name}: {problem}", "type": "string_unicode",
+                           "input": None, "ctx": {}})
+    return errors
 
 
 def _parameter_errors(where: str, param: dict[str, Any], value: Any) -> list[dict[str, Any]]:

@@ -12,10 +12,12 @@ import threading
 import time
 import webbrowser
 from pathlib import Path
+from typing import Any
 
 import click
 
 from benchbook.cli.output import Settings
+from benchbook.limits import Limits
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -125,9 +127,20 @@ def serve(ctx: click.Context, open_browser: bool, port: int, sync_only: bool, lo
         os.environ["BENCHBOOK_ALLOW_REMOTE"] = "1" if allow_remote else "0"
         os.environ["BENCHBOOK_SYNC_ONLY"] = "1" if sync_only else "0"
         uvicorn.run("benchbook.app:app_from_env", factory=True, reload=True,
-                    reload_dirs=[str(Path(benchbook.__file__).parent)], host=host, port=port, log_level=level)
+                    reload_dirs=[str(Path(benchbook.__file__).parent)], host=host, port=port, log_level=level,
+                    **http_options(project.limits))
         return
     from benchbook.app import create_app
 
     uvicorn.run(create_app(project, allow_remote=allow_remote, sync_only=sync_only, resume_history=True),
-                host=host, port=port, log_level=level)
+                host=host, port=port, log_level=level, **http_options(project.limits))
+
+
+def http_options(limits: Limits) -> dict[str, Any]:
+    """uvicorn's HTTP settings for the server's own limits (``docs/limits.md``) to answer first,
+    in the ``{detail}`` envelope: h11 (httptools cannot parse a URL of 64 KiB or more and
+    answers a plain-text 400 itself) with room for a request line and headers well past
+    ``url_bytes`` and ``header_bytes`` (at least 1 MiB), so that an over-long target gets
+    benchbook's 414 and only a request head larger than that room gets h11's own 400."""
+    room = max(1024 * 1024, 4 * (limits.url_bytes + limits.header_bytes))
+    return {"http": "h11", "h11_max_incomplete_event_size": room}

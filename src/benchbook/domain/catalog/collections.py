@@ -192,9 +192,13 @@ def _blocker(session: Session, c: Collection) -> str | None:
 
 def restore_collection(ctx: Ctx, name_or_id: str) -> Collection:
     """Bring a deleted collection back with exactly the records deleted together with it.
-    Raises ``NotFound``, ``Conflict`` (name taken meanwhile)."""
+    Raises ``NotFound``, ``Conflict`` (the collection is not deleted, or its name was taken meanwhile)."""
     s = ctx.session
-    c = find_collection(s, name_or_id, deleted=True)
+    try:
+        c = find_collection(s, name_or_id, deleted=True)
+    except NotFound:
+        find_collection(s, name_or_id)
+        raise Conflict(f"collection {name_or_id!r} is not deleted: there is nothing to restore") from None
     blocked = _blocker(s, c)
     if blocked:
         raise Conflict(f"cannot restore collection {c.name!r}: {blocked}")

@@ -160,10 +160,15 @@ def _blocker(session: Session, schema: Schema, field: Field) -> str | None:
 
 def restore_field(ctx: Ctx, schema_name: str, field_name: str) -> Field:
     """Bring a deleted field back with every value records still hold for it.
-    Raises ``NotFound``, ``Conflict`` (its name was taken meanwhile)."""
+    Raises ``NotFound``, ``Conflict`` (the field is not deleted, or its name was taken meanwhile)."""
     s = ctx.session
     schema = find_schema(s, schema_name)
-    field = find_field(s, schema, field_name, deleted=True)
+    try:
+        field = find_field(s, schema, field_name, deleted=True)
+    except NotFound:
+        find_field(s, schema, field_name)
+        raise Conflict(f"field {field_name!r} of schema {schema.name!r} is not deleted: there is nothing to "
+                       "restore") from None
     blocked = _blocker(s, schema, field)
     if blocked:
         raise Conflict(f"cannot restore field {field.name!r}: {blocked}")

@@ -175,8 +175,13 @@ def _restore_blocker(session: Session, schema: Schema) -> tuple[str | None, dict
 
 
 def restore_schema(ctx: Ctx, name: str) -> Schema:
-    """Bring a deleted schema back. Raises ``NotFound``, ``Conflict`` (name taken, parent deleted)."""
-    schema = find_schema(ctx.session, name, deleted=True)
+    """Bring a deleted schema back. Raises ``NotFound``, ``Conflict`` (the schema is not deleted,
+    name taken, parent deleted)."""
+    try:
+        schema = find_schema(ctx.session, name, deleted=True)
+    except NotFound:
+        find_schema(ctx.session, name)
+        raise Conflict(f"schema {name!r} is not deleted: there is nothing to restore") from None
     blocked, _ = _restore_blocker(ctx.session, schema)
     if blocked:
         raise Conflict(f"cannot restore schema {schema.name!r}: {blocked}")

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session
 
+from benchbook import limits
 from benchbook.domain.errors import Invalid, error_entry
 from benchbook.domain.history.entries import ACTIONS, BATCH_KINDS, ENTITY_TYPES, parse_since
 from benchbook.domain.records.search import like_pattern
@@ -89,17 +90,57 @@ def _leaf(node: dict[str, Any], loc: list[Any]) -> ColumnElement[bool]:
     return (col == value) if op == "eq" else or_(col != value, col.is_(None))
 
 
-MAX_DEPTH = 32
+def check_bounds(tree: Any, loc: list[Any]) -> None:
+    """Refuse a filter tree larger than the current limits (:func:`benchbook.limits.current`,
+    ``docs/limits.md``) before anything compiles it: ``and``/``or`` groups nested deeper than
+    ``filter_depth``, more than ``filter_leaves`` leaves (every leaf is one more test of each
+    candidate row, and SQLite refuses a condition of ~1,000 terms) or an ``in`` list of more
+    than ``filter_values`` values. Walks iteratively (no recursion limit); malformed nodes are
+    left for the compiler to name. Raises ``Invalid`` (422) whose entry's ``loc`` is ``loc`` plus
+    the path to the node."""
+    bound = limits.current()
+    leaves = 0
+    stack: list[tuple[Any, list[Any], int]] = [(tree, loc, 0)]
+    while stack:
+        node, where, depth = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        key = next(iter(node)) if len(node) == 1 else None
+        if key in ("and", "or"):
+            if depth + 1 > bound.filter_depth:  # named at its first child: what is one level too deep
+                raise Invalid(f"filter: groups nest deeper than {bound.filter_depth} levels",
+                              [error_entry([*where, key, 0], f"groups nest deeper than {bound.filter_depth} levels "
+                                                  "([limits] filter_depth)", "filter_too_deep", None)])
+            children = node[key]
+            if isinstance(children, list):
+                stack.extend((child, [*where, key, i], depth + 1) for i, child in enumerate(children))
+            continue
+        leaves += 1
+        if leaves > bound.filter_leaves:
+            raise Invalid(f"filter: more than {bound.filter_leaves} leaves",
+                          [error_entry(loc, f"the filter has more than {bound.filter_leaves} leaves ([limits] "
+                                            "filter_leaves); use in with a list of values instead of many eq "
+                                            "leaves", "filter_too_large", None)])
+        value = node.get("value")
+        if isinstance(value, list) and len(value) > bound.filter_values:
+            raise Invalid(f"filter: an in list of more than {bound.filter_values} values",
+                          [error_entry(where, f"in takes at most {bound.filter_values} values ([limits] "
+                                              f"filter_values); this one has {len(value)}", "filter_too_large",
+                                       None)])
 
 
 def compile_tree(node: Any, loc: list[Any], leaf: Callable[[Any, list[Any]], ColumnElement[bool]]
                  ) -> ColumnElement[bool]:
     """The SQL condition of a filter tree (spec *Shared rules*) whose leaves ``leaf(node, loc)``
-    compiles: ``and``/``or`` groups of non-empty lists, at most :data:`MAX_DEPTH` deep. Shared by
-    the history filter and the run filter. Raises ``Invalid`` naming the node's ``loc``."""
-    if len(loc) > 2 + 2 * MAX_DEPTH:
-        raise Invalid(f"filter: groups nest deeper than {MAX_DEPTH} levels",
-                      [error_entry(loc, "nested too deep", "filter", None)])
+    compiles: ``and``/``or`` groups of non-empty lists, within the bounds :func:`check_bounds`
+    enforces (checked here once, at the root). Shared by the history filter and the run filter.
+    Raises ``Invalid`` naming the node's ``loc``."""
+    check_bounds(node, loc)
+    return _compile(node, loc, leaf)
+
+
+def _compile(node: Any, loc: list[Any], leaf: Callable[[Any, list[Any]], ColumnElement[bool]]
+             ) -> ColumnElement[bool]:
     if not isinstance(node, dict) or not node:
         raise Invalid("filter: each node must be a group or a leaf object",
                       [error_entry(loc, "expected an object", "filter", node)])
@@ -109,22 +150,27 @@ def compile_tree(node: Any, loc: list[Any], leaf: Callable[[Any, list[Any]], Col
         if not isinstance(children, list) or not children:
             raise Invalid(f"filter: {key} needs a non-empty list",
                           [error_entry([*loc, key], "expected a non-empty list", "filter", children)])
-        parts = [compile_tree(child, [*loc, key, i], leaf) for i, child in enumerate(children)]
+        parts = [_compile(child, [*loc, key, i], leaf) for i, child in enumerate(children)]
         return and_(*parts) if key == "and" else or_(*parts)
     return leaf(node, loc)
 
 
-def compile_history_filter(session: Session, tree: Any) -> ColumnElement[bool]:
-    """SQL condition over ``audit_entries`` for a filter tree (dict or JSON text). Raises ``Invalid``."""
+def compile_history_filter(session: Session, tree: Any, loc: list[Any] | None = None) -> ColumnElement[bool]:
+    """SQL condition over ``audit_entries`` for a filter tree: JSON text (the ``filter`` query
+    parameter) or an already parsed tree (the ``filter`` of a request body). Errors name where
+    the tree came from: ``loc`` if given, else ``["query", "filter", …]`` for text and ``["body",
+    "filter", …]`` for a parsed tree. Raises ``Invalid``."""
     del session
+    where = list(loc) if loc is not None else ["query" if isinstance(tree, str) else "body", "filter"]
     if isinstance(tree, str):
         try:
             tree = json.loads(tree)
-        except json.JSONDecodeError as exc:
-            raise Invalid(f"filter is not JSON: {exc.msg}",
-                          [error_entry(["query", "filter"], "invalid JSON", "json_invalid", tree[:200])]) from None
+        except ValueError as exc:  # bad JSON, or an integer of over 4,300 digits
+            msg = f"invalid JSON: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise Invalid(f"filter is not JSON: {msg}",
+                          [error_entry(where, msg, "json_invalid", tree[:200])]) from None
         except RecursionError:
-            raise Invalid("filter nests too deep", [error_entry(["query", "filter"], "nested too deep",
+            raise Invalid("filter nests too deep", [error_entry(where, "nested too deep",
                                                                 "json_invalid", tree[:200])]) from None
-    return compile_tree(tree, ["query", "filter"], _leaf)
+    return compile_tree(tree, where, _leaf)
 

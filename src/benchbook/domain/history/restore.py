@@ -109,12 +109,13 @@ def record_restore_plan(session: Session, record_id: str) -> dict[str, Any]:
 
 def restore_record(ctx: Ctx, record_id: str, *, with_parents: bool = False, only_this: bool = False) -> Record:
     """Restore a deleted record (see module docstring). Raises ``NotFound``, ``Invalid`` (422:
-    not deleted, or blocked by a deleted collection, schema or parent without ``with_parents``/
-    ``only_this``), ``Conflict`` (409: a uniqueness key was taken meanwhile)."""
+    blocked by a deleted collection, schema or parent without ``with_parents``/``only_this``),
+    ``Conflict`` (409: the record is not deleted, as for every kind of thing, or a uniqueness
+    key was taken meanwhile)."""
     s = ctx.session
     rec = find_record(s, record_id, live=None)
     if rec.deleted_at is None:
-        raise Invalid(f"record {rec.id} is not deleted")
+        raise Conflict(f"record {rec.id} is not deleted: there is nothing to restore")
     container = _container_blocker(s, rec)
     if container:
         raise Invalid(f"cannot restore record {rec.id}: {container[0]}")

@@ -1,7 +1,7 @@
 """The record filter tree (spec *Shared rules*), compiled to one SQL condition over ``records``.
 
-A group is ``{"and": [...]}`` or ``{"or": [...]}`` (a non-empty list, nestable up to
-:data:`MAX_DEPTH` levels); a leaf is ``{field, op, value, schema?}``. A leaf is resolved once for
+A group is ``{"and": [...]}`` or ``{"or": [...]}`` (a non-empty list, nestable up to the
+``filter_depth`` limit, with at most ``filter_leaves`` leaves: ``docs/limits.md``); a leaf is ``{field, op, value, schema?}``. A leaf is resolved once for
 each *base* schema the list can show (the query's ``schema``, else every schema of the collection):
 
 - the target schema X is the leaf's ``schema``, else the base schema S;
@@ -33,10 +33,11 @@ from sqlalchemy.orm import Session, aliased
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema
 from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.history.filters import check_bounds
 from benchbook.domain.records.search import like_pattern
 from benchbook.persistence.tables import Collection, CollectionSchema, Field, Record, Schema
 
-MAX_DEPTH = 32
+MAX_DEPTH = 32  # schema chains are walked at most this far up
 LEAF_KEYS = ("field", "op", "value", "schema")
 LIST_TYPES = frozenset({"tags", "file_list", "reference_list"})
 _ACCESSOR = {"integer": "as_float", "float": "as_float", "boolean": "as_boolean"}
@@ -142,8 +143,6 @@ class _Compiler:
     # ------------------------------------------------------------------------------- the tree
 
     def node(self, node: Any, loc: list[Any]) -> ColumnElement[bool]:
-        if len(loc) > 2 + 2 * MAX_DEPTH:
-            raise _bad_node(loc, None, f"groups nest deeper than {MAX_DEPTH} levels")
         if not isinstance(node, dict) or not node:
             raise _bad_node(loc, node, 'each node must be a group ({"and": [...]} or {"or": [...]}) '
                                        "or a leaf object ({field, op, value, schema})")
@@ -343,7 +342,8 @@ def compile_filter(session: Session, collection: Collection, base_schema: Schema
     offset are read (a datetime field's own ``timezone`` restriction comes first).
 
     Raises ``Invalid`` (422) for text that is not JSON, a malformed tree (not an object, an
-    empty or many-keyed group, unknown leaf keys, nesting beyond :data:`MAX_DEPTH`), an unknown
+    empty or many-keyed group, unknown leaf keys), a tree past the limits (``filter_depth``,
+    ``filter_leaves``, ``filter_values``: :func:`benchbook.domain.history.filters.check_bounds`), an unknown
     field, op or schema, a schema unrelated to ``base_schema``, an op that does not apply to the
     field's type, a non-list ``in`` or a value of the wrong type. Its single ``errors`` entry has
     ``loc`` ``["query", "filter", <path to the node>]``, e.g. ``["query", "filter", "and", 1,
@@ -356,4 +356,5 @@ def compile_filter(session: Session, collection: Collection, base_schema: Schema
                "nested too deep" if isinstance(exc, RecursionError) else str(exc))
         entry = error_entry(["query", "filter"], msg, "json_invalid", tree_json[:200])
         raise Invalid(f"filter: {msg}", [entry]) from None
+    check_bounds(tree, ["query", "filter"])
     return _Compiler(session, collection, base_schema, tz).node(tree, ["query", "filter"])

@@ -1,5 +1,12 @@
 """Turning request ``data`` (keyed by field name) into stored values (keyed by field id),
-with every problem reported at once (spec *Errors* 2: one entry per invalid field)."""
+with every problem reported at once (spec *Errors* 2: one entry per invalid field).
+
+Whatever the field's restrictions, a value is refused (422) when it cannot be stored or passes
+the input limits (``docs/limits.md``): text holding a NUL character or a lone UTF-16 surrogate,
+a string longer than ``value_length`` characters, a list of more than ``list_items`` items. This
+holds for every way values arrive (API, CSV import, plugins), so filters never meet such values
+and no stored value is large enough for a filter to multiply (one copy per filter leaf per row).
+"""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -8,6 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from benchbook import limits
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import SchemaMeta
 from benchbook.domain.errors import Invalid, error_entry
@@ -61,11 +69,16 @@ def merge_values(meta: SchemaMeta, collection: Collection, incoming: dict[str, A
     bulk path answers it from a prefetch)."""
     errors: list[dict[str, Any]] = []
     out = dict(current or {})
+    bound = limits.current()
     for key, value in incoming.items():
         field = meta.by_name.get(key)
         if field is None:
             errors.append(error_entry([*loc, key], f"unknown field {key!r} of schema {meta.schema.name!r}",
-                                      "unknown_field", value))
+                                      "unknown_field", None if limit_problem(key, bound) else value))
+            continue
+        problem = limit_problem(value, bound)
+        if problem is not None:
+            errors.append(error_entry([*loc, key], f"{key}: {problem[0]}", problem[1], None))
             continue
         try:
             stored = dtypes.coerce_value(field.type, field.restrictions or {}, value, tz=collection.timezone,
@@ -85,6 +98,25 @@ def merge_values(meta: SchemaMeta, collection: Collection, incoming: dict[str, A
         if field.required and blank(out.get(field.id)):
             errors.append(error_entry([*loc, field.name], f"{field.name}: a value is required", "missing", None))
     return out, errors
+
+
+def limit_problem(value: Any, bound: limits.Limits) -> tuple[str, str] | None:
+    """``(message, type)`` when a given value cannot be stored whatever its field (module
+    docstring), else None: ``string_unicode`` (NUL, lone surrogate), ``too_long`` (a string over
+    ``value_length`` characters), ``too_many`` (a list over ``list_items`` items)."""
+    items = value if isinstance(value, list) else [value]
+    if isinstance(value, list) and len(value) > bound.list_items:
+        return (f"{len(value)} items; a value holds at most {bound.list_items} ([limits] list_items)", "too_many")
+    for item in items:
+        if not isinstance(item, str):
+            continue
+        problem = limits.text_problem(item)
+        if problem:
+            return f"the text {problem}", "string_unicode"
+        if len(item) > bound.value_length:
+            msg = f"{len(item)} characters long; a text value holds at most {bound.value_length} ([limits] value_length)"
+            return msg, "too_long"
+    return None
 
 
 def reference_targets(session: Session, ids: set[str]) -> dict[str, tuple[Any, ...]]:
