@@ -110,8 +110,30 @@ def demo(ctx: click.Context, port: int, no_serve: bool, open_browser: bool) -> N
         task = bar.add_task("loading penguins", total=344)
         created = build_demo(project, progress=lambda n: bar.advance(task, n))
     click.echo(f"demo project {project.root}: " + (f"created {created} records" if created else "already built"))
-    if not no_serve:
+    if no_serve:  # no server to run the penguin-tag runs the penguins queued: run them here
+        _drain_here(project, console)
+    else:
         ctx.invoke(serve, port=port, project_dir=str(project.root), open_browser=open_browser)
+
+
+def _drain_here(project: Project, console: Console) -> None:
+    """Run the project's waiting workflow runs in this process, with a progress bar, and say how
+    they ended (a server holding the project's queue runs them instead: then this returns at once)."""
+    from benchbook.cli.progress import follow
+    from benchbook.runner import switch
+
+    db = open_database(project.database_url)
+    try:
+        def status() -> dict[str, object] | None:
+            with db.session() as s:
+                return switch.status(s, project.root)["batch"]
+
+        ran = follow(lambda: worker.for_database(db, project).drain(wait=False), status, console)
+        if ran.ran:
+            click.echo(f"workflow runs: {ran.ran} ran ({ran.completed} completed, {ran.failed} failed, "
+                       f"{ran.cancelled} cancelled)")
+    finally:
+        db.engine.dispose()
 
 
 def register(group: click.Group) -> None:

@@ -1,0 +1,134 @@
+"""Inferring a schema from a file's columns (issue 14 *Import* 2, ``--create-schema``).
+
+Each column becomes a field named after its header (:func:`field_name`: lower case, runs of
+other characters as ``_``, at most 63 characters, ``f_`` before a leading digit; the header is
+kept as the label when it differs). Its type is the narrowest that every non-blank value of the
+column fits, tried in this order: ``boolean`` (true/false, yes/no, t/f, y/n, any case; 0/1 are
+numbers), ``integer``, ``float``, ``date``, ``datetime`` (the forms of :mod:`.dates`), else
+``string``. A string column of few distinct values, each repeated (at most
+:data:`CHOICES_MAX` values, at most a quarter as many as the column has values), gets them as
+``choices``. Values from Excel cells and JSON keep their types, which count as they are.
+No field is made required: a later file may leave cells blank. The first of the first three
+columns whose values are all there and all different (a date, a name, a code) becomes the
+schema's ``display_template`` (:func:`display_template`), so records get natural names.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, time
+from typing import Any
+
+from benchbook.domain.imports.dates import DateRules, text_kind
+
+CHOICES_MAX = 12
+CHOICE_LENGTH = 40
+_INT = re.compile(r"[+-]?\d+")
+_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_BOOLS = {"true", "false", "yes", "no", "t", "f", "y", "n"}
+
+
+@dataclass
+class InferredField:
+    """A field proposed for ``column``: ``name``, ``label`` (None when the header is the name),
+    ``type`` and ``restrictions`` (``choices`` for few-valued string columns)."""
+
+    column: str
+    name: str
+    type: str
+    label: str | None = None
+    restrictions: dict[str, Any] = field(default_factory=dict)
+    unique: bool = False
+    """Every row has a value and no two are equal (a natural name candidate)."""
+
+    def body(self) -> dict[str, Any]:
+        """The FieldCreate body of this field."""
+        out: dict[str, Any] = {"name": self.name, "type": self.type}
+        if self.label:
+            out["label"] = self.label
+        if self.restrictions:
+            out["restrictions"] = self.restrictions
+        return out
+
+
+def field_name(header: str) -> str:
+    """The field name for a column header: ``"Alcalinity of ash"`` → ``alcalinity_of_ash``,
+    ``"2nd try"`` → ``f_2nd_try``, ``""`` → ``column``."""
+    name = re.sub(r"[^a-z0-9]+", "_", header.strip().lower()).strip("_") or "column"
+    if name[0].isdigit():
+        name = "f_" + name
+    return name[:63].rstrip("_")
+
+
+def _kind(value: Any, rules: DateRules) -> str:
+    """The narrowest type ``value`` (not blank) fits."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, datetime):
+        return "date" if value.time() == time() and value.tzinfo is None else "datetime"
+    if isinstance(value, date):
+        return "date"
+    if not isinstance(value, str):
+        return "string"
+    text = value.strip()
+    if text.lower() in _BOOLS:
+        return "boolean"
+    if _INT.fullmatch(text):
+        return "integer"
+    if _FLOAT.fullmatch(text):
+        return "float"
+    return text_kind(text, rules) or "string"
+
+
+
+def _column_type(kinds: set[str]) -> str:
+    if not kinds:
+        return "string"
+    if len(kinds) == 1:
+        return next(iter(kinds))
+    if kinds <= {"integer", "float"}:
+        return "float"
+    if kinds <= {"date", "datetime"}:
+        return "datetime"
+    return "string"
+
+
+def infer_fields(columns: list[str], values: dict[str, list[Any]], rules: DateRules,
+                 rows: int) -> list[InferredField]:
+    """One :class:`InferredField` per column of ``columns``, from ``values[column]`` (the
+    column's non-blank cells) of a file of ``rows`` rows. Names are made unique with ``_2``,
+    ``_3``… suffixes."""
+    out: list[InferredField] = []
+    taken: set[str] = set()
+    for column in columns:
+        cells = values.get(column, [])
+        column_rules = rules.for_column(cells)
+        kind = _column_type({_kind(v, column_rules) for v in cells})
+        base = name = field_name(column)
+        n = 1
+        while name in taken:
+            n += 1
+            name = f"{base[:60]}_{n}"
+        taken.add(name)
+        inferred = InferredField(column, name, kind, column if column != name else None)
+        inferred.unique = bool(cells) and len(cells) == rows and len({str(v) for v in cells}) == len(cells)
+        if kind == "string":
+            distinct = list(dict.fromkeys(str(v).strip() for v in cells))
+            if (2 <= len(distinct) <= CHOICES_MAX and len(distinct) * 4 <= len(cells)
+                    and all(len(d) <= CHOICE_LENGTH for d in distinct)):
+                inferred.restrictions["choices"] = sorted(distinct)
+        out.append(inferred)
+    return out
+
+
+def display_template(fields: list[InferredField]) -> str | None:
+    """``"{name}"`` of the first of the first three fields that is :attr:`~InferredField.unique`
+    and a string, integer, date or datetime; else None."""
+    for f in fields[:3]:
+        if f.unique and f.type in ("string", "integer", "date", "datetime"):
+            return "{" + f.name + "}"
+    return None

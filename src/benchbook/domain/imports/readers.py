@@ -1,0 +1,255 @@
+"""Reading a file into a :class:`Table`: CSV, TSV, Excel (``.xlsx``), JSON (an array of
+objects) and NDJSON (one object a line). Issue 14 *Import* 1.
+
+The format comes from ``fmt`` when given, else the file name's extension, else the content (a
+zip archive is a workbook, ``[`` starts JSON, ``{`` NDJSON, anything else delimited text).
+
+- **Text** is decoded as UTF-8 (with or without BOM) when it is valid UTF-8, else in the
+  encoding charset-normalizer finds most likely (a Windows-1252 or Latin-1 export, say), unless
+  ``encoding`` names one. The delimiter is ``delimiter`` when given, tab for ``.tsv``/``.tab``,
+  else sniffed (:class:`csv.Sniffer`) among ``,`` ``;`` tab ``|`` on the first lines. Cells
+  are strings, trimmed; the first non-blank row is the header; blank rows are skipped.
+- **Excel**: the first sheet, or ``sheet`` (a name, or a position counting from 1), read with
+  openpyxl (values, not formulas). Cells keep their types (numbers, booleans, datetimes).
+- **JSON/NDJSON**: every item must be an object; the columns are the keys in the order first
+  seen. Values keep their JSON types.
+
+Row numbers are where a user finds the row: the line a row starts on in a text or JSON file
+(header = line 1), the sheet's row number in a workbook. Raises ``Invalid`` for a file that
+cannot be read as its format, or that holds no header.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+from zipfile import BadZipFile
+
+from benchbook.domain.errors import Invalid
+
+FORMATS = ("csv", "tsv", "xlsx", "json", "ndjson")
+SNIFF_LINES = 50
+DELIMITERS = ",;\t|"
+_EXTENSIONS = {".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".tab": "tsv", ".xlsx": "xlsx", ".xlsm": "xlsx",
+               ".json": "json", ".ndjson": "ndjson", ".jsonl": "ndjson"}
+
+
+@dataclass
+class Table:
+    """A file's rows: ``columns`` (the header, in file order) and ``rows`` as ``(number, cells)``
+    with one cell per column (``None`` where a row has none); ``unit`` says what the numbers
+    count (``"line"`` or ``"row"``). ``format``, ``encoding`` and ``delimiter`` say how it was
+    read; ``problems`` are ``(number, message, cells)`` for rows that could not be read as rows (more
+    cells than the header), which are not in ``rows``."""
+
+    name: str
+    format: str
+    columns: list[str]
+    rows: list[tuple[int, list[Any]]]
+    unit: str = "line"
+    encoding: str | None = None
+    delimiter: str | None = None
+    problems: list[tuple[int, str, list[Any]]] = field(default_factory=list)
+
+
+def detect_format(data: bytes, filename: str, fmt: str | None = None) -> str:
+    """``fmt`` if given (one of :data:`FORMATS`), else from the extension, else the content."""
+    if fmt:
+        if fmt not in FORMATS:
+            raise Invalid(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+        return fmt
+    by_name = _EXTENSIONS.get(PurePath(filename).suffix.lower())
+    if by_name:
+        return by_name
+    if data.startswith(b"PK\x03\x04"):
+        return "xlsx"
+    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    return "json" if head.startswith(b"[") else "ndjson" if head.startswith(b"{") else "csv"
+
+
+def read_table(data: bytes, filename: str, *, fmt: str | None = None, delimiter: str | None = None,
+               sheet: str | None = None, encoding: str | None = None) -> Table:
+    """The :class:`Table` in ``data`` (the whole file), named ``filename``; see the module
+    docstring for the options. Raises ``Invalid`` (unreadable, no header, unknown sheet)."""
+    kind = detect_format(data, filename, fmt)
+    name = PurePath(filename).name or "import"
+    if kind == "xlsx":
+        return _read_xlsx(data, name, sheet)
+    text, used = decode(data, encoding)
+    if kind == "json":
+        return _read_json(text, name, used)
+    if kind == "ndjson":
+        return _read_ndjson(text, name, used)
+    sep = _delimiter(text, "tsv" if kind == "tsv" else "", delimiter)
+    return _read_delimited(text, name, "tsv" if sep == "\t" else "csv", sep, used)
+
+
+def decode(data: bytes, encoding: str | None = None) -> tuple[str, str]:
+    """``(text, encoding used)``: ``encoding`` if given, else UTF-8 (BOM dropped) when valid,
+    else charset-normalizer's best guess. Raises ``Invalid`` when nothing decodes it."""
+    if encoding:
+        try:
+            return data.decode(encoding), encoding
+        except (LookupError, UnicodeDecodeError) as exc:
+            raise Invalid(f"cannot read the file as {encoding}: {exc}") from None
+    try:
+        return data.decode("utf-8-sig"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data[:1_000_000]).best()
+    if best is None or best.encoding is None:
+        raise Invalid("cannot tell the file's text encoding; name it with --encoding") from None
+    try:
+        return data.decode(best.encoding), best.encoding
+    except UnicodeDecodeError:
+        raise Invalid(f"the file is not valid {best.encoding}; name its encoding with --encoding") from None
+
+
+def _delimiter(text: str, kind: str, given: str | None) -> str:
+    if given:
+        return "\t" if given in ("tab", "\\t") else given
+    if kind == "tsv":
+        return "\t"
+    lines = [line for line in text.splitlines()[:SNIFF_LINES] if line.strip()]
+    first = lines[0] if lines else ""
+    try:
+        found = csv.Sniffer().sniff("\n".join(lines), delimiters=DELIMITERS).delimiter
+        if found in first:
+            return found
+    except csv.Error:
+        pass
+    counts = {d: first.count(d) for d in DELIMITERS}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else ","
+
+
+def _blank_row(cells: list[Any]) -> bool:
+    return all(c is None or (isinstance(c, str) and not c.strip()) for c in cells)
+
+
+def _header(cells: list[Any]) -> list[str]:
+    names = [("" if c is None else str(c)).strip() for c in cells]
+    while names and not names[-1]:
+        names.pop()
+    return names
+
+
+def _read_delimited(text: str, name: str, kind: str, sep: str, used: str) -> Table:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
+    table: Table | None = None
+    start = 1
+    try:
+        for cells in reader:
+            number, start = start, reader.line_num + 1
+            if _blank_row(cells):
+                continue
+            cells = [c.strip() for c in cells]
+            if table is None:
+                table = Table(name, kind, _header(cells), [], "line", used, sep)
+                continue
+            width = len(table.columns)
+            if len(cells) > width and any(c for c in cells[width:]):
+                table.problems.append((number, f"the row has {len(cells)} cells, the header {width}", cells))
+                continue
+            table.rows.append((number, (cells + [""] * width)[:width]))
+    except csv.Error as exc:
+        raise Invalid(f"{name}: line {reader.line_num}: {exc}") from None
+    if table is None or not table.columns:
+        raise Invalid(f"{name} holds no rows (not even a header)")
+    return table
+
+
+def _read_xlsx(data: bytes, name: str, sheet: str | None) -> Table:
+    import openpyxl
+    from openpyxl.utils.exceptions import InvalidFileException
+
+    try:
+        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+    except (InvalidFileException, BadZipFile, KeyError, ValueError, TypeError, OSError) as exc:
+        raise Invalid(f"{name} cannot be read as an Excel workbook (.xlsx): {exc}") from None
+    try:
+        if sheet is None:
+            ws = book.worksheets[0]
+        elif sheet in book.sheetnames:
+            ws = book[sheet]
+        elif sheet.isdigit() and 1 <= int(sheet) <= len(book.worksheets):
+            ws = book.worksheets[int(sheet) - 1]
+        else:
+            raise Invalid(f"{name} has no sheet {sheet!r} (sheets: {', '.join(book.sheetnames)})")
+        table: Table | None = None
+        for number, values in enumerate(ws.iter_rows(values_only=True), 1):
+            cells = [v.strip() if isinstance(v, str) else v for v in values]
+            if _blank_row(cells):
+                continue
+            if table is None:
+                table = Table(name, "xlsx", _header(cells), [], "row")
+                continue
+            width = len(table.columns)
+            if len(cells) > width and not _blank_row(cells[width:]):
+                message = f"the row has cells right of the header's last column (column {width + 1} on)"
+                table.problems.append((number, message, cells))
+                continue
+            table.rows.append((number, (cells + [None] * width)[:width]))
+    finally:
+        book.close()
+    if table is None or not table.columns:
+        raise Invalid(f"{name} holds no rows (not even a header)")
+    return table
+
+
+def _objects_table(name: str, kind: str, used: str, items: list[tuple[int, Any]]) -> Table:
+    columns: dict[str, None] = {}
+    for number, item in items:
+        if not isinstance(item, dict):
+            raise Invalid(f"{name}: line {number}: expected an object, got {type(item).__name__}")
+        columns.update(dict.fromkeys(str(k) for k in item))
+    if not columns:
+        raise Invalid(f"{name} holds no objects with keys")
+    names = list(columns)
+    rows = [(number, [item.get(c) for c in names]) for number, item in items]
+    return Table(name, kind, names, rows, "line", used)
+
+
+def _read_json(text: str, name: str, used: str) -> Table:
+    decoder = json.JSONDecoder()
+    pos, line, counted = _skip(text, 0), 1, 0
+    if not text.startswith("[", pos):
+        raise Invalid(f"{name}: a JSON file must hold an array of objects")
+    pos = _skip(text, pos + 1)
+    items: list[tuple[int, Any]] = []
+    try:
+        while not text.startswith("]", pos):
+            line += text.count("\n", counted, pos)
+            counted = pos
+            item, pos = decoder.raw_decode(text, pos)
+            items.append((line, item))
+            pos = _skip(text, pos)
+            if text.startswith(",", pos):
+                pos = _skip(text, pos + 1)
+            elif not text.startswith("]", pos):
+                raise json.JSONDecodeError("expected ',' or ']'", text, pos)
+    except json.JSONDecodeError as exc:
+        raise Invalid(f"{name}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+    return _objects_table(name, "json", used, items)
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\r\n\ufeff":
+        pos += 1
+    return pos
+
+
+def _read_ndjson(text: str, name: str, used: str) -> Table:
+    items: list[tuple[int, Any]] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        if raw.strip():
+            try:
+                items.append((number, json.loads(raw)))
+            except json.JSONDecodeError as exc:
+                raise Invalid(f"{name}: line {number}: not valid JSON ({exc.msg})") from None
+    return _objects_table(name, "ndjson", used, items)

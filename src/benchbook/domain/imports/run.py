@@ -1,0 +1,474 @@
+"""An import from start to end (issue 14 *Import*): a :class:`~.readers.Table` becomes records
+of a collection, in one ``import`` batch, inside the caller's transaction.
+
+1. The schema: ``schema``, or per row a ``schema_name`` column; or, with ``create_schema``, one
+   inferred from the file (:mod:`.infer`), created, and added to the collection (which is
+   created when missing).
+2. Each row is checked: its cells read for their fields (:mod:`.columns`, :mod:`.dates`), its
+   parent found (:mod:`.parents`), its key matched (:mod:`.keys`), its values checked by the
+   same rules as any record (``values.merge_values``). Problems go to a
+   :class:`~.problems.ProblemLog`, summarised one line per distinct problem.
+3. The rows are written: new records set-based (``records.bulk.bulk_create_records``, in a
+   savepoint), matched ones through ``records.writes.update_record`` (each in a savepoint), all
+   in one batch (the client's, when ``ctx.batch_id`` is set).
+
+All or nothing unless ``skip_bad``: when any row has a problem the result says so
+(:attr:`ImportResult.failed`) and the caller must roll the transaction back. With ``skip_bad``
+the good rows are written and the bad ones returned (:attr:`ImportResult.rejected`,
+:func:`.rejected.rejected_file`). ``dry_run``: everything is checked and the caller rolls back.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any, Protocol
+
+from sqlalchemy.orm import Session
+
+from benchbook.domain.catalog import collections as collection_rules
+from benchbook.domain.catalog import schemas as schema_rules
+from benchbook.domain.catalog.dtypes import ValueProblem, coerce_value
+from benchbook.domain.catalog.lookup import (
+    SchemaCache,
+    SchemaMeta,
+    find_collection,
+    find_schema,
+    schema_names,
+)
+from benchbook.domain.context import Ctx
+from benchbook.domain.errors import BenchbookError, Invalid, NotFound
+from benchbook.domain.history import entries as audit
+from benchbook.domain.ids import new_id
+from benchbook.domain.imports.columns import SPECIAL_COLUMNS, blank, cell_value, match_columns
+from benchbook.domain.imports.dates import DateRules, day_month_values
+from benchbook.domain.imports.infer import InferredField, display_template, field_name, infer_fields
+from benchbook.domain.imports.keys import KeyIndex
+from benchbook.domain.imports.parents import AUTO, ParentIndex, ParentKey
+from benchbook.domain.imports.problems import ProblemLog, Summary
+from benchbook.domain.imports.readers import Table
+from benchbook.domain.records.bulk import RowProblems, bulk_create_records
+from benchbook.domain.records.values import merge_values
+from benchbook.domain.records.writes import update_record
+from benchbook.persistence.tables import Collection, Field, StoredFile
+
+_SCHEMA_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
+_COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+CHECK_STEP = 500
+"""Rows checked between two progress reports."""
+
+
+@dataclass
+class ImportOptions:
+    """What to import into and how: the ``collection`` (name or id); ``schema`` (name; with
+    ``create_schema`` the name of the new schema, default the file's name); ``key`` (field
+    names to match existing records by: upsert); ``parent_key`` (``[COLUMN=][SCHEMA.]FIELD``);
+    ``dates`` (day-month order, date format); ``skip_bad``; ``dry_run``."""
+
+    collection: str
+    schema: str | None = None
+    create_schema: bool = False
+    key: list[str] = field(default_factory=list)
+    parent_key: str | None = None
+    dates: DateRules = field(default_factory=DateRules)
+    skip_bad: bool = False
+    dry_run: bool = False
+
+
+class Progress(Protocol):
+    """Told how an import goes: a ``phase`` (``"checking"``, ``"writing"``) of ``total`` rows
+    starts, then ``advance(n)`` as rows are done."""
+
+    def phase(self, name: str, total: int) -> None:
+        """A phase of ``total`` rows starts."""
+
+    def advance(self, n: int) -> None:
+        """``n`` more rows of the phase are done."""
+
+
+@dataclass
+class ImportResult:
+    """What an import did (or, when :attr:`failed` or ``dry_run``, would have done): counts of
+    records ``created``, ``updated``, ``unchanged`` (matched, nothing to change) and rows
+    ``skipped``; the ``batch_id``; ``problems`` summarised; ``notes`` (columns naming no field,
+    how day-month dates were read); ``schema`` and ``inferred`` fields when it created a
+    schema; ``rejected`` rows ``(number, cells, problem)`` when ``skip_bad``."""
+
+    file: str
+    unit: str
+    columns: list[str]
+    skip_bad: bool = False
+    dry_run: bool = False
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    batch_id: str | None = None
+    problems: list[Summary] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    schema: str | None = None
+    created_collection: bool = False
+    inferred: list[InferredField] = field(default_factory=list)
+    rejected: list[tuple[int, list[Any], str]] = field(default_factory=list)
+
+    @property
+    def failed(self) -> bool:
+        """True when rows had problems and ``skip_bad`` was off: nothing may be written."""
+        return bool(self.problems) and not self.skip_bad
+
+    @property
+    def commit(self) -> bool:
+        """Whether the caller should commit: not :attr:`failed` and not a dry run."""
+        return not self.failed and not self.dry_run
+
+    def summary_line(self) -> str:
+        """``created 3, updated 1, unchanged 0, skipped 2 (batch …)``."""
+        counts = (f"created {self.created:,}, updated {self.updated:,}, unchanged {self.unchanged:,}, "
+                  f"skipped {self.skipped:,}")
+        return counts + (f" (batch {self.batch_id})" if self.batch_id and self.commit else "")
+
+    def as_json(self) -> dict[str, Any]:
+        """ImportResultResponse (docs/import.md)."""
+        return {"file": self.file, "created": self.created, "updated": self.updated, "unchanged": self.unchanged,
+                "skipped": self.skipped, "batch_id": self.batch_id if self.commit else None,
+                "dry_run": self.dry_run, "schema": self.schema, "created_collection": self.created_collection,
+                "inferred_fields": [{"column": f.column, **f.body()} for f in self.inferred],
+                "problems": [s.as_json(self.unit) for s in self.problems], "notes": list(self.notes)}
+
+
+@dataclass
+class _Plan:
+    """How rows of one schema are read: the fields their columns name, key and parent indexes."""
+
+    meta: SchemaMeta
+    mapping: dict[str, Field]
+    keys: KeyIndex | None = None
+    parents: ParentIndex | None = None
+
+
+@dataclass
+class _Row:
+    number: int
+    plan: _Plan
+    data: dict[str, Any]
+    parent: str | None = None
+    parent_given: bool = False
+    record_id: str | None = None
+    new_id: str = ""
+
+
+class _Import:
+    """State of one :func:`import_table` call."""
+
+    def __init__(self, ctx: Ctx, table: Table, opts: ImportOptions, progress: Progress | None) -> None:
+        self.ctx, self.s, self.table, self.opts, self.progress = ctx, ctx.session, table, opts, progress
+        self.log = ProblemLog()
+        self.cache = SchemaCache(ctx.session)
+        self.result = ImportResult(table.name, table.unit, list(table.columns), opts.skip_bad, opts.dry_run)
+        self.index = {c: i for i, c in enumerate(table.columns)}
+        self.parent_key = ParentKey.parse(opts.parent_key) if opts.parent_key else None
+        if self.parent_key is None and "parent" in self.index:
+            self.parent_key = ParentKey("parent", None, AUTO)
+        if self.parent_key and self.parent_key.column not in self.index:
+            raise Invalid(f"parent key: the file has no column {self.parent_key.column!r} "
+                          f"(columns: {', '.join(table.columns)})")
+        self.skip = set(SPECIAL_COLUMNS) | ({self.parent_key.column} if self.parent_key else set())
+        self.rules: dict[str, DateRules] = {}
+        self.new_ids: dict[str, str] = {}
+
+    def values(self, column: str) -> list[Any]:
+        i = self.index[column]
+        return [cells[i] for _, cells in self.table.rows if not blank(cells[i])]
+
+    # ------------------------------------------------------------------ schema and plans
+    def collection(self) -> Collection | None:
+        try:
+            return find_collection(self.s, self.opts.collection)
+        except NotFound:
+            if self.opts.create_schema:
+                return None
+            raise
+
+    def create_schema(self, collection: Collection | None) -> tuple[Collection, SchemaMeta, dict[str, Field]]:
+        opts, ctx = self.opts, self.ctx
+        name = opts.schema or field_name(PurePath(self.table.name).stem)
+        if not _SCHEMA_NAME.fullmatch(name):
+            raise Invalid(f"schema name {name!r}: lower-case letters, digits and _, starting with a letter")
+        columns = [c for c in self.table.columns if c and c not in self.skip]
+        inferred = infer_fields(columns, {c: self.values(c) for c in columns}, opts.dates, len(self.table.rows))
+        parent = None
+        if self.parent_key:
+            if not self.parent_key.schema:
+                how = "natural_name" if self.parent_key.field == AUTO else self.parent_key.field
+                raise Invalid(f"a new schema's records get their parent through column "
+                              f"{self.parent_key.column!r}: name the parent schema in the parent key, "
+                              f"e.g. '{self.parent_key.column}=SCHEMA.{how}'")
+            parent = _schema(self.s, self.parent_key.schema)
+        schema = schema_rules.create_schema(ctx, {"name": name, "parent": parent.name if parent else None,
+                                                   "display_template": display_template(inferred),
+                                                   "fields": [f.body() for f in inferred]})
+        if collection is None:
+            if not _COLLECTION_NAME.fullmatch(opts.collection):
+                raise Invalid(f"collection name {opts.collection!r}: letters, digits, _ . -, starting with a "
+                              "letter or digit")
+            collection = collection_rules.create_collection(ctx, {
+                "name": opts.collection, "schemas": [*([parent.name] if parent else []), name]})
+            self.result.created_collection = True
+        else:
+            collection_rules.update_collection(ctx, collection.id,
+                                               {"schemas": [*schema_names(self.s, collection.id), name]})
+        self.result.schema, self.result.inferred = name, inferred
+        meta = self.cache.meta(schema.id)
+        return collection, meta, {f.column: meta.by_name[f.name] for f in inferred}
+
+    def plans(self, found: Collection | None) -> tuple[Collection, _Plan | None, dict[str, _Plan]]:
+        """The collection (created with the schema when missing), the plan of the one schema (or
+        None), and plans by schema name when rows name their schema (``schema_name``)."""
+        opts = self.opts
+        fixed: _Plan | None = None
+        if opts.create_schema:
+            collection, meta, mapping = self.create_schema(found)
+            fixed = _Plan(meta, mapping)
+        elif found is None:
+            raise NotFound(f"collection {opts.collection!r} not found")
+        elif opts.schema:
+            collection = found
+            schema = _schema(self.s, opts.schema)
+            if schema.name not in schema_names(self.s, collection.id):
+                raise Invalid(f"collection {collection.name!r} is not for schema {schema.name!r}")
+            meta = self.cache.meta(schema.id)
+            fixed = _Plan(meta, match_columns(self.table.columns, meta.fields, self.skip))
+        elif "schema_name" not in self.index:
+            raise Invalid("name the schema of the records, or give the file a schema_name column")
+        else:
+            collection = found
+        plans: dict[str, _Plan] = {}
+        if fixed is None:
+            for name in schema_names(self.s, collection.id):
+                meta = self.cache.meta(_schema(self.s, name).id)
+                plans[name] = _Plan(meta, match_columns(self.table.columns, meta.fields, self.skip))
+        for plan in ([fixed] if fixed else list(plans.values())):
+            if opts.key:
+                plan.keys = KeyIndex(self.s, collection, plan.meta, opts.key, self.table.unit)
+            if self.parent_key and plan.meta.parent is not None:
+                wanted = self.parent_key.schema
+                if wanted and fixed and wanted != plan.meta.parent.name:
+                    raise Invalid(f"parent key: the parent of {plan.meta.schema.name!r} records is a "
+                                  f"{plan.meta.parent.name!r} record, not a {wanted!r} one")
+                plan.parents = ParentIndex(self.s, collection, self.cache.meta(plan.meta.parent.id),
+                                           self.parent_key.field, opts.dates)
+        self.note_columns(fixed, plans)
+        return collection, fixed, plans
+
+    def note_columns(self, fixed: _Plan | None, plans: dict[str, _Plan]) -> None:
+        named = {c for p in ([fixed] if fixed else plans.values()) for c in p.mapping}
+        unknown = [c for c in self.table.columns if c and c not in self.skip and c not in named]
+        if unknown:
+            which = f"schema {fixed.meta.schema.name!r}" if fixed else "the collection's schemas"
+            self.log_note(f"columns that name no field of {which} were not imported: {', '.join(unknown)}")
+        for plan in ([fixed] if fixed else plans.values()):
+            for column, f in plan.mapping.items():
+                if f.type in ("date", "datetime") and column not in self.rules:
+                    values = self.values(column)
+                    self.rules[column] = rules = self.opts.dates.for_column(values)
+                    example = day_month_values(values)
+                    if example and self.opts.dates.dayfirst is None and not self.opts.dates.date_format:
+                        order = "day first" if rules.dayfirst else "month first"
+                        self.log_note(f"column {column!r}: dates like {example!r} were read {order}"
+                                      + ("" if rules.dayfirst else " (dayfirst reads them day first)"))
+
+    def log_note(self, text: str) -> None:
+        self.result.notes.append(text)
+
+    # ------------------------------------------------------------------------ checking
+    def check(self, collection: Collection, fixed: _Plan | None, plans: dict[str, _Plan]) -> list[_Row]:
+        out: list[_Row] = []
+        rows = self.table.rows
+        if self.progress:
+            self.progress.phase("checking", len(rows))
+        lookup = _file_lookup(self.s)
+        for n, (number, cells) in enumerate(rows, 1):
+            row = self.check_row(collection, fixed, plans, number, cells, lookup)
+            if row is not None:
+                out.append(row)
+            if self.progress and (n % CHECK_STEP == 0 or n == len(rows)):
+                self.progress.advance(n % CHECK_STEP or CHECK_STEP)
+        return out
+
+    def check_row(self, collection: Collection, fixed: _Plan | None, plans: dict[str, _Plan], number: int,
+                  cells: list[Any], lookup: Any) -> _Row | None:
+        log = self.log
+        plan = fixed
+        if plan is None:
+            given = cells[self.index["schema_name"]]
+            name = str(given).strip() if not blank(given) else ""
+            plan = plans.get(name)
+            if plan is None:
+                problem = (f"schema_name: collection {collection.name!r} is not for schema {name!r}" if name
+                           else "schema_name: no schema named")
+                log.add(number, problem, field="schema_name", kind="unknown_schema", value=given)
+                return None
+            for column in self.index:
+                if (column not in plan.mapping and column not in self.skip and not blank(cells[self.index[column]])
+                        and any(column in p.mapping for p in plans.values())):
+                    log.add(number, f"{column}: not a field of schema {name!r}", field=column, kind="unknown_field")
+        data: dict[str, Any] = {}
+        blanks: list[str] = []
+        unread: set[str] = set()  # fields whose cell could not be read: one problem each, not two
+        for column, f in plan.mapping.items():
+            cell = cells[self.index[column]]
+            if blank(cell):
+                blanks.append(f.name)
+                continue
+            try:
+                data[f.name] = cell_value(f, cell, self.rules.get(column, self.opts.dates))
+            except ValueProblem as exc:
+                unread.add(f.name)
+                log.add(number, f"{f.name}: {exc.msg}", field=f.name, kind=exc.type_, value=cell)
+        row = _Row(number, plan, data)
+        self.find_parent(row, cells)
+        if plan.keys is not None:
+            key: dict[str, Any] = {}
+            for f in plan.keys.fields:
+                try:
+                    key[f.id] = coerce_value(f.type, f.restrictions or {}, data.get(f.name), tz=collection.timezone)
+                except ValueProblem:
+                    key[f.id] = None  # reported with the row's values below
+            rid, key_problem, kind = plan.keys.match(number, key)
+            if key_problem:
+                log.add(number, key_problem, field="key", kind=kind)
+            row.record_id = rid
+        current = plan.keys.records[row.record_id] if plan.keys and row.record_id else None
+        incoming = {**data, **dict.fromkeys(blanks)} if current is not None else data
+        _, errors = merge_values(plan.meta, collection, incoming, current=current, loc=("data",),
+                                 file_lookup=lookup)
+        for e in errors:
+            if str(e["loc"][-1]) not in unread:
+                log.add(number, e["msg"], field=str(e["loc"][-1]), kind=e["type"], value=e.get("input"))
+        if number in log.bad_rows:
+            return None
+        row.data = incoming
+        if row.record_id is None:
+            row.new_id = new_id()
+            given_id = cells[self.index["id"]] if "id" in self.index else None
+            if not blank(given_id):
+                self.new_ids[str(given_id).strip()] = row.new_id
+        return row
+
+    def find_parent(self, row: _Row, cells: list[Any]) -> None:
+        by_id = cells[self.index["parent_record_id"]] if "parent_record_id" in self.index else None
+        if not blank(by_id):
+            given = str(by_id).strip()
+            row.parent, row.parent_given = self.new_ids.get(given, given), True
+            return
+        if self.parent_key is None:
+            return
+        cell = cells[self.index[self.parent_key.column]]
+        if blank(cell):
+            return
+        meta = row.plan.meta
+        if row.plan.parents is None:
+            self.log.add(row.number, f"parent: schema {meta.schema.name!r} is top-level: its records have no parent",
+                         field="parent", kind="parent")
+            return
+        found, problem, kind = row.plan.parents.find(cell)
+        if problem:
+            self.log.add(row.number, problem, field="parent", kind=kind, value=cell)
+        row.parent, row.parent_given = found, True
+
+    # ------------------------------------------------------------------------- writing
+    def write(self, collection: Collection, rows: list[_Row]) -> None:
+        ctx, s, log = self.ctx, self.s, self.log
+        if ctx.batch_id is None:
+            ctx.batch_id = audit.open_batch(ctx, "import", label=self.table.name).id
+        self.result.batch_id = ctx.batch_id
+        creates = [r for r in rows if r.record_id is None]
+        updates = [r for r in rows if r.record_id is not None]
+        while creates:
+            if self.progress:
+                self.progress.phase("writing", len(creates) + len(updates))
+            bodies = [{"schema_name": r.plan.meta.schema.name, "parent_record_id": r.parent, "data": r.data}
+                      for r in creates]
+            before = len(ctx.changes)
+            try:
+                with s.begin_nested():
+                    bulk_create_records(ctx, collection.id, bodies, ids=[r.new_id for r in creates], cache=self.cache,
+                                        progress=self.progress.advance if self.progress else None)
+            except RowProblems as exc:
+                del ctx.changes[before:]
+                for i, message in exc.problems:
+                    log.add(creates[i].number, message)
+                if not self.opts.skip_bad:
+                    return
+                bad = {i for i, _ in exc.problems}
+                creates = [r for i, r in enumerate(creates) if i not in bad]
+                continue
+            self.result.created = len(creates)
+            break
+        if self.progress and not creates:
+            self.progress.phase("writing", len(updates))
+        for row in updates:
+            before = len(ctx.changes)
+            body: dict[str, Any] = {"data": row.data}
+            if row.parent_given:
+                body["parent_record_id"] = row.parent
+            try:
+                with s.begin_nested():
+                    update_record(ctx, str(row.record_id), body)
+            except BenchbookError as exc:
+                del ctx.changes[before:]
+                log.add(row.number, exc.detail)
+                continue
+            finally:
+                if self.progress:
+                    self.progress.advance(1)
+            if len(ctx.changes) > before:
+                self.result.updated += 1
+            else:
+                self.result.unchanged += 1
+
+    def finish(self) -> ImportResult:
+        result, log = self.result, self.log
+        result.problems = log.summaries
+        if result.failed:
+            result.created = result.updated = result.unchanged = 0
+        elif self.opts.skip_bad:
+            result.skipped = len(log.bad_rows)
+            cells = {number: row for number, row in self.table.rows}
+            cells.update({number: row for number, _, row in self.table.problems})
+            result.rejected = [(n, cells.get(n, []), message) for n, message in sorted(log.bad_rows.items())]
+        return result
+
+
+def _schema(session: Session, name: str) -> Any:
+    try:
+        return find_schema(session, name)
+    except NotFound:
+        raise Invalid(f"unknown schema {name!r}") from None
+
+
+def _file_lookup(session: Session) -> Any:
+    from benchbook.domain.catalog.dtypes import FileMeta
+
+    def lookup(sha: str) -> FileMeta | None:
+        row = session.get(StoredFile, sha)
+        return FileMeta(filename=row.filename, size=row.size) if row else None
+    return lookup
+
+
+def import_table(ctx: Ctx, table: Table, opts: ImportOptions, progress: Progress | None = None) -> ImportResult:
+    """Import ``table`` as ``opts`` say (module docstring), inside the caller's transaction.
+
+    Returns the :class:`ImportResult`; when :attr:`ImportResult.commit` is False the caller must
+    roll back. Raises ``NotFound`` (collection, unless it is to be created), ``Invalid`` (no
+    schema named, unknown schema or key field, bad parent key, schema name), ``Conflict`` (with
+    ``create_schema``: a schema of that name exists).
+    """
+    run = _Import(ctx, table, opts, progress)
+    for number, message, _ in table.problems:
+        run.log.add(number, message, kind="row_width")
+    collection, fixed, plans = run.plans(run.collection())
+    rows = run.check(collection, fixed, plans)
+    if rows:  # also when other rows are bad and all-or-nothing: their clashes are reported too
+        run.write(collection, rows)
+    return run.finish()
