@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -15,7 +16,11 @@ from benchbook.cli.serve import serve
 from benchbook.config import Project
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
-from benchbook.domain.records.csv_import import count_rows, import_csv
+from benchbook.domain.imports.dates import DateRules
+from benchbook.domain.imports.readers import FORMATS, Table, read_table
+from benchbook.domain.imports.rejected import rejected_file, rejected_name
+from benchbook.domain.imports.run import ImportOptions, ImportResult, import_table
+from benchbook.domain.imports.run import Progress as ImportProgress
 from benchbook.persistence.db import open_database
 from benchbook.runner import triggers, worker
 
@@ -46,48 +51,156 @@ def init_command(ctx: click.Context, directory: str | None) -> None:
     click.echo(str(project.root))
 
 
-@click.command("import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--collection", "-c", required=True, help="Collection to create the records in.")
-@click.option("--schema", "-s", default=None,
-              help="Schema of the records (optional when the file has a schema_name column).")
-@click.pass_context
-def import_command(ctx: click.Context, file: Path, collection: str, schema: str | None) -> None:
-    """Create one record per row of a CSV FILE (header = field names), in one import batch.
+IMPORT_EPILOG = """\b
+Special columns (any other column names a field: by name, case-insensitively, by the
+field name its header becomes, e.g. "Alcohol %" -> alcohol, or by the field's label):
+  schema_name       the row's schema (then --schema is not needed)
+  parent_record_id  the parent's record id, or the id column of an earlier row
+  parent            the parent by id, natural name, or one-field unique key value
+  id, natural_name  not stored (new ids; names recomputed); id names the row for
+                    parent_record_id of later rows
+  _line, _problem   written to the rejected-rows file by --skip-bad; not stored
+\b
+Formats: .csv, .tsv/.tab, .xlsx, .json (array of objects), .ndjson/.jsonl; encoding and
+delimiter are detected. Dates: ISO 8601 (also week dates 2012-W05-2), 2012/01/31,
+31/01/2012 or 01/31/2012 (order per column, see --dayfirst), Excel serial days; datetimes
+without offset are read in the field's, else the collection's timezone. See docs/import.md.
+"""
+PROGRESS_ROWS = 2000
+"""Files with more rows than this get a progress bar."""
 
-    Any bad row aborts the import: nothing is written and every problem is listed with its
-    line number (exit status 1). Workflow runs the new records trigger are queued with them and
-    run here afterwards, unless a server holds the project's run queue (then it runs them).
+
+class _Bar:
+    """A rich progress bar for :func:`benchbook.domain.imports.run.import_table` (one task per phase)."""
+
+    def __init__(self, bar: Progress, file: str) -> None:
+        self.bar, self.file = bar, file
+        self.task: Any = None
+
+    def phase(self, name: str, total: int) -> None:
+        if self.task is not None:  # a phase that stopped early (rows found bad) shows as done
+            self.bar.update(self.task, completed=self.bar.tasks[-1].total)
+        self.task = self.bar.add_task(f"{name} {self.file}", total=total)
+
+    def advance(self, n: int) -> None:
+        self.bar.advance(self.task, n)
+
+
+def run_import_transaction(project: Project, table: Table, options: ImportOptions,
+                           progress: ImportProgress | None) -> tuple[ImportResult, int]:
+    """The import's one transaction: the whole import runs in it and it is committed only when
+    the result says so (no bad row, or ``--skip-bad``; not ``--dry-run``), else rolled back,
+    so that nothing of a failed import stays. Queues the workflow runs the new records trigger
+    in the same transaction; returns the result and how many runs were queued. Raises
+    ``BenchbookError`` (rolled back)."""
+    db = open_database(project.database_url)
+    try:
+        with db.session() as session:
+            transaction = session.begin()
+            ctx = Ctx(session=session, actor=project.actor, files_dir=project.files_dir)
+            try:
+                result = import_table(ctx, table, options, progress)
+                queued = len(triggers.on_changes(ctx, project.root).jobs) if result.commit else 0
+            except BaseException:
+                transaction.rollback()
+                raise
+            if result.commit:
+                transaction.commit()
+            else:
+                transaction.rollback()
+        return result, queued
+    finally:
+        db.engine.dispose()
+
+
+def _show_schema(result: ImportResult) -> None:
+    """The inferred schema, a field a line (never cut short, however long the names)."""
+    click.echo(f"schema {result.schema} (inferred from {result.file}):", err=True)
+    for f in result.inferred:
+        choices = f", choices {', '.join(f.restrictions['choices'])}" if f.restrictions.get("choices") else ""
+        column = f"  (column {f.column!r})" if f.column != f.name else ""
+        click.echo(f"  {f.name}: {f.type}{choices}{column}", err=True)
+
+
+@click.command("import", epilog=IMPORT_EPILOG)
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--collection", "-c", required=True,
+              help="Collection to import into (with --create-schema it is created when missing).")
+@click.option("--schema", "-s", default=None,
+              help="Schema of the records (not needed with a schema_name column); with --create-schema, the name "
+                   "of the new schema (default: the file's name).")
+@click.option("--create-schema", is_flag=True, default=False,
+              help="Infer a schema from the file (integer, float, boolean, date, datetime, string; a column of few "
+                   "distinct values gets them as choices), show it, create it and add it to the collection.")
+@click.option("--key", metavar="FIELD[,FIELD]", default=None,
+              help="Upsert: a row whose values of these fields match a record updates it (each change in "
+                   "history); the other rows create records. Blank cells of a matched row clear the field.")
+@click.option("--parent-key", metavar="[COLUMN=][SCHEMA.]FIELD", default=None,
+              help="Find each row's parent by its value of the parent schema's FIELD (or natural_name, id), "
+                   "read from column COLUMN (default: the column named FIELD). SCHEMA names the parent schema; "
+                   "needed with --create-schema.")
+@click.option("--dayfirst/--monthfirst", default=None,
+              help="Read 01/02/2012 as 1 February (--dayfirst) or as January 2 (--monthfirst). Default: per column, "
+                   "day first when a value has a first number over 12 or uses dots, else month first.")
+@click.option("--date-format", metavar="FORMAT", default=None,
+              help="strptime format of the file's dates and datetimes, e.g. '%d %b %Y' (ISO 8601 and 2012/01/31 "
+                   "are still read).")
+@click.option("--skip-bad", is_flag=True, default=False,
+              help="Import the good rows and write the bad ones, with _line and _problem columns, to "
+                   "FILE.rejected.csv (.ndjson for JSON) beside FILE. Without it any bad row aborts the import.")
+@click.option("--dry-run", is_flag=True, default=False, help="Check every row and report; write nothing.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="The file's format (default: from its extension, else its content).")
+@click.option("--delimiter", default=None, help="CSV delimiter: one character, or 'tab' (default: sniffed).")
+@click.option("--encoding", default=None, help="Text encoding (default: UTF-8 when valid, else detected).")
+@click.option("--sheet", default=None, help="Excel: the sheet's name or position from 1 (default: the first).")
+@click.pass_context
+def import_command(ctx: click.Context, file: Path, collection: str, schema: str | None, create_schema: bool,
+                   key: str | None, parent_key: str | None, dayfirst: bool | None, date_format: str | None,
+                   skip_bad: bool, dry_run: bool, fmt: str | None, delimiter: str | None, encoding: str | None,
+                   sheet: str | None) -> None:
+    """Import FILE's rows as records of a collection, in one import batch (all or nothing).
+
+    Problems are listed once per distinct problem, with how many rows have it and their
+    line numbers (exit status 1; nothing is written unless --skip-bad). The last line gives
+    the records created, updated and unchanged, the rows skipped, and the batch id. Workflow
+    runs the changes trigger are queued with them and run here afterwards, unless a server
+    holds the project's run queue (then it runs them).
     """
     project = _project(ctx)
     console = Console(stderr=True)
-    db = open_database(project.database_url)
-    queued, ran = 0, worker.Tally()
+    options = ImportOptions(collection=collection, schema=schema, create_schema=create_schema,
+                            key=[k.strip() for k in (key or "").split(",") if k.strip()], parent_key=parent_key,
+                            dates=DateRules(dayfirst=dayfirst, date_format=date_format), skip_bad=skip_bad,
+                            dry_run=dry_run)
     try:
-        with db.session() as session, _progress(console) as bar:
-            task = bar.add_task(f"importing {file.name}", total=count_rows(file))
-            transaction = session.begin()
-            c = Ctx(session=session, actor=project.actor, files_dir=project.files_dir)
-            try:
-                result = import_csv(c, file, collection, schema, progress=lambda n: bar.advance(task, n))
-            except BenchbookError as exc:
-                transaction.rollback()
-                raise click.ClickException(exc.detail) from None
-            if result.problems:
-                transaction.rollback()
-            else:
-                queued = len(triggers.on_changes(c, project.root).jobs)  # runs commit with the records
-                transaction.commit()
-        if not result.problems and queued:
-            ran = worker.for_database(db, project).drain(wait=False)
-    finally:
-        db.engine.dispose()
-    if result.problems:
-        for problem in result.problems:
-            console.print(f"[red]{problem}[/red]")
-        raise click.ClickException(f"{len(result.problems)} bad row(s): nothing was imported")
-    click.echo(f"imported {result.created} record(s) into {collection} (batch {result.batch_id})")
+        table = read_table(file.read_bytes(), file.name, fmt=fmt, delimiter=delimiter, sheet=sheet,
+                           encoding=encoding)
+        if len(table.rows) > PROGRESS_ROWS:
+            with _progress(console) as bar:
+                result, queued = run_import_transaction(project, table, options, _Bar(bar, file.name))
+        else:
+            result, queued = run_import_transaction(project, table, options, None)
+    except BenchbookError as exc:
+        raise click.ClickException(exc.detail) from None
+    if result.inferred:
+        _show_schema(result)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    for problem in result.problems:
+        click.secho(problem.text(table.unit), fg="red", err=True)
+    if result.failed:
+        bad = len({n for p in result.problems for n in p.numbers})
+        raise click.ClickException(f"{bad:,} of {len(table.rows) + len(table.problems):,} rows have problems: "
+                                   "nothing was imported (--skip-bad imports the good rows)")
+    if result.rejected:
+        target = file.with_name(rejected_name(file.name, table))
+        target.write_bytes(rejected_file(table, result.rejected))
+        click.echo(f"{len(result.rejected):,} bad rows written to {target}", err=True)
+    verb = "would import" if dry_run else "imported"
+    click.echo(f"{verb} {file.name} into {collection}: {result.summary_line()}")
     if queued:
+        ran = worker.for_database(open_database(project.database_url), project).drain(wait=False)
         click.echo(f"workflow runs: {queued} queued, {ran.ran} ran here ({ran.completed} completed, {ran.failed} failed, "
                    f"{ran.cancelled} cancelled)" + ("; the server running this project runs the others"
                                                     if ran.ran < queued else ""))
