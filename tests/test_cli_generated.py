@@ -159,7 +159,7 @@ def test_option_types(cli: click.Group) -> None:
 
 def test_default_is_shown_but_not_sent(cli: click.Group, monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[dict[str, Any]] = []
-    monkeypatch.setattr(generated, "run_request", lambda settings, request, output_file=None: sent.append(request))
+    monkeypatch.setattr(generated, "run_request", lambda settings, request, output_file=None, operation=None: sent.append(request))
     runner = CliRunner()
     assert "[default: 50]" in " ".join(runner.invoke(cli, ["records", "list", "--help"]).output.split())
     result = runner.invoke(cli, ["records", "list", "my coll/1"])
@@ -173,7 +173,7 @@ def test_default_is_shown_but_not_sent(cli: click.Group, monkeypatch: pytest.Mon
 
 def test_body_options(cli: click.Group, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     sent: list[dict[str, Any]] = []
-    monkeypatch.setattr(generated, "run_request", lambda settings, request, output_file=None: sent.append(request))
+    monkeypatch.setattr(generated, "run_request", lambda settings, request, output_file=None, operation=None: sent.append(request))
     runner = CliRunner()
     result = runner.invoke(cli, ["collections", "create", "--name", "x", "--schemas", '["a","b"]'])
     assert result.exit_code == 0, result.output
@@ -295,3 +295,83 @@ def test_health(cli: click.Group, project: Path) -> None:
     result = run(cli, project, "system", "health")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["status"] == "ok"
+
+
+def test_errors_name_parameters_the_cli_way(cli: click.Group, project: Path) -> None:
+    run(cli, project, "collections", "create", "--name", "spelled")
+    result = run(cli, project, "records", "list", "spelled", "--where", "no-equals-sign")
+    assert result.exit_code == 1
+    assert "  --where[0]: " in result.stderr and "query.where" not in result.stderr
+    result = run(cli, project, "records", "list", "spelled", "--limit", "-1")
+    assert "  --limit: " in result.stderr and "limit: limit" not in result.stderr
+    result = run(cli, project, "records", "list", "spelled", "--within", "ABCDEFGH")
+    assert result.stderr.startswith("error 422: ") and "--within" in result.stderr and "--schema" in result.stderr
+
+
+def test_one_spelling_of_errors(cli: click.Group, project: Path) -> None:
+    usage = run(cli, project, "records", "list", "--no-such-option")
+    assert usage.exit_code == 2 and "\nerror: No such option" in usage.stderr and "Error:" not in usage.stderr
+    local = run(cli, project, "import", str(project / "benchbook.toml"), "--collection", "nope")
+    assert local.exit_code != 0 and "Error:" not in local.stderr
+
+
+def test_nullable_booleans_are_flags(cli: click.Group) -> None:
+    required = _param(command(cli, "fields", "update"), "--required")
+    assert isinstance(required, click.Option) and required.is_flag and "--no-required" in required.secondary_opts
+
+
+def test_help_uses_cli_spellings(cli: click.Group) -> None:
+    text = " ".join(CliRunner().invoke(cli, ["records", "delete-records", "--help"]).output.split())
+    assert "`--force`" in text and "force=true" not in text
+    assert "COLLECTION" in CliRunner().invoke(cli, ["records", "list", "--help"]).output
+    assert "--collection" in CliRunner().invoke(cli, ["analytics", "records-counts", "--help"]).output
+
+
+def test_table_names_the_columns_it_leaves_out(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(output, "_width", lambda: 80)
+    wide = {f"column_{i:02d}": f"value {i}" for i in range(12)}
+    output.print_table({"items": [{"nested": {"a": 1}, **wide, "blank": None}], "total": 1})
+    text = capsys.readouterr().out
+    assert "left out (lists or objects): nested" in text
+    assert "left out (empty in every row): blank" in text
+    shown = [c for c in wide if c in text.split("left out")[0]]
+    room = next(line for line in text.splitlines() if line.startswith("left out (no room)"))
+    assert shown and [c for c in wide if c not in shown] == room.split(": ", 1)[1].split(", ")
+    assert "--columns" in text
+    output.print_table({"items": [{"nested": {"a": 1}, **wide}]}, columns=["column_11", "nested"])
+    chosen = capsys.readouterr().out
+    assert "column_11" in chosen and '{"a": 1}' in chosen and "column_00" not in chosen and "left out" not in chosen
+    with pytest.raises(click.UsageError, match="the columns are"):
+        output.print_table({"items": [wide]}, columns=["nope"])
+
+
+def test_history_tables_show_field_labels(cli: click.Group, project: Path) -> None:
+    run(cli, project, "schemas", "create", "--name", "vial", "--fields", '[{"name": "volume_ml", "type": "float", "label": "Volume"}]')
+    run(cli, project, "collections", "create", "--name", "vials", "--schemas", '["vial"]')
+    made = json.loads(run(cli, project, "records", "create", "vials", "--schema-name", "vial",
+                          "--data", '{"volume_ml": 1.5}').stdout)
+    run(cli, project, "records", "update", made["id"], "--data", '{"volume_ml": 2.5}')
+    entries = json.loads(run(cli, project, "audit", "list-record", made["id"]).stdout)["items"]
+    field_id = entries[0]["changes"][0]["field"]
+    table = run(cli, project, "--table", "audit", "list-record", made["id"]).stdout
+    assert "Volume: 1.5 → 2.5" in " ".join(table.split())
+    assert field_id not in table
+
+
+def test_limit_zero_answers_the_total(cli: click.Group, project: Path) -> None:
+    run(cli, project, "collections", "create", "--name", "counted")
+    result = run(cli, project, "records", "list", "counted", "--limit", "0")
+    assert result.exit_code == 0 and result.stdout.strip() == "0"
+
+
+def test_outside_a_project_the_default_is_named_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BENCHBOOK_PROJECT", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    first = CliRunner().invoke(build_cli(), ["system", "health"])
+    assert first.exit_code == 0, first.output
+    default = tmp_path / "data" / "benchbook" / "default"
+    assert f"using the default project {default}" in first.stderr and "benchbook init" in first.stderr
+    assert (default / "benchbook.toml").exists()
+    again = CliRunner().invoke(build_cli(), ["system", "health"])
+    assert again.exit_code == 0 and "default project" not in again.stderr

@@ -15,14 +15,12 @@ import re
 import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 # connexion 3.3 imports starlette.testclient, which warns about httpx on import: noise for users
 warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient` is deprecated")
 import connexion
-import yaml
 from connexion.exceptions import ProblemException
 from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from connexion.middleware import MiddlewarePosition
@@ -31,6 +29,7 @@ from connexion.resolver import RelativeResolver
 from starlette.exceptions import HTTPException
 
 from benchbook import __version__
+from benchbook import document as api_document
 from benchbook.config import Project
 from benchbook.contract import ContractMiddleware
 from benchbook.domain.errors import BenchbookError
@@ -52,9 +51,9 @@ SYNC_PATHS = frozenset({"/health"})
 
 
 def load_document() -> dict[str, Any]:
-    """The OpenAPI document shipped with the package, parsed."""
-    text = (resources.files("benchbook") / "openapi.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)  # type: ignore[no-any-return]
+    """The OpenAPI document shipped with the package, parsed (a fresh copy; parsed once per
+    content and kept in the user cache: :mod:`benchbook.document`)."""
+    return api_document.load_document()
 
 
 def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> ConnexionResponse:
@@ -147,6 +146,7 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     stops when the app shuts down.
     """
     services = Services(project=project, db=open_database(project.database_url), sync_only=sync_only)
+    api_document.skip_known_good_validation()  # Connexion checks a document once per content
     document = load_document()
     limits = project.limits
     apply_to_document(document, limits)

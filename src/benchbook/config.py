@@ -118,7 +118,12 @@ class Project:
         for folder in (here, *here.parents):
             if (folder / CONFIG_NAME).exists():
                 return cls.open(folder)
-        return cls.init(Path(platformdirs.user_data_dir("benchbook")) / "default")
+        return cls.init(default_project_root())
+
+
+def default_project_root() -> Path:
+    """The default project's folder: ``default`` in the user data folder (``platformdirs``)."""
+    return Path(platformdirs.user_data_dir("benchbook")) / "default"
 
 
 def read_paused(root: Path) -> bool:

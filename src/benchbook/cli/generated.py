@@ -18,29 +18,32 @@ Only options the user gave are sent; the server applies the document's defaults.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import re
-from importlib import resources
 from typing import Any
 
 import click
-import yaml
 
+from benchbook import document as api_document
+from benchbook.cli.lazy import LazyGroup
 from benchbook.cli.output import NULL, Operation, Settings, read_body_option, run_request
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-RESERVED = {"body", "output", "help"}
+RESERVED = {"body", "output", "help", "columns"}
+CLI_NAMES = {"dataset": "collection", "dataset_name": "collection", "collection_name": "collection"}
+"""Parameter names the CLI spells otherwise: the spec's "dataset" is a collection everywhere
+in the CLI (issue 14, item 13); JSON keys (``dataset_id``) keep the spec's names."""
 
 
 def load_document() -> dict[str, Any]:
-    """The OpenAPI document shipped in the ``benchbook`` package (``openapi.yaml``), parsed.
+    """The OpenAPI document shipped in the ``benchbook`` package (``openapi.yaml``), parsed
+    (a fresh copy; cached per content, :mod:`benchbook.document`).
 
     Raises ``FileNotFoundError`` when the package has no document and ``yaml.YAMLError`` when it
     is not valid YAML.
     """
-    text = (resources.files("benchbook") / "openapi.yaml").read_text(encoding="utf-8")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(text, Loader=loader)  # type: ignore[no-any-return]
+    return api_document.load_document()
 
 
 def deref(doc: dict[str, Any], node: Any) -> Any:
@@ -162,7 +165,7 @@ def _default_note(schema: dict[str, Any]) -> str:
 
 
 def _flag_name(name: str, taken: set[str], prefix: str) -> str:
-    base = name.replace("_", "-")
+    base = CLI_NAMES.get(name, name).replace("_", "-")
     flag = base if base not in taken and base not in RESERVED else f"{prefix}-{base}"
     taken.add(flag)
     return flag
@@ -195,13 +198,42 @@ def _body_option(doc: dict[str, Any], prop: str, schema: dict[str, Any], dest: s
         text = help_text + f"  (JSON {kind or 'value'}{', or null' if nullable else ''})"
         return click.Option([f"--{flag}", dest], type=JsonText(str(kind or "value"), nullable),
                             default=None, help=text.strip())
-    if kind == "boolean" and not nullable:
+    if kind == "boolean":  # a nullable one too: null means "leave as is", which omitting says
         return click.Option([f"--{flag}/--no-{flag}", dest], default=None, help=help_text)
     ptype: click.ParamType[Any] = _scalar_type(schema)
     if nullable:
-        ptype = BOOL_OR_NULL if kind == "boolean" else Nullable(ptype)
+        ptype = Nullable(ptype)
         help_text += "  (null to send null)"
     return click.Option([f"--{flag}", dest], type=ptype, default=None, help=help_text.strip())
+
+
+_BACKTICKED = re.compile(r"`([a-z][a-z0-9_]*)(?:=([^`\s]*))?`")
+
+
+def cli_spelling(text: str, names: dict[str, str]) -> str:
+    """``text`` (an operation's help) with its backticked parameter references spelled as the
+    CLI takes them: ``names`` maps an HTTP parameter name to its option (``--force``) or
+    argument (``RECORD_ID``). `` `force=true` `` → `` `--force` ``, `` `force=false` `` →
+    `` `--no-force` ``, `` `limit=0` `` → `` `--limit 0` ``, `` `schema` `` → `` `--schema` ``;
+    other backticked words are left alone (issue 14, item 9)."""
+    def spell(match: re.Match[str]) -> str:
+        name, value = match.group(1), match.group(2)
+        cli = names.get(name)
+        if cli is None or (value is None and _in_list(text, match.start(), match.end())):
+            return match.group(0)
+        if value is None or not cli.startswith("--"):
+            return f"`{cli}`" if value is None else f"`{cli}={value}`"
+        if value in ("true", "false"):
+            return f"`{cli}`" if value == "true" else f"`--no-{cli[2:]}`"
+        return f"`{cli} {value}`"
+    return _BACKTICKED.sub(spell, text)
+
+
+def _in_list(text: str, start: int, end: int) -> bool:
+    """Whether the backticked word at ``text[start:end]`` is one of a list of values
+    (`` `a`, `b` or `c` ``): such words are values, not parameter names."""
+    before, after = text[max(0, start - 5):start], text[end:end + 5]
+    return before.endswith(("`, ", "` or ", "`,\n", "` or\n", "(")) or after.startswith((", `", " or `", ",\n`"))
 
 
 class ApiCommand(click.Command):
@@ -226,10 +258,12 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
         merged[(p["name"], p["in"])] = p
     arg_help = []
     for i, pname in enumerate(re.findall(r"{([^}]+)}", path)):
+        metavar = CLI_NAMES.get(pname, pname).upper()
         spec.path_params.append((f"path_{i}", pname))
-        params.append(click.Argument([f"path_{i}"], metavar=pname.upper(), required=True))
+        spec.cli_names[f"path.{pname}"] = metavar
+        params.append(click.Argument([f"path_{i}"], metavar=metavar, required=True))
         description = _help_text((merged.get((pname, "path")) or {}).get("description"))
-        arg_help.append(f"  {pname.upper()}  {description}".rstrip())
+        arg_help.append(f"  {metavar}  {description}".rstrip())
     taken: set[str] = set()
     for i, ((pname, where), p) in enumerate(merged.items()):
         if where != "query":
@@ -237,7 +271,9 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
         dest = f"query_{i}"
         schema = deref(doc, p.get("schema") or {})
         spec.query.append((dest, pname, schema.get("type") == "array"))
-        params.append(_query_option(doc, p, dest, _flag_name(pname, taken, "query")))
+        flag = _flag_name(pname, taken, "query")
+        spec.cli_names[f"query.{pname}"] = f"--{flag}"
+        params.append(_query_option(doc, p, dest, flag))
     content = (deref(doc, op.get("requestBody") or {}).get("content") or {})
     json_media = next((m for m in content if m == "application/json" or m.endswith("+json")), None)
     if json_media or "multipart/form-data" in content:
@@ -248,6 +284,7 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
             pschema = deref(doc, pschema)
             dest = f"body_{i}"
             flag = _flag_name(prop, taken, "body")
+            spec.cli_names[f"body.{prop}"] = f"--{flag}"
             if spec.multipart and pschema.get("format") == "binary":
                 spec.files.append((dest, prop))
                 params.append(click.Option([f"--{flag}", dest], type=click.Path(exists=True, dir_okay=False),
@@ -264,9 +301,16 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
     if not spec.raw_output and "table" not in taken:
         params.append(click.Option(["--table", "as_table"], is_flag=True, default=False,
                                    help="Show the JSON response as a table (same as the global --table)."))
+        params.append(click.Option(["--columns", "table_columns"], metavar="NAMES", default=None,
+                                   help="Columns of the table, comma-separated (implies --table); "
+                                        "without it the table says which columns it left out."))
     if spec.raw_output:
         params.append(click.Option(["--output", "-o", "output_file"], type=click.Path(dir_okay=False),
                                    default=None, help="Write the response body to this file instead of stdout."))
+
+    for param in params:
+        if isinstance(param, click.Option) and param.help:
+            param.help = cli_spelling(param.help, spec.cli_names_by_http())
 
     def callback(**values: Any) -> None:
         ctx = click.get_current_context()
@@ -274,10 +318,13 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
         settings = ctx.find_object(Settings) or Settings()
         if values.pop("as_table", False):
             settings = dataclasses.replace(settings, table=True)
-        run_request(settings, spec.request(values), output_file=values.get("output_file"))
+        columns = values.pop("table_columns", None)
+        if columns:
+            settings = dataclasses.replace(settings, table=True, columns=columns)
+        run_request(settings, spec.request(values), output_file=values.get("output_file"), operation=spec)
 
     summary = str(op.get("summary") or "").strip()
-    help_text = _command_help(summary, str(op.get("description") or ""))
+    help_text = cli_spelling(_command_help(summary, str(op.get("description") or "")), spec.cli_names_by_http())
     if arg_help:
         help_text += "\n\n\b\nArguments:\n" + "\n".join(arg_help)
     return ApiCommand(spec, name, callback=callback, params=params, help=help_text,
@@ -294,10 +341,11 @@ def _raw_output(doc: dict[str, Any], op: dict[str, Any]) -> bool:
     return False
 
 
-def build_groups(doc: dict[str, Any] | None = None) -> list[click.Group]:
+def build_groups(doc: dict[str, Any] | None = None) -> list[LazyGroup]:
     """One click group per tag holding one command per operation, from ``doc`` (default: the
     packaged document). Groups are in the document's tag order; operations without tags go to
-    a group named after the ``operationId`` prefix."""
+    a group named after the ``operationId`` prefix. A command is built when first looked up
+    (:mod:`benchbook.cli.lazy`); listing a group builds none."""
     doc = doc if doc is not None else load_document()
     descriptions = {t["name"]: str(t.get("description") or "").strip() for t in doc.get("tags") or []}
     by_tag: dict[str, list[tuple[str, str, dict[str, Any]]]] = {name: [] for name in descriptions}
@@ -312,8 +360,10 @@ def build_groups(doc: dict[str, Any] | None = None) -> list[click.Group]:
         if not ops:
             continue
         names = command_names([str(op["operationId"]) for _, _, op in ops], tag)
-        group = click.Group(tag, help=descriptions.get(tag) or None)
+        group = LazyGroup(tag, help=descriptions.get(tag) or None)
         for path, method, op in ops:
-            group.add_command(build_command(doc, path, method, op, names[str(op["operationId"])]))
+            name = names[str(op["operationId"])]
+            summary = str(op.get("summary") or "").strip().rstrip(".")
+            group.add_lazy(name, functools.partial(build_command, doc, path, method, op, name), summary)
         groups.append(group)
     return groups

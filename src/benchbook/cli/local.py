@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from benchbook.cli.output import Settings
+from benchbook.cli.output import Settings, locate_project
 from benchbook.cli.serve import serve
 from benchbook.config import Project
 from benchbook.domain.context import Ctx
@@ -34,7 +34,8 @@ def _progress(console: Console) -> Progress:
 
 def _project(ctx: click.Context, default: str | None = None) -> Project:
     chosen = getattr(ctx.find_object(Settings), "project", None) or default
-    return Project.locate(chosen)
+    project: Project = locate_project(chosen)
+    return project
 
 
 @click.command("init")
@@ -207,7 +208,8 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
 
 
 @click.command("demo")
-@click.option("--port", "-p", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--port", "-p", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port to serve the demo project on.")
 @click.option("--no-serve", is_flag=True, default=False, help="Only build the demo project.")
 @click.option("--open", "open_browser", is_flag=True, default=False, help="Open the browser once up.")
 @click.pass_context

@@ -3,24 +3,31 @@
 Requests go in-process (the whole app over ``httpx.ASGITransport``, no server) unless
 ``--url`` names a running server. Responses: JSON pretty-printed (or a rich table with
 ``--table``), other bodies (CSV, file bytes) written raw to stdout or ``--output FILE``;
-an HTTP error prints ``error <status>: <detail>`` (and any ``errors`` entries) to stderr and
-exits with status 1.
+an HTTP error prints ``error <status>: <detail>`` (and any ``errors`` entries, each naming
+the parameter as the CLI spells it: ``--parent-record-id``, ``RECORD_ID``) to stderr and
+exits with status 1. ``--limit 0`` on a paginated list prints only its ``total``.
+
+httpx, rich and the app are imported when a request is sent or a table printed, not when the
+command tree is built (``benchbook --help`` stays fast).
 """
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import sys
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import httpx
+
+if TYPE_CHECKING:
+    import httpx
 
 LOCAL_BASE = "http://127.0.0.1"
-TIMEOUT = httpx.Timeout(60.0, connect=10.0)
+TIMEOUT_SECONDS, CONNECT_SECONDS = 60.0, 10.0
 
 
 @dataclass
@@ -30,6 +37,7 @@ class Settings:
     project: str | None = None
     url: str | None = None
     table: bool = False
+    columns: str | None = None  # --columns: comma-separated table columns
 
 
 class _Null:
@@ -56,6 +64,11 @@ class Operation:
     multipart: bool = False
     files: list[tuple[str, str]] = field(default_factory=list)  # (dest, part)
     raw_output: bool = False
+    cli_names: dict[str, str] = field(default_factory=dict)  # "query.x" / "body.x" / "path.x" -> --x / X
+
+    def cli_names_by_http(self) -> dict[str, str]:
+        """HTTP parameter name → how the CLI spells it (``{"force": "--force"}``)."""
+        return {key.partition(".")[2]: cli for key, cli in self.cli_names.items()}
 
     def request(self, values: dict[str, Any]) -> dict[str, Any]:
         """``{method, url, params, json?, data?, files?}`` for httpx from the click ``values``
@@ -120,15 +133,19 @@ def read_body_option(value: str | None) -> dict[str, Any] | None:
 
 
 
-def run_request(settings: Settings, request: dict[str, Any], output_file: str | None = None) -> None:
+def run_request(settings: Settings, request: dict[str, Any], output_file: str | None = None,
+                operation: Operation | None = None) -> None:
     """Send ``request`` (``{method, url, params, json?, data?, files?}``; ``url`` starts with ``/api``)
-    and show the response as described in the module docstring.
+    and show the response as described in the module docstring; ``operation`` (the command's)
+    names parameters in errors the CLI's way.
 
     Raises ``click.ClickException`` (exit 1) when the server cannot be reached and
     ``SystemExit(1)`` (via ``ctx.exit``) for an HTTP error status.
     """
     response = send(settings, request)
-    show_response(response, table=settings.table, output_file=output_file)
+    total_only = ("limit", "0") in [(k, str(v)) for k, v in request.get("params") or []]
+    show_response(response, table=settings.table, output_file=output_file, operation=operation,
+                  columns=settings.columns, total_only=total_only)
 
 
 def send(settings: Settings, request: dict[str, Any]) -> httpx.Response:
@@ -136,6 +153,8 @@ def send(settings: Settings, request: dict[str, Any]) -> httpx.Response:
 
     Raises ``click.ClickException`` when a ``--url`` server cannot be reached.
     """
+    import httpx
+
     with ExitStack() as stack:
         req = dict(request)
         if req.get("files"):
@@ -147,7 +166,7 @@ def send(settings: Settings, request: dict[str, Any]) -> httpx.Response:
             base = settings.url.rstrip("/")
             base = base.removesuffix("/api")
             try:
-                with httpx.Client(base_url=base, timeout=TIMEOUT) as client:
+                with httpx.Client(base_url=base, timeout=httpx.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS)) as client:
                     return client.request(**req)
             except httpx.HTTPError as exc:
                 raise click.ClickException(f"cannot reach {settings.url}: {exc}") from exc
@@ -155,13 +174,15 @@ def send(settings: Settings, request: dict[str, Any]) -> httpx.Response:
 
 
 async def _send_in_process(project_dir: str | None, request: dict[str, Any]) -> httpx.Response:
-    from benchbook.app import create_app
-    from benchbook.config import Project
+    import httpx
 
-    app = create_app(Project.locate(project_dir))
+    from benchbook.app import create_app
+
+    app = create_app(locate_project(project_dir))
     try:
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url=LOCAL_BASE, timeout=TIMEOUT) as client:
+        timeout = httpx.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS)
+        async with httpx.AsyncClient(transport=transport, base_url=LOCAL_BASE, timeout=timeout) as client:
             response = await client.request(**request)
             await response.aread()
             return response
@@ -172,18 +193,40 @@ async def _send_in_process(project_dir: str | None, request: dict[str, Any]) -> 
             engine.dispose()
 
 
+def locate_project(explicit: str | None) -> Any:
+    """:meth:`benchbook.config.Project.locate` for a command: when no project is named and none
+    is found upwards, the default project is used, and the first time (when it is created) a
+    line on stderr says where it is and how to choose another (issue 14, item 14)."""
+    import os
+
+    from benchbook.config import CONFIG_NAME, Project, default_project_root
+
+    if not explicit and not os.environ.get("BENCHBOOK_PROJECT"):
+        here = Path.cwd().resolve()
+        if not any((folder / CONFIG_NAME).exists() for folder in (here, *here.parents)):
+            default = default_project_root()
+            if not (default / CONFIG_NAME).exists():
+                click.echo(f"note: no benchbook project in {here} or above it; using the default project {default} "
+                           "(created now). `benchbook init DIR` makes a project elsewhere; --project DIR or "
+                           "BENCHBOOK_PROJECT chooses one.", err=True)
+    return Project.locate(explicit)
+
+
 def _is_json(response: httpx.Response) -> bool:
     media = str(response.headers.get("content-type", "")).split(";")[0].strip().lower()
     return media == "application/json" or media.endswith("+json")
 
 
-def show_response(response: httpx.Response, *, table: bool = False, output_file: str | None = None) -> None:
-    """Print ``response``: error to stderr + exit 1 for status >= 400; else JSON / table / raw bytes.
+def show_response(response: httpx.Response, *, table: bool = False, output_file: str | None = None,
+                  operation: Operation | None = None, columns: str | None = None,
+                  total_only: bool = False) -> None:
+    """Print ``response``: error to stderr + exit 1 for status >= 400; else JSON / table / raw
+    bytes; ``total_only`` prints just the ``total`` of a paginated answer (``--limit 0``).
 
-    Raises ``SystemExit(1)`` for an error status.
+    Raises ``SystemExit(1)`` for an error status, ``click.UsageError`` for an unknown ``columns``.
     """
     if response.status_code >= 400:
-        click.echo(error_text(response), err=True)
+        click.echo(error_text(response, operation), err=True)
         sys.exit(1)
     if not response.content:
         return
@@ -197,14 +240,45 @@ def show_response(response: httpx.Response, *, table: bool = False, output_file:
         out.flush()
         return
     data = response.json()
-    if table:
-        print_table(data)
+    if total_only and isinstance(data, dict) and "total" in data:
+        click.echo(str(data["total"]))
+    elif table:
+        print_table(data, columns=[c.strip() for c in columns.split(",") if c.strip()] if columns else None)
     else:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
-def error_text(response: httpx.Response) -> str:
-    """``error <status>: <detail>`` plus one ``  <loc>: <msg>`` line per ``errors`` entry."""
+def _cli_loc(loc: list[Any], operation: Operation | None) -> str:
+    """An error entry's ``loc`` as the CLI spells it: ``["query", "where", 0]`` → ``--where[0]``,
+    ``["path", "record_id"]`` → ``RECORD_ID``; ``query.x`` when the operation is not known."""
+    if operation is not None and len(loc) >= 2:
+        cli = operation.cli_names.get(f"{loc[0]}.{loc[1]}")
+        if cli is not None:
+            return cli + "".join(f"[{part}]" for part in loc[2:])
+        if loc[0] == "body" and operation.json_body:
+            return "--body " + ".".join(str(p) for p in loc[1:])
+    return ".".join(str(p) for p in loc)
+
+
+def _cli_detail(detail: str, operation: Operation | None) -> str:
+    """``detail`` with parameter names the CLI spells otherwise replaced (snake_case names and
+    backticked ones only: ``parent_record_id`` → ``--parent-record-id``)."""
+    if operation is None:
+        return detail
+    for key, cli in operation.cli_names.items():
+        name = key.partition(".")[2]
+        if cli.lstrip("-") != name and ("_" in name or name in CLI_SPELLED):
+            detail = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", cli, detail)
+        detail = detail.replace(f"`{name}`", f"`{cli}`")
+    return detail
+
+
+CLI_SPELLED = frozenset({"dataset", "dataset_name", "collection_name"})
+
+
+def error_text(response: httpx.Response, operation: Operation | None = None) -> str:
+    """``error <status>: <detail>`` plus one ``  <parameter>: <msg>`` line per ``errors``
+    entry, parameters named as the CLI spells them when ``operation`` is given."""
     detail: Any = response.reason_phrase
     entries: list[Any] = []
     extra = ""
@@ -220,11 +294,16 @@ def error_text(response: httpx.Response) -> str:
                 extra = f" (request id {body['request_id']})"
     elif response.text.strip():
         detail = response.text.strip()[:500]
-    lines = [f"error {response.status_code}: {detail if isinstance(detail, str) else json.dumps(detail)}{extra}"]
+    text = detail if isinstance(detail, str) else json.dumps(detail)
+    lines = [f"error {response.status_code}: {_cli_detail(text, operation)}{extra}"]
     for entry in entries:
         if isinstance(entry, dict):
-            loc = ".".join(str(p) for p in entry.get("loc") or [])
-            lines.append(f"  {loc}: {entry.get('msg', '')}" if loc else f"  {entry.get('msg', '')}")
+            loc_parts = list(entry.get("loc") or [])
+            msg = str(entry.get("msg", ""))
+            if len(loc_parts) >= 2 and msg.startswith(f"{loc_parts[1]}: "):
+                msg = msg[len(str(loc_parts[1])) + 2:]
+            loc = _cli_loc(loc_parts, operation)
+            lines.append(f"  {loc}: {_cli_detail(msg, operation)}" if loc else f"  {msg}")
         else:
             lines.append(f"  {entry}")
     return "\n".join(lines)
@@ -232,6 +311,15 @@ def error_text(response: httpx.Response) -> str:
 
 def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool))
+
+
+SHORT_ID = 8
+"""Characters of a record id shown in tables: its random tail, which every command taking a
+record id accepts (``benchbook.domain.ids.SHORT_TAIL``)."""
+
+
+def _short(value: Any) -> Any:
+    return value[-SHORT_ID:] if isinstance(value, str) and len(value) == 26 else value
 
 
 def _cell(value: Any) -> str:
@@ -245,24 +333,96 @@ def _cell(value: Any) -> str:
 
 
 def _record_row(row: Any) -> Any:
-    """A record (an object with a ``data`` object) as its identity plus its field values."""
-    if not (isinstance(row, dict) and isinstance(row.get("data"), dict) and "schema_name" in row):
-        return row
-    return {"id": row.get("id"), "schema_name": row["schema_name"], "natural_name": row.get("natural_name"),
-            **row["data"]}
+    """A record (an object with a ``data`` object) as its identity plus its field values; a
+    history entry with its ``changes`` as ``label: before → after`` text (field names, not ids).
+    Record ids are shortened to their last :data:`SHORT_ID` characters."""
+    if _is_record(row):
+        derived = row.get("derived") if isinstance(row.get("derived"), dict) else {}
+        return {"id": _short(row.get("id")), "schema_name": row["schema_name"],
+                "natural_name": row.get("natural_name"), "parent": _short(row.get("parent_record_id")),
+                **row["data"], **derived}
+    if isinstance(row, dict) and isinstance(row.get("changes"), list) and "action" in row:
+        out = {k: v for k, v in row.items() if k not in ("changes", "new_data", "old_data")}
+        out["changes"] = changes_text(row["changes"])
+        return out
+    if isinstance(row, dict) and row.get("kind") == "entry" and isinstance(row.get("entry"), dict):
+        entry = row["entry"]
+        return {"id": row.get("id"), "kind": "entry", "timestamp": row.get("timestamp"),
+                "action": entry.get("action"), "entity_type": entry.get("entity_type"),
+                "entity_id": entry.get("entity_id"), "actor": entry.get("actor"),
+                "changes": changes_text(entry.get("changes") or [])}
+    return row
 
 
-def print_table(data: Any) -> None:
+def _is_record(row: Any) -> bool:
+    return isinstance(row, dict) and isinstance(row.get("data"), dict) and "schema_name" in row
+
+
+def changes_text(changes: list[Any]) -> str:
+    """History ``changes`` as ``label: before → after`` joined with ``; `` (the change's
+    ``label``, else its field name; spec *Audit entry*)."""
+    parts = []
+    for change in changes:
+        if not isinstance(change, dict):
+            continue
+        name = change.get("label") or change.get("field")
+        before, after = change.get("before"), change.get("after")
+        if change.get("deleted"):
+            parts.append(f"{name}: {_cell(before)} (deleted)")
+        else:
+            parts.append(f"{name}: {_cell(before) or '∅'} → {_cell(after) or '∅'}")
+    return "; ".join(parts)
+
+
+def table_columns(rows: list[dict[str, Any]], chosen: list[str] | None, width: int) -> tuple[list[str], dict[str, list[str]]]:
+    """``(columns shown, {reason: columns left out})`` for ``rows``: ``chosen`` as given (a name
+    no row has raises ``click.UsageError`` listing those there are), else the scalar columns
+    that hold a value in some row, as many as ``width`` characters fit, in order."""
+    seen: list[str] = []
+    for row in rows:
+        seen.extend(k for k in row if k not in seen)
+    if chosen:
+        unknown = [c for c in chosen if c not in seen]
+        if unknown:
+            raise click.UsageError(f"--columns: no column {', '.join(unknown)}; the columns are {', '.join(seen)}")
+        return chosen, {}
+    left: dict[str, list[str]] = {}
+    scalar = [c for c in seen if all(_scalar(r.get(c)) for r in rows)]
+    left_nested = [c for c in seen if c not in scalar]
+    if left_nested:
+        left["lists or objects"] = left_nested
+    shown = [c for c in scalar if any(r.get(c) is not None for r in rows)] or scalar
+    empty = [c for c in scalar if c not in shown]
+    if empty:
+        left["empty in every row"] = empty
+    fitted: list[str] = []
+    used = 4
+    for column in shown:
+        need = max(len(column), min(12, max((len(_cell(r.get(column))) for r in rows), default=0))) + 3
+        if fitted and used + need > width:
+            left["no room"] = shown[len(fitted):]
+            break
+        fitted.append(column)
+        used += need
+    return fitted, left
+
+
+def print_table(data: Any, columns: list[str] | None = None) -> None:
     """Render JSON ``data`` as a rich table on stdout.
 
-    A list of objects, or a paginated object ``{items: [...], ...}``, gives one row per item with
-    its scalar columns, leaving out columns empty in every row (the page keys go in the caption); any other object a key/value table; a
-    list of scalars one ``value`` column; a bare scalar is printed as is.
+    A list of objects, or a paginated object ``{items: [...], ...}``, gives one row per item
+    (records flattened to their values, history entries with their changes by field name);
+    ``columns`` picks the columns, else the scalar columns with a value that fit the terminal,
+    and a line under the table names every column left out and why, and how to choose
+    (``--columns``); nothing is dropped silently. Record ids are shown by their last 8 characters,
+    which every command taking a record id accepts. Any other object is a key/value table; a list of scalars one
+    ``value`` column; a bare scalar is printed as is.
     """
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=sys.stdout, width=_width(), soft_wrap=False)
+    width = _width()
+    console = Console(file=sys.stdout, width=width, soft_wrap=False)
     caption = None
     rows = data
     if isinstance(data, dict) and isinstance(data.get("items"), list):
@@ -271,28 +431,35 @@ def print_table(data: Any) -> None:
     if isinstance(rows, list):
         rows = [_record_row(r) for r in rows]
         table = Table(caption=caption, show_lines=False)
+        notes: list[str] = []
         if rows and all(isinstance(r, dict) for r in rows):
-            columns: list[str] = []
-            for row in rows:
-                for key, value in row.items():
-                    if key not in columns and _scalar(value):
-                        columns.append(key)
-            columns = [c for c in columns if all(_scalar(r.get(c)) for r in rows)
-                       and any(r.get(c) is not None for r in rows)] or columns
-            for column in columns:
+            shown, left = table_columns(rows, columns, width)
+            for column in shown:
                 table.add_column(column, overflow="fold", min_width=min(len(column), 12))
             for row in rows:
-                table.add_row(*(_cell(row.get(c)) for c in columns))
+                table.add_row(*(_cell(row.get(c)) for c in shown))
+            for reason, names in left.items():
+                notes.append(f"left out ({reason}): {', '.join(names)}")
+            if left:
+                notes.append("choose columns with --columns " + ",".join([*shown, *left.get("no room", [])][:4]) + ",…")
+            if isinstance(data, (dict, list)) and any(_is_record(r) for r in (data.get("items") if isinstance(
+                    data, dict) else data) or []) and ("id" in shown or "parent" in shown):
+                notes.append(f"record ids are shown by their last {SHORT_ID} characters; commands take them as ids")
         else:
             table.add_column("value", overflow="fold")
             for row in rows:
                 table.add_row(_cell(row))
         console.print(table)
+        for note in notes:
+            console.print(note, style="dim", highlight=False, soft_wrap=True)
     elif isinstance(data, dict):
         table = Table(show_header=True)
         table.add_column("key", style="bold", no_wrap=True)
         table.add_column("value", overflow="fold")
-        for key, value in data.items():
+        shown_data = _record_row(data) if isinstance(data.get("changes"), list) else data
+        for key, value in shown_data.items():
+            if columns and key not in columns:
+                continue
             table.add_row(str(key), _cell(value))
         console.print(table)
     else:

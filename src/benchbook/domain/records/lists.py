@@ -36,7 +36,8 @@ WALK_BUDGET = 100_000
 def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit: int, offset: int,
               child_counts: bool = False, columns: list[str] | None = None) -> dict[str, Any]:
     """Paginated RecordResponse list ``{items, total, offset, limit}``; ``columns`` adds
-    ``derived`` values (422 for a column no listed schema can answer)."""
+    ``derived`` values (422 for a column no listed schema can answer). ``limit`` 0 gives no
+    items, only the ``total``."""
     collection = find_collection(session, dataset_name)
     conds = query.conditions(session, collection)
     shaper = RecordShaper(session)
@@ -61,7 +62,8 @@ def _page(session: Session, query: RecordQuery, collection: Collection, conds: l
                            .order_by(*query.order_by(session, collection)).limit(limit).offset(offset)).all()
     if page:
         return [p[0] for p in page], int(page[0][1])
-    total = (session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0) if offset else 0
+    counted = offset or limit == 0  # a page past the end, or only the total asked for (limit 0)
+    total = (session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0) if counted else 0
     return [], total
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, String, and_, cast, or_, select
+from sqlalchemy import ColumnElement, Select, String, and_, case, cast, or_, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import dtypes
@@ -72,8 +72,8 @@ class RecordQuery:
             conds.append(Record.parent_id == find_record(session, self.parent_record_id, live=None).id)
         if self.within:
             if schema is None:
-                raise Invalid("within needs schema: name the schema of the records to find",
-                              [error_entry(["query", "within"], "within requires schema", "missing", self.within)])
+                raise Invalid("`within` needs `schema`: name the schema of the records to find",
+                              [error_entry(["query", "within"], "`within` requires `schema`", "missing", self.within)])
             root = find_record(session, self.within, live=None)
             tree = select(Record.id).where(Record.parent_id == root.id).cte("tree", recursive=True)
             tree = tree.union_all(select(Record.id).where(Record.parent_id == tree.c.id))
@@ -100,21 +100,16 @@ class RecordQuery:
                               [error_entry(["query", "where", i], "expected field=value", "where", clause)])
             options = []
             for meta in metas:
-                f = meta.by_name.get(name)
-                if f is None:
+                found = resolve_field(cache, meta, name)  # own field, else the nearest ancestor's
+                if found is None:
                     continue
+                steps, owner, f = found
                 try:
                     value = dtypes.coerce_value(f.type, {}, raw, tz=collection.timezone)
                 except dtypes.ValueProblem as exc:
                     raise Invalid(f"where {clause!r}: {exc}",
                                   [error_entry(["query", "where", i], str(exc), exc.type_, clause)]) from None
-                if value is None:
-                    test = Record.data[f.id].as_string().is_(None)
-                elif isinstance(value, list):
-                    test = and_(*[cast(Record.data[f.id], String).like(f'%"{v}"%') for v in value])
-                else:
-                    test = typed_value(f) == value
-                options.append(and_(Record.schema_id == meta.schema.id, test))
+                options.append(and_(Record.schema_id == meta.schema.id, _equals(steps, owner.schema, f, value)))
             if not options:
                 raise Invalid(f"where: unknown field {name!r}",
                               [error_entry(["query", "where", i], f"unknown field {name!r}", "unknown_field", clause)])
@@ -122,15 +117,21 @@ class RecordQuery:
         return conds
 
     def order_by(self, session: Session, collection: Collection) -> list[Any]:
-        """ORDER BY: each ``[schema.]field[:asc|desc]`` with nulls last, then id as tie-break."""
+        """ORDER BY: each ``[schema.]field[:asc|desc]`` with nulls last, then id as tie-break.
+
+        Without ``schema`` a key is sorted by in every schema of the collection that has the
+        field (own or inherited; records of the others go last); it must be a field of the
+        same kind (number, text, boolean) wherever it is, else ``Invalid`` asks for
+        ``schema`` (issue 14, item 8). The base columns sort any records."""
         if not self.sort:
             return [Record.id.asc()]
         schema = self._schema(session, collection)
-        if schema is None:
-            raise Invalid("sort needs schema: name the schema whose fields to sort by",
-                          [error_entry(["query", "sort"], "sort requires schema", "missing", self.sort)])
         cache = SchemaCache(session)
-        meta = cache.meta(schema.id)
+        if schema is not None:
+            metas = [cache.meta(schema.id)]
+        else:
+            ids = session.scalars(select(Schema.id).where(Schema.name.in_(schema_names(session, collection.id))))
+            metas = [cache.meta(i) for i in ids]
         out: list[Any] = []
         for i, spec in enumerate(self.sort):
             name, _, direction = spec.partition(":")
@@ -138,7 +139,13 @@ class RecordQuery:
             if direction not in ("asc", "desc"):
                 raise Invalid(f"sort {spec!r}: direction must be asc or desc",
                               [error_entry(["query", "sort", i], "asc or desc", "sort", spec)])
-            expr = _sort_expression(cache, meta, name, ["query", "sort", i], spec)
+            loc = ["query", "sort", i]
+            if len(metas) == 1:
+                expr = _sort_expression(cache, metas[0], name, loc, spec)
+            elif name in BASE_SORTS:
+                expr = BASE_SORTS[name]
+            else:
+                expr = _any_schema_sort(cache, metas, name, loc, spec)
             out += [expr.is_(None).asc(), expr.desc() if direction == "desc" else expr.asc()]
         return [*out, Record.id.asc()]
 
@@ -159,6 +166,48 @@ class RecordQuery:
         """SELECT of the matching records in order."""
         return (select(Record).where(*self.conditions(session, collection))
                 .order_by(*self.order_by(session, collection)))
+
+
+def _equals(steps: int, owner: Schema, f: Field, value: Any) -> ColumnElement[bool]:
+    """``where``'s test of field ``f`` against a coerced ``value`` on the record itself
+    (``steps`` 0) or on its ancestor ``steps`` up, of schema ``owner`` (an inherited field)."""
+    def test(alias: Any) -> ColumnElement[bool]:
+        if value is None:
+            return alias.data[f.id].as_string().is_(None)  # type: ignore[no-any-return]
+        if isinstance(value, list):
+            return and_(*[cast(alias.data[f.id], String).like(f'%"{v}"%') for v in value])
+        equal: ColumnElement[bool] = value_of(alias, f) == value
+        return equal
+    if steps == 0:
+        return test(Record)
+    if value is None:  # empty: the ancestor holds no value (or there is no such ancestor)
+        return ancestor_scalar(steps, owner, lambda alias: alias.data[f.id].as_string()).is_(None)  # type: ignore[no-any-return]
+    hit = ancestor_scalar(steps, owner, lambda alias: case((test(alias), 1), else_=0))
+    return hit == 1  # type: ignore[no-any-return]
+
+
+def _any_schema_sort(cache: SchemaCache, metas: list[SchemaMeta], name: str, loc: list[Any], spec: str) -> Any:
+    """The sort expression of ``name`` across several schemas: per schema that has the field
+    (own or inherited, or with an ancestor schema's name as prefix), its value; NULL for the
+    others. Raises ``Invalid`` when no schema has it or it is of different kinds."""
+    branches: list[tuple[ColumnElement[bool], Any]] = []
+    kinds: dict[str, list[str]] = {}
+    for meta in metas:
+        try:
+            expr = _sort_expression(cache, meta, name, loc, spec)
+        except Invalid:
+            continue
+        branches.append((Record.schema_id == meta.schema.id, expr))
+        kinds.setdefault(type(expr.type).__name__, []).append(meta.schema.name)
+    if not branches:
+        names = ", ".join(m.schema.name for m in metas)
+        msg = f"no schema of the collection ({names}) has a field {name!r}"
+        raise Invalid(f"sort: {msg}", [error_entry(loc, msg, "unknown_field", spec)])
+    if len(kinds) > 1:
+        which = "; ".join(f"{kind}: {', '.join(schemas)}" for kind, schemas in kinds.items())
+        msg = f"{name!r} is a different kind of field in different schemas ({which}): name the schema"
+        raise Invalid(f"sort: {msg}", [error_entry(loc, msg, "ambiguous_field", spec)])
+    return case(*branches, else_=None) if len(branches) > 1 else case(branches[0], else_=None)
 
 
 def _sort_expression(cache: SchemaCache, meta: SchemaMeta, name: str, loc: list[Any], spec: str) -> Any:
