@@ -45,9 +45,9 @@ from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.records import bulk
 from benchbook.domain.records.writes import update_record
-from benchbook.persistence.db import Database, open_database
+from benchbook.persistence.db import Database, open_database, write_lock
 from benchbook.persistence.tables import Job, Record
-from benchbook.runner import queue, triggers, worker, workflows
+from benchbook.runner import triggers, worker, workflows
 from benchbook.runner.plugins import discovery
 
 RUNS_TARGET = 500.0
@@ -105,7 +105,7 @@ def queue_runs(project: Project, db: Database, n: int) -> list[str]:
     """Create ``n`` records in one transaction with their runs queued in it; returns the ids."""
     ids: list[str] = []
     with db.session() as s, s.begin():
-        queue.write_lock(s)
+        write_lock(s)
         ctx = ctx_for(project, s)
         for start in range(0, n, SLICE):
             rows = [{"schema_name": "sample", "data": {"notes": notes(i)}} for i in range(start, min(n, start + SLICE))]
@@ -126,7 +126,7 @@ def bare_updates(project: Project, db: Database, ids: list[str]) -> None:
     """One ``update_record`` of ``words`` per record, one transaction each."""
     for i, record_id in enumerate(ids):
         with db.session() as s, s.begin():
-            queue.write_lock(s)
+            write_lock(s)
             update_record(ctx_for(project, s), record_id, {"data": {"words": 1_000_000 + i}})
 
 

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+import sqlite3
 import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -26,6 +27,7 @@ from connexion.lifecycle import ConnexionRequest, ConnexionResponse
 from connexion.middleware import MiddlewarePosition
 from connexion.options import SwaggerUIOptions
 from connexion.resolver import RelativeResolver
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException
 
 from benchbook import __version__
@@ -35,7 +37,7 @@ from benchbook.contract import ContractMiddleware
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import storage as history_storage
 from benchbook.limits import apply_to_document
-from benchbook.persistence.db import open_database
+from benchbook.persistence.db import BUSY_TIMEOUT_MS, DatabaseBusy, is_locked_error, open_database
 from benchbook.request_limits import LimitsMiddleware
 from benchbook.runner import worker as run_worker
 from benchbook.security import GuardMiddleware, RootPathsMiddleware
@@ -126,6 +128,17 @@ def _internal(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     return _json(500, {"detail": "Internal server error", "request_id": rid})
 
 
+def _busy(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
+    """Another writer held the database past the bound (``persistence.db.write_lock``), or SQLite
+    said "database is locked" anywhere: 503 with ``Retry-After``, never a 500 (issue #13)."""
+    if isinstance(exc, DatabaseBusy):
+        return _json(503, {"detail": exc.detail}, {"Retry-After": str(exc.retry_after)})
+    if not is_locked_error(exc):
+        return _internal(request, exc)
+    busy = DatabaseBusy(BUSY_TIMEOUT_MS / 1000)
+    return _json(503, {"detail": busy.detail}, {"Retry-After": str(busy.retry_after)})
+
+
 def _unreadable(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     entry: dict[str, Any] = {"loc": ["body"], "msg": f"the request body cannot be read: {exc}", "type": "body_decoding",
              "input": None, "ctx": {}}
@@ -166,6 +179,9 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     app.add_error_handler(ProblemException, _problem)
     app.add_error_handler(HTTPException, _http_error)
     app.add_error_handler(UnicodeDecodeError, _unreadable)
+    app.add_error_handler(DatabaseBusy, _busy)
+    app.add_error_handler(OperationalError, _busy)
+    app.add_error_handler(sqlite3.OperationalError, _busy)
     app.add_error_handler(Exception, _internal)
     if not sync_only:
         app.add_middleware(RootPathsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)

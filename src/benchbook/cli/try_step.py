@@ -24,7 +24,7 @@ from benchbook.domain import plugins as registry
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import entries
-from benchbook.persistence.db import open_database
+from benchbook.persistence.db import COMMAND_WAIT, DatabaseBusy, open_database, write_lock
 from benchbook.runner.plugins import discovery
 from benchbook.runner.plugins.frames import StepFailed
 from benchbook.runner.plugins.rpc import HostOperations
@@ -99,11 +99,13 @@ def try_command(ctx: click.Context, plugin_id: str, record_id: str | None, input
         if empty:
             found = discovery.discover(project.root / "plugins")
             with db.session() as session, session.begin():
+                write_lock(session, COMMAND_WAIT)
                 registry.replace_all(session, found)
         with db.session() as session:
             plugin = registry.runnable(session, plugin_id)
         with db.session() as session, StepRunner(log=lambda s, m: click.echo(f"[{s}] {m}", err=True)) as runner:
             transaction = session.begin()
+            write_lock(session, COMMAND_WAIT)  # the step's writes are one transaction: one writer for its length
             c = Ctx(session=session, actor=project.actor, files_dir=project.files_dir)
             c.batch_id = entries.open_batch(c, "workflow", f"plugins try {plugin_id}").id
             try:
@@ -121,7 +123,7 @@ def try_command(ctx: click.Context, plugin_id: str, record_id: str | None, input
     except StepFailed as exc:
         click.echo(f"step failed: {exc.kind}: {exc.message}", err=True)
         sys.exit(1)
-    except BenchbookError as exc:
+    except (BenchbookError, DatabaseBusy) as exc:
         raise click.ClickException(exc.detail) from None
     finally:
         db.engine.dispose()

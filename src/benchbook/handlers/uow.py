@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.history import entries as audit
-from benchbook.runner import queue, triggers, worker
+from benchbook.runner import triggers, worker
 from benchbook.services import Services
 
 BATCH_HEADER = "x-service-batch"
@@ -44,7 +44,7 @@ def write() -> Iterator[Ctx]:
     svc = services()
     queued = False
     with svc.db.session() as session, session.begin():
-        queue.write_lock(session)  # SQLite: wait for the run worker's writes instead of failing
+        svc.db.write_lock(session)  # SQLite: wait for the other writers (bounded: DatabaseBusy → 503)
         batch_id = _header(BATCH_HEADER)
         if batch_id:
             try:

@@ -4,10 +4,21 @@
 Alembic revision (the server and the CLI upgrade a project on open). SQLite connections
 get WAL journaling, enforced foreign keys, a busy timeout and a 32 MiB page cache;
 PostgreSQL URLs (``postgresql+psycopg://…``) are used as given.
+
+How writers take the database is decided here and only here (:func:`write_lock`): on SQLite,
+one writer at a time per process (a lock per database file, waited on in order) and then
+SQLite's own write lock (``BEGIN IMMEDIATE``) against other processes, both within a bound
+(:data:`WRITE_WAIT`); past it :class:`DatabaseBusy`, which the app answers with 503 and
+``Retry-After`` (issue #13, ``docs/decisions.md``). After a write transaction the WAL is
+checkpointed (TRUNCATE) once it has grown past :data:`CHECKPOINT_WAL_BYTES`.
 """
 from __future__ import annotations
 
 import json
+import logging
+import os
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,7 +30,27 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.dialects.sqlite.base import SQLiteCompiler
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
+
+log = logging.getLogger(__name__)
+
+BUSY_TIMEOUT_MS = 30000
+"""SQLite's busy timeout for statements outside :func:`write_lock` (readers, the run queue's
+lease), milliseconds."""
+WRITE_WAIT = 10.0
+"""Seconds a writer waits for the database (the in-process queue of writers, then SQLite's
+write lock held by another process) before :class:`DatabaseBusy`: a request answers 503 then."""
+COMMAND_WAIT = 120.0
+"""Seconds a command (``benchbook import``, ``plugins try``) waits for the database: a one-off
+command may wait for a server's short writes longer than a request waits for an import."""
+RETRY_AFTER = 5
+"""Seconds a 503 for a busy database tells the client to wait (``Retry-After``)."""
+CHECKPOINT_WAL_BYTES = 64 * 1024 * 1024
+"""A write transaction that leaves the WAL larger than this checkpoints it (TRUNCATE) when it
+ends; ``journal_size_limit`` caps what a later checkpoint leaves behind at the same size."""
+CHECKPOINT_EVERY = 30.0
+"""Seconds between two checkpoint attempts on one database (readers can hold one off)."""
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
@@ -27,7 +58,8 @@ def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cur.execute(f"PRAGMA journal_size_limit={CHECKPOINT_WAL_BYTES}")
     # 32 MiB of page cache per connection (SQLite's default is 2 MiB): an import of 300,000
     # records into a fresh project runs 12 % faster once the indexes outgrow 2 MiB
     cur.execute("PRAGMA cache_size=-32768")
@@ -89,6 +121,147 @@ def upgrade(engine: Engine) -> None:
         command.upgrade(cfg, "head")
 
 
+class DatabaseBusy(Exception):
+    """Another writer held the database longer than the writer could wait (SQLite only).
+
+    ``waited`` is how long this writer waited (seconds), ``retry_after`` when to try again
+    (seconds, :data:`RETRY_AFTER`). The app answers 503 ``{detail}`` with ``Retry-After``; a
+    command prints the message.
+    """
+
+    def __init__(self, waited: float, retry_after: int = RETRY_AFTER) -> None:
+        super().__init__(f"the database is busy: another writer held it for more than {waited:.0f} s "
+                         f"(an import or a large delete may be running); try again in {retry_after} s")
+        self.detail = str(self)
+        self.waited = waited
+        self.retry_after = retry_after
+
+
+def is_locked_error(exc: BaseException) -> bool:
+    """True for SQLite's "database is locked" / "database table is locked" (raw ``sqlite3`` or
+    wrapped by SQLAlchemy): another writer held the database past the busy timeout."""
+    text = str(getattr(exc, "orig", None) or exc)
+    return type(getattr(exc, "orig", None) or exc).__name__ == "OperationalError" and "is locked" in text
+
+
+class _Gate:
+    """The writers of one SQLite file in this process: a lock taken in arrival order (``threading.
+    Lock`` wakes waiters roughly first come, first served) and the last checkpoint attempt."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.last_checkpoint = 0.0
+
+
+_GATES: dict[str, _Gate] = {}
+_GATES_GUARD = threading.Lock()
+_HELD = "benchbook.write_lock"
+
+
+def _gate(engine: Engine) -> _Gate:
+    key = os.path.realpath(engine.url.database) if engine.url.database not in (None, "", ":memory:") else \
+        f"memory:{id(engine)}"
+    with _GATES_GUARD:
+        return _GATES.setdefault(key, _Gate())
+
+
+def write_lock(session: Session, wait: float | None = None) -> None:
+    """Make ``session``'s transaction the database's one writer, now, before it reads what it
+    will change (issue #13: writers never see "database is locked").
+
+    On SQLite: wait (at most ``wait`` seconds, default :data:`WRITE_WAIT`) for this process's
+    other writers, then for SQLite's write lock (``BEGIN IMMEDIATE``; a deferred transaction
+    that reads before its first write — FTS5 does inside every ``records`` write — cannot wait
+    for another writer and fails at once). Both are held until the transaction ends (commit or
+    rollback); then the WAL is checkpointed if it grew past :data:`CHECKPOINT_WAL_BYTES`. A
+    transaction that already holds it, or already wrote, is left as it is. On PostgreSQL
+    nothing happens: rows lock as they are written (and :func:`benchbook.domain.records.rows.
+    check_parent` locks the parent it checks).
+
+    Raises :class:`DatabaseBusy` when the wait passes the bound.
+    """
+    engine = session.get_bind()
+    if engine.dialect.name != "sqlite" or _HELD in session.info:
+        return
+    conn = session.connection()
+    dbapi = conn.connection.dbapi_connection
+    if dbapi.in_transaction:  # type: ignore[union-attr]
+        return  # it wrote already, so it holds SQLite's lock: waiting on the gate now could deadlock
+    bound = WRITE_WAIT if wait is None else wait
+    started = time.monotonic()
+    gate = _gate(engine)  # type: ignore[arg-type]
+    if not gate.lock.acquire(timeout=bound):
+        raise DatabaseBusy(time.monotonic() - started)
+    try:
+        left_ms = max(int((bound - (time.monotonic() - started)) * 1000), 1)
+        conn.exec_driver_sql(f"PRAGMA busy_timeout={left_ms}")
+        try:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        finally:
+            conn.exec_driver_sql(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    except OperationalError as exc:
+        gate.lock.release()
+        if is_locked_error(exc):
+            raise DatabaseBusy(time.monotonic() - started) from None
+        raise
+    except BaseException:
+        gate.lock.release()
+        raise
+    session.info[_HELD] = (gate, engine)
+
+
+@event.listens_for(Session, "after_transaction_end")
+def _release(session: Session, transaction: SessionTransaction) -> None:
+    """When the outermost transaction of a session holding the write lock ends: checkpoint the
+    WAL if it grew large (still as the one writer of this process), then let the next writer in."""
+    if transaction.parent is not None or _HELD not in session.info:
+        return
+    gate, engine = session.info.pop(_HELD)
+    try:
+        _checkpoint_if_large(gate, engine)
+    finally:
+        gate.lock.release()
+
+
+def wal_size(engine: Engine) -> int:
+    """Bytes in the SQLite database's ``-wal`` file (0 when there is none or not SQLite)."""
+    name = engine.url.database
+    if engine.dialect.name != "sqlite" or not name or name == ":memory:":
+        return 0
+    try:
+        return os.path.getsize(f"{name}-wal")
+    except OSError:
+        return 0
+
+
+def checkpoint(engine: Engine, wait: float = 2.0) -> tuple[int, int, int] | None:
+    """Checkpoint a SQLite database's WAL into the database file and truncate it to zero bytes
+    (``PRAGMA wal_checkpoint(TRUNCATE)``), waiting at most ``wait`` seconds for readers still
+    reading old pages. Returns SQLite's ``(busy, log frames, checkpointed frames)``: ``busy`` 1
+    means readers held it off (the WAL is left as it is). None on PostgreSQL."""
+    if engine.dialect.name != "sqlite":
+        return None
+    with engine.connect() as conn:
+        conn.exec_driver_sql(f"PRAGMA busy_timeout={int(wait * 1000)}")
+        try:
+            row = conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)").one()
+        finally:
+            conn.exec_driver_sql(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+def _checkpoint_if_large(gate: _Gate, engine: Engine) -> None:
+    now = time.monotonic()
+    if now - gate.last_checkpoint < CHECKPOINT_EVERY or wal_size(engine) <= CHECKPOINT_WAL_BYTES:
+        return
+    gate.last_checkpoint = now
+    try:
+        result = checkpoint(engine)
+        log.info("WAL checkpoint after a large write: %s", result)
+    except Exception:  # a checkpoint is housekeeping: the write itself has committed
+        log.exception("WAL checkpoint failed")
+
+
 @dataclass
 class Database:
     """An upgraded database: ``engine`` plus a session factory."""
@@ -101,6 +274,11 @@ class Database:
         """A session closed on exit; callers open transactions with ``session.begin()``."""
         with self.sessions() as s:
             yield s
+
+    def write_lock(self, session: Session, wait: float | None = None) -> None:
+        """:func:`write_lock` for a session of this database (for layers that reach the database
+        through a :class:`Database` they were given, such as handlers)."""
+        write_lock(session, wait)
 
 
 def open_database(url: str) -> Database:

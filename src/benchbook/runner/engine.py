@@ -52,10 +52,10 @@ from benchbook.domain.history import entries
 from benchbook.domain.records import writes
 from benchbook.domain.records.filters import compile_filter, resolve_field
 from benchbook.domain.records.rows import find_record
-from benchbook.persistence.db import Database
+from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Collection, Job, Record, Schema, utcnow
 from benchbook.plugin import values as sdk_values
-from benchbook.runner import queue, triggers, workflows
+from benchbook.runner import triggers, workflows
 from benchbook.runner.plugins.frames import StepFailed
 from benchbook.runner.plugins.rpc import HostOperations
 from benchbook.runner.plugins.steps import StepRunner
@@ -67,6 +67,9 @@ LOG_LIMIT = 256 * 1024
 """Characters of a run's ``log`` kept; later lines are counted, not kept."""
 WRITING_CALLS = ("update_record", "create_record", "store_file")
 SCALAR_PORTS = ("integer", "float", "string", "boolean", "date", "datetime", "file")
+RUN_WAIT = 300.0
+"""Seconds a run's write waits for the database (an import in another process may hold it for
+a minute): a run should not fail because someone else is writing; requests wait less."""
 
 
 class _Stop(Exception):
@@ -137,7 +140,7 @@ class _Run:
     def _commit(self, ctx: Ctx, **job_values: Any) -> None:
         """Commit ``ctx``'s writes with the runs they trigger and the run's progress."""
         s = ctx.session
-        queue.write_lock(s)
+        write_lock(s, RUN_WAIT)
         names: dict[str, str | None] = {}
         for c in ctx.changes:
             if c.record_id not in self.affected:
@@ -258,7 +261,7 @@ class _Run:
         def answer(call: dict[str, Any]) -> dict[str, Any]:
             name = call["params"].get("tool") if call["method"] == "call_tool" else call["method"]
             if name in WRITING_CALLS:
-                queue.write_lock(ctx.session)
+                write_lock(ctx.session, RUN_WAIT)
             answered = ops(call)
             if name == "commit" and answered["type"] == "rpc_result":
                 self._commit(ctx)
@@ -332,7 +335,7 @@ class _Run:
                 data[target] = _jsonable(result.get(ref[1]), f"output {ref[1]!r} of step {step.id!r}")
         if not data:
             return
-        queue.write_lock(ctx.session)
+        write_lock(ctx.session, RUN_WAIT)
         try:
             writes.update_record(ctx, self.record_id, {"data": data})
         except BenchbookError as exc:
@@ -365,7 +368,7 @@ class _Run:
 
     def _drop_empty_batch(self, s: Session) -> None:
         try:
-            queue.write_lock(s)
+            write_lock(s, RUN_WAIT)
             s.execute(delete(AuditBatch).where(AuditBatch.id == self.batch_id, ~exists().where(
                 AuditEntry.batch_id == self.batch_id)))
             s.commit()
@@ -381,7 +384,7 @@ def execute(db: Database, project: Project, job_id: str, *, worker: str = "",
     no longer waiting (cancelled or taken meanwhile). ``worker`` (who runs it) opens the log;
     ``should_stop()`` true before a step ends the run as interrupted (the server is stopping)."""
     with db.session() as s, s.begin():
-        queue.write_lock(s)
+        write_lock(s, RUN_WAIT)
         claimed = s.execute(update(Job).where(Job.id == job_id, Job.status == "pending")
                             .values(status="running", started_at=utcnow()))
         if not claimed.rowcount:  # type: ignore[attr-defined]

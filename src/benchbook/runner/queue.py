@@ -33,19 +33,6 @@ MAX_DEPTH = 10
 """Workflow-triggered-by-workflow hops a chain may take (spec *Limits*)."""
 
 
-def write_lock(session: Session) -> None:
-    """On SQLite, take the database's write lock now (``BEGIN IMMEDIATE``) unless the session's
-    transaction holds it already. A deferred transaction that reads before its first write —
-    as FTS5 does inside every ``records`` write, reading its config table first — cannot wait
-    for another writer and fails at once with "database is locked"; an immediate one waits
-    (busy timeout). The worker writes while requests write, so every write takes it first."""
-    if session.get_bind().dialect.name != "sqlite":
-        return
-    conn = session.connection()
-    if not conn.connection.dbapi_connection.in_transaction:  # type: ignore[union-attr]
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
-
-
 def enqueue(session: Session, *, workflow: str, record_id: str, schema_name: str, trigger: str, depth: int = 0,
             trigger_detail: dict[str, Any] | None = None, inputs: dict[str, Any] | None = None) -> Job:
     """Add a ``pending`` run to ``session`` (committed with the caller's transaction)."""

@@ -191,6 +191,7 @@ class Worker:
         held, fresh = queue.acquire(self.db.engine, self.holder, LEASE_TTL)
         if held and fresh:
             with self.db.session() as s, s.begin():
+                self.db.write_lock(s, engine.RUN_WAIT)  # reads, then writes: one writer (#13)
                 ids = queue.recover(s)
             if ids:
                 log.warning("marked %d run(s) left running as interrupted: %s", len(ids), ", ".join(ids))
@@ -204,6 +205,7 @@ class Worker:
         if empty:
             found = discovery.discover(self.project.root / "plugins")
             with self.db.session() as s, s.begin():
+                self.db.write_lock(s, engine.RUN_WAIT)
                 registry.replace_all(s, found)
 
     def drain(self, *, wait: bool = True) -> Tally:

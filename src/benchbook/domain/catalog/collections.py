@@ -12,7 +12,7 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
-from benchbook.domain.records.rows import purge_records, restore_records, soft_delete_records
+from benchbook.domain.records.rows import lock_collection, purge_records, restore_records, soft_delete_records
 from benchbook.persistence.tables import Collection, CollectionSchema, Record, RecordLink, Schema, utcnow
 
 SCOPES = ("local", "global")
@@ -161,6 +161,8 @@ def delete_collection(ctx: Ctx, name_or_id: str) -> None:
     """Soft-delete a collection and its live records together (one delete batch)."""
     s = ctx.session
     c = find_collection(s, name_or_id)
+    if not lock_collection(s, c.id, share=False):  # creates in it wait, then find it deleted
+        raise NotFound(f"collection {name_or_id!r} not found")
     with audit.server_batch(ctx, "delete", f"collection {c.name}") as batch_id:
         audit.write(ctx, "delete", "dataset", c.id, old=_snapshot(s, c), dataset_id=c.id)
         records = list(s.scalars(select(Record).where(Record.dataset_id == c.id, Record.deleted_at.is_(None))))

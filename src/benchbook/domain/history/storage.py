@@ -25,6 +25,7 @@ from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session
 
 from benchbook.domain.errors import Conflict
+from benchbook.persistence.db import write_lock
 from benchbook.persistence.tables import AuditEntry
 
 log = logging.getLogger("benchbook.history")
@@ -34,6 +35,9 @@ IDENTITY = ("id", "name", "label", "schema_name", "dataset_id", "collection", "p
 """Keys kept in every edit's old/new data (spec: identity = id, name, label, where it sits);
 ``data`` (record values) is compared key by key instead."""
 CHUNK = 200
+CONVERSION_WAIT = 300.0
+"""Seconds a conversion chunk waits for the database (it runs in the background: it may wait
+for an import rather than stop)."""
 
 _IDENT_SQL = ", ".join(f"'{k}'" for k in IDENTITY)
 _SQLITE_SAME = f"""
@@ -160,6 +164,7 @@ class HistoryStorage:
                 if self.before_chunk is not None:
                     self.before_chunk()
                 with Session(self.engine) as s, s.begin():
+                    write_lock(s, CONVERSION_WAIT)  # it reads, then writes: one writer at a time (#13)
                     sql = _same_keys(s)
                     ids = list(s.execute(text(f"SELECT DISTINCT id FROM ({sql}) k WHERE id > :after "
                                               "ORDER BY id LIMIT :n"), {"after": after, "n": CHUNK}).scalars())

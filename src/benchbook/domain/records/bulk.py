@@ -39,6 +39,7 @@ from benchbook.domain.records.rows import (
     chunks,
     insert_entries,
     light_meta,
+    lock_collection,
     record_name,
     snapshot,
     value_changes,
@@ -155,7 +156,8 @@ class _Bulk:
         for part in chunks(sorted(parents - set(self.pending))):
             found_parents.update({r.id: r for r in self.s.execute(
                 select(Record.id, Record.schema_id, Record.dataset_id).where(Record.id.in_(part),
-                                                                            Record.deleted_at.is_(None)))})
+                                                                            Record.deleted_at.is_(None))
+                .with_for_update(read=True))})  # PostgreSQL: a delete of a parent waits, or is seen (#13)
         found_targets = reference_targets(self.s, targets - set(self.pending))
         files = {}
         for part in chunks(sorted(shas)):
@@ -339,6 +341,8 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any
     """
     s = ctx.session
     collection = find_collection(s, collection_name)
+    if not lock_collection(s, collection.id, share=True):  # deleted while this waited for it (#13)
+        raise NotFound(f"collection {collection_name!r} not found")
     run = _Bulk(ctx, collection, cache or SchemaCache(s))
     ids = list(ids) if ids is not None else [new_id() for _ in rows]
     if len(ids) != len(rows):

@@ -90,9 +90,35 @@ def check_parent(session: Session, meta: SchemaMeta, collection: Collection, par
         parent = find_record(session, parent_id)
     except NotFound:
         parent = None
+    if parent is not None and not lock_live(session, [parent.id], share=True):
+        parent = None  # deleted by a transaction that committed while this one waited for it
     check_parent_row(meta, collection, parent_id, parent, loc)
     assert parent is not None
     return parent
+
+
+def lock_live(session: Session, ids: Sequence[str], *, share: bool) -> set[str]:
+    """Which of ``ids`` are live records, each row locked until the transaction ends (issue #13:
+    no orphans by race). PostgreSQL: ``SELECT … FOR SHARE`` (``share``: a child is about to be
+    created under them or moved there) or ``FOR UPDATE`` (they are about to be deleted); the two
+    conflict, so a create and a delete of its parent run one after the other and the later one
+    sees what the earlier committed (a row a waiting ``FOR SHARE`` finds deleted is left out).
+    SQLite: a plain read; its writers are one at a time already
+    (:func:`benchbook.persistence.db.write_lock`)."""
+    live: set[str] = set()
+    for part in chunks(sorted(set(ids))):
+        live.update(session.scalars(select(Record.id).where(Record.id.in_(part), Record.deleted_at.is_(None))
+                                    .with_for_update(read=share)))
+    return live
+
+
+def lock_collection(session: Session, collection_id: str, *, share: bool) -> bool:
+    """Whether collection ``collection_id`` is live, its row locked like :func:`lock_live`:
+    ``share`` by what creates records in it, not ``share`` by what deletes it with its records
+    (PostgreSQL; SQLite's writers are one at a time)."""
+    return session.scalar(select(Collection.id).where(Collection.id == collection_id,
+                                                      Collection.deleted_at.is_(None))
+                          .with_for_update(read=share)) is not None
 
 
 def check_parent_row(meta: SchemaMeta, collection: Collection, given: str, parent: Any, loc: list[str | int]) -> None:
@@ -124,16 +150,21 @@ def record_rows(session: Session, *conds: Any, data: bool = True) -> list[Row[An
     return list(session.execute(select(*columns).where(*conds)))
 
 
-def live_descendants(session: Session, ids: list[str]) -> list[Row[Any]]:
+def live_descendants(session: Session, ids: list[str], *, lock: bool = False) -> list[Row[Any]]:
     """Live records below any of ``ids`` at any depth (breadth first, parents before children),
-    as :func:`record_rows`."""
+    as :func:`record_rows`. With ``lock`` (a delete), each level's rows are locked ``FOR
+    UPDATE`` on PostgreSQL before the level below is read: a child being created under one of
+    them (its parent locked ``FOR SHARE``, :func:`lock_live`) has committed by then and is found."""
     out: list[Row[Any]] = []
     frontier = list(ids)
     while frontier:
         kids = []
         for start in range(0, len(frontier), 500):
-            kids += record_rows(session, Record.parent_id.in_(frontier[start:start + 500]),
-                                Record.deleted_at.is_(None))
+            conds = (Record.parent_id.in_(frontier[start:start + 500]), Record.deleted_at.is_(None))
+            if lock:
+                kids += list(session.execute(select(*ROW_COLUMNS, Record.data).where(*conds).with_for_update()))
+            else:
+                kids += record_rows(session, *conds)
         out += kids
         frontier = [k.id for k in kids]
     return out

@@ -28,6 +28,8 @@ from benchbook.domain.records.rows import (
     find_record,
     identity,
     live_descendants,
+    lock_collection,
+    lock_live,
     record_name,
     snapshot,
     soft_delete_records,
@@ -57,6 +59,8 @@ def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
     s = ctx.session
     cache = cache or SchemaCache(s)
     collection = find_collection(s, dataset_name)
+    if not lock_collection(s, collection.id, share=True):  # deleted while this waited for it
+        raise NotFound(f"collection {dataset_name!r} not found")
     try:
         schema = find_schema(s, body["schema_name"])
     except NotFound:
@@ -128,7 +132,8 @@ def delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, force: boo
     Raises ``Conflict`` when live children not in the set block and ``force`` is off.
     Returns (how many were deleted, batch id or None for a single record without batch)."""
     chosen = {r.id for r in records}
-    below = [r for r in live_descendants(ctx.session, list(chosen)) if r.id not in chosen]
+    lock_live(ctx.session, list(chosen), share=False)  # creates under them wait, then see them deleted
+    below = [r for r in live_descendants(ctx.session, list(chosen), lock=True) if r.id not in chosen]
     if below and not force:
         blocking = {r.parent_id for r in below if r.parent_id in chosen}
         raise Conflict(f"{len(blocking)} record(s) have live children ({len(below)} record(s) below them); "
