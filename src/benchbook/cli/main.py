@@ -32,6 +32,9 @@ LOCAL_COMMANDS: list[tuple[str | None, str, str, str]] = [
     (None, "demo", "benchbook.cli.local:demo", "Build (and serve) a project holding the Palmer penguins."),
     ("plugins", "new", "benchbook.cli.scaffold:new_plugin", "Create a tier-1 plugin folder from the starter."),
     ("plugins", "try", "benchbook.cli.try_step:try_command", "Run one step of a plugin outside any workflow."),
+    (None, "backup", "benchbook.cli.maintenance:backup_command", "Write a consistent backup of the project to FILE."),
+    (None, "restore", "benchbook.cli.maintenance:restore_command", "Restore a backup FILE into a new folder."),
+    (None, "doctor", "benchbook.cli.maintenance:doctor_command", "Check the project; --fix the safe findings."),
 ]
 """Local commands, registered lazily. Add a line here to add one (e.g. from a new module)."""
 

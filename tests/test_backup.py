@@ -1,0 +1,247 @@
+"""`benchbook backup` / `benchbook restore` (issue #13 item 6): a round trip gives back the same
+records, history and files, also while a writer keeps creating records through the API."""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import sqlite3
+import stat
+import tarfile
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import Engine, make_url
+
+from benchbook.cli.main import build_cli
+from benchbook.config import Project
+from benchbook.maintenance import MaintenanceError, doctor
+from benchbook.maintenance import backup as backups
+from tests.api.helpers import make_collection, make_record, make_schema
+
+
+@pytest.fixture
+def target_url(api: Any) -> Iterator[str | None]:
+    """For a PostgreSQL project, an empty database to restore into (dropped afterwards)."""
+    url = make_url(api.project.database_url)
+    if url.get_backend_name() != "postgresql":
+        yield None
+        return
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    name = f"benchbook_restore_{uuid.uuid4().hex[:10]}"
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    yield url.set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def digest(engine: Engine) -> dict[str, Any]:
+    """What a round trip must keep: rows per table, and a checksum of the records, the history
+    entries and the stored files, row by row in id order."""
+    out: dict[str, Any] = {}
+    with engine.connect() as conn:
+        _, out["tables"], out["file_shas"] = backups.census(conn)
+        for name, sql in {
+            "records": "SELECT id, schema_id, parent_id, data, natural_name, deleted_at FROM records ORDER BY id",
+            "audit_entries": "SELECT id, action, entity_type, entity_id, changes, old_data, new_data, batch_id "
+                             "FROM audit_entries ORDER BY id",
+            "files": "SELECT sha256, filename, size FROM files ORDER BY sha256",
+        }.items():
+            rows = [tuple(str(v) for v in row) for row in conn.execute(text(sql))]
+            out[name] = hashlib.sha256(json.dumps(rows).encode()).hexdigest()
+    return out
+
+
+def project_digest(project: Project) -> dict[str, Any]:
+    engine = create_engine(project.database_url)
+    try:
+        return digest(engine)
+    finally:
+        engine.dispose()
+
+
+def content_shas(files_dir: Path) -> dict[str, str]:
+    """sha256 of each content file's bytes, by its name."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in files_dir.glob("??/*") if p.is_file()}
+
+
+def build_some_history(api: Any) -> None:
+    make_schema(api, "run", [{"name": "title", "type": "string"}, {"name": "raw", "type": "file"}])
+    make_schema(api, "reading", [{"name": "value", "type": "float"}], parent="run")
+    make_collection(api, "lab", ["run", "reading"])
+    for i in range(5):
+        sha = api.ok("POST", "/files", 201, files={"file": (f"raw-{i}.csv", f"depth,value\n{i},{i * 2}\n".encode())})
+        run = make_record(api, "lab", "run", {"title": f"run {i}", "raw": sha["sha256"]})
+        for j in range(3):
+            make_record(api, "lab", "reading", {"value": i + j / 10}, parent=run["id"])
+        api.ok("PATCH", f"/records/{run['id']}", json={"data": {"title": f"run {i} (checked)"}})
+    api.ok("DELETE", f"/records/{run['id']}", 204, params={"force": "true"})
+
+
+def test_a_backup_restores_the_same_records_history_and_files(api: Any, tmp_path: Path,
+                                                            target_url: str | None) -> None:
+    build_some_history(api)
+    (api.project.root / "workflows" / "note.yaml").write_text("name: note\n")
+    before = project_digest(api.project)
+    assert before["tables"]["records"] == 20 and before["tables"]["audit_entries"] > 20
+    assert len(before["file_shas"]) == 5
+
+    report = backups.backup(api.project, tmp_path / "lab.tar.gz")
+    assert report.tables == before["tables"] and report.files == 5 and not report.unreadable
+    restored = backups.restore(tmp_path / "lab.tar.gz", tmp_path / "restored", database_url=target_url)
+    assert restored.tables == before["tables"] and restored.files == 5
+
+    project = Project.open(tmp_path / "restored")
+    assert project_digest(project) == before
+    shas = content_shas(project.files_dir)
+    assert set(shas) == before["file_shas"] and all(name == sha for name, sha in shas.items())
+    assert (project.root / "workflows" / "note.yaml").read_text() == "name: note\n"
+    assert not [f for f in doctor.examine(project) if f.problem]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no work folders left
+
+
+def test_a_backup_taken_while_a_writer_creates_records_is_one_snapshot(api: Any, tmp_path: Path,
+                                                                      target_url: str | None) -> None:
+    make_schema(api, "run", [{"name": "title", "type": "string"}, {"name": "raw", "type": "file"}])
+    make_schema(api, "reading", [{"name": "value", "type": "float"}], parent="run")
+    make_collection(api, "lab", ["run", "reading"])
+    created = 0
+    progress = threading.Condition()
+    stop = threading.Event()
+    failures: list[str] = []
+
+    def writer() -> None:
+        nonlocal created
+        i = 0
+        while not stop.is_set():
+            i += 1
+            sha = api.post("/files", files={"file": (f"f{i}.txt", f"content {i}".encode())}).json()["sha256"]
+            r = api.post("/collections/lab/records", json={"schema_name": "run", "data": {"title": f"r{i}", "raw": sha}})
+            child = api.post("/collections/lab/records",
+                             json={"schema_name": "reading", "data": {"value": i}, "parent_record_id": r.json()["id"]})
+            if r.status_code != 201 or child.status_code != 201:
+                failures.append(f"{r.status_code} {r.text} / {child.status_code} {child.text}")
+                return
+            with progress:
+                created += 2
+                progress.notify_all()
+
+    def wait_for(n: int) -> int:
+        with progress:
+            assert progress.wait_for(lambda: created >= n or bool(failures), timeout=120), "the writer stalled"
+            return created
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        at_start = wait_for(20)
+        report = backups.backup(api.project, tmp_path / "busy.tar")
+        at_end = wait_for(created + 20)  # and the writer went on after it
+    finally:
+        stop.set()
+        thread.join()
+    assert not failures, failures
+    restored = backups.restore(tmp_path / "busy.tar", tmp_path / "restored", database_url=target_url)
+    project = Project.open(tmp_path / "restored")
+    in_backup = restored.tables["records"]
+    assert at_start <= in_backup <= at_end and restored.tables == report.tables
+
+    engine = create_engine(project.database_url)
+    try:
+        with engine.connect() as conn:
+            if engine.dialect.name == "sqlite":
+                assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+            records = set(conn.scalars(text("SELECT id FROM records")))
+            created_by_history = set(conn.scalars(text(
+                "SELECT entity_id FROM audit_entries WHERE entity_type = 'record' AND action = 'create'")))
+            orphans = conn.scalar(text("SELECT count(*) FROM records c LEFT JOIN records p ON p.id = c.parent_id "
+                                       "WHERE c.parent_id IS NOT NULL AND p.id IS NULL"))
+            linked = set(conn.scalars(text("SELECT target_id FROM record_links WHERE kind = 'file'")))
+    finally:
+        engine.dispose()
+    assert records == created_by_history  # every record with its history entry, no entry without its record
+    assert orphans == 0
+    assert linked <= set(content_shas(project.files_dir))  # every file a record uses came along
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(build_cli(), list(args), catch_exceptions=False)
+
+
+def test_the_commands_keep_the_secrets_out_unless_asked(tmp_project: Project, tmp_path: Path) -> None:
+    root = str(tmp_project.root)
+    assert run("--project", root, "init").exit_code == 0
+    secrets = tmp_project.root / ".secrets.toml"
+    secrets.write_text('[ai]\napi_key = "sk-test"\n')
+    secrets.chmod(0o600)
+    out = run("--project", root, "backup", str(tmp_path / "plain.tar"))
+    assert out.exit_code == 0 and "sqlite database at revision" in out.output
+    with tarfile.open(tmp_path / "plain.tar") as tar:
+        names = tar.getnames()
+    assert "benchbook.db" in names and "benchbook.toml" in names and ".secrets.toml" not in names
+    assert run("--project", root, "backup", "--with-secrets", str(tmp_path / "all.tgz")).exit_code == 0
+    out = run("restore", str(tmp_path / "all.tgz"), str(tmp_path / "copy"))
+    assert out.exit_code == 0, out.output
+    copied = tmp_path / "copy" / ".secrets.toml"
+    assert copied.read_text() == secrets.read_text() and stat.S_IMODE(copied.stat().st_mode) == 0o600
+    # refusals: an existing backup file, a non-empty target folder, a file that is no backup
+    out = run("--project", root, "backup", str(tmp_path / "plain.tar"))
+    assert out.exit_code == 1 and "exists already" in out.output
+    out = run("restore", str(tmp_path / "plain.tar"), str(tmp_path / "copy"))
+    assert out.exit_code == 1 and "not an empty folder" in out.output
+    (tmp_path / "junk.tar").write_bytes(b"not a tar archive")
+    out = run("restore", str(tmp_path / "junk.tar"), str(tmp_path / "other"))
+    assert out.exit_code == 1 and "not a readable backup archive" in out.output
+    assert not (tmp_path / "other").exists()
+
+
+def test_a_damaged_file_in_a_backup_fails_the_restore_and_leaves_nothing(tmp_project: Project,
+                                                                       tmp_path: Path) -> None:
+    run("--project", str(tmp_project.root), "init")
+    (tmp_path / "a.txt").write_text("payload")
+    out = run("--project", str(tmp_project.root), "files", "upload", "--file", str(tmp_path / "a.txt"))
+    sha = json.loads(out.output)["sha256"]
+    backups.backup(tmp_project, tmp_path / "b.tar")
+    with tarfile.open(tmp_path / "b.tar") as src, tarfile.open(tmp_path / "bad.tar", "w") as dst:
+        for member in src.getmembers():
+            data = src.extractfile(member).read() if member.isfile() else None  # type: ignore[union-attr]
+            if member.name.endswith(sha):
+                data = b"tampered"
+                member.size = len(data)
+            dst.addfile(member, None if data is None else io.BytesIO(data))
+    with pytest.raises(MaintenanceError, match="missing or damaged"):
+        backups.restore(tmp_path / "bad.tar", tmp_path / "restored")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.tar", "bad.tar", "project"]
+
+
+def test_a_sqlite_copy_is_made_while_a_transaction_is_open(tmp_project: Project, tmp_path: Path) -> None:
+    """The online backup copies what is committed; an open write transaction is not in it."""
+    run("--project", str(tmp_project.root), "init")
+    db = tmp_project.root / "benchbook.db"
+    writer = sqlite3.connect(db)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("INSERT INTO audit_batches (id, kind, created_at) VALUES ('uncommitted', 'server', '2026-01-01')")
+        report = backups.backup(tmp_project, tmp_path / "b.tar")
+    finally:
+        writer.rollback()
+        writer.close()
+    assert report.tables["audit_batches"] == 0
+
+
+def test_postgresql_backups_need_pg_dump(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no pg_dump there
+    project = Project(root=tmp_path, settings={"database": {"url": "postgresql+psycopg://u@127.0.0.1:1/none"}})
+    with pytest.raises(MaintenanceError, match="pg_dump is not on PATH: install the PostgreSQL client tools"):
+        backups.backup(project, tmp_path / "b.tar")
+    assert os.listdir(tmp_path) == []

@@ -1,0 +1,204 @@
+"""`benchbook doctor` (issue #13 item 7): findings with how to fix them, `--fix` for the safe ones."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic import command
+from click.testing import CliRunner
+from sqlalchemy import text
+
+from benchbook.cli.main import build_cli
+from benchbook.config import Project
+from benchbook.domain.ids import new_id
+from benchbook.maintenance import doctor
+from benchbook.persistence.db import alembic_config, open_database
+from benchbook.persistence.tables import Job, utcnow
+from benchbook.runner import queue
+
+
+def run(project: Project, *args: str) -> Any:
+    return CliRunner().invoke(build_cli(), ["--project", str(project.root), *args], catch_exceptions=False)
+
+
+def api_json(project: Project, *args: str) -> Any:
+    out = run(project, *args)
+    assert out.exit_code == 0, out.output
+    return json.loads(out.output)
+
+
+def add_job(project: Project, status: str) -> str:
+    db = open_database(project.database_url)
+    try:
+        with db.session() as s, s.begin():
+            job = Job(id=new_id(), workflow_name="wf", record_id=new_id(), schema_name="run", trigger="manual",
+                      status=status, created_at=utcnow(), started_at=utcnow(), problems=0, inputs={},
+                      cancel_requested=False, depth=0, step_executions=[{"step": "a", "status": "completed"}])
+            s.add(job)
+        return job.id
+    finally:
+        db.engine.dispose()
+
+
+def job(project: Project, job_id: str) -> Job:
+    db = open_database(project.database_url)
+    try:
+        with db.session() as s:
+            found = s.get(Job, job_id)
+            assert found is not None
+            return found
+    finally:
+        db.engine.dispose()
+
+
+def old(path: Path) -> Path:
+    then = time.time() - doctor.GRACE - 60
+    os.utime(path, (then, then))
+    return path
+
+
+def test_doctor_finds_and_fixes_a_missing_file_and_a_stuck_run(tmp_project: Project, tmp_path: Path) -> None:
+    p = tmp_project
+    run(p, "init")
+    assert run(p, "doctor").exit_code == 0  # a fresh project is healthy
+    api_json(p, "schemas", "create", "--name", "run", "--fields", '[{"name": "raw", "type": "file"}]')
+    api_json(p, "collections", "create", "--name", "c", "--schemas", '["run"]')
+    (tmp_path / "raw.csv").write_bytes(b"depth,value\n1,2\n")
+    (tmp_path / "spare.bin").write_bytes(b"kept: recorded, though no record holds it")
+    used = api_json(p, "files", "upload", "--file", str(tmp_path / "raw.csv"))["sha256"]
+    spare = api_json(p, "files", "upload", "--file", str(tmp_path / "spare.bin"))["sha256"]
+    api_json(p, "records", "create", "c", "--schema-name", "run", "--data", json.dumps({"raw": used}))
+    # the damage: a used file's content gone, a run left running by a process that died, a
+    # world-readable secrets file, an old temporary upload, old content no row knows
+    (p.files_dir / used[:2] / used).unlink()
+    stuck = add_job(p, "running")
+    secrets = p.root / ".secrets.toml"
+    secrets.write_text('[ai]\napi_key = "sk-test"\n')
+    secrets.chmod(0o644)
+    temp = p.files_dir / ".upload-abandoned"
+    temp.write_bytes(b"half an upload")
+    old(temp)
+    stray_sha = "ab" * 32
+    (p.files_dir / "ab").mkdir(exist_ok=True)
+    stray = p.files_dir / "ab" / stray_sha
+    stray.write_bytes(b"content of a rolled-back upload")
+    old(stray)
+    fresh_temp = p.files_dir / ".upload-in-flight"  # young: an upload may be on its way in
+    fresh_temp.write_bytes(b"arriving")
+
+    out = run(p, "doctor")
+    assert out.exit_code == 1, out.output
+    text_ = out.output
+    assert f"file {used} (raw.csv, used by 1 record(s)) is missing" in text_
+    assert "fix: upload the same content again" in text_
+    assert "1 run(s) left running with no worker holding the run queue" in text_ and stuck in text_
+    assert ".secrets.toml has mode 0644" in text_ and "fix: chmod 600" in text_
+    assert ".upload-abandoned" in text_ and ".upload-in-flight" not in text_
+    assert stray_sha in text_
+    assert f"1 stored file(s) no record holds: {spare}" in text_
+    assert "`benchbook doctor --fix` fixes 4 of them" in text_
+    assert job(p, stuck).status == "running" and stat.S_IMODE(secrets.stat().st_mode) == 0o644  # nothing changed
+    assert temp.exists() and stray.exists()
+
+    out = run(p, "doctor", "--fix")
+    assert out.exit_code == 1, out.output  # the missing file is not something doctor can make
+    assert "done: marked 1 run(s) failed (interrupted)" in out.output
+    assert "1 problem(s) left, 4 fixed" in out.output
+    fixed = job(p, stuck)
+    assert fixed.status == "failed" and fixed.finished_at is not None
+    assert fixed.error_details is not None and fixed.error_details["kind"] == "interrupted"
+    assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
+    assert not temp.exists() and not stray.exists()
+    assert fresh_temp.exists()  # too young to be touched
+    assert (p.files_dir / spare[:2] / spare).exists()  # recorded: never deleted
+
+    # the fix it printed: upload the same content again
+    assert api_json(p, "files", "upload", "--file", str(tmp_path / "raw.csv"))["sha256"] == used
+    out = run(p, "doctor")
+    assert out.exit_code == 0, out.output
+    assert "0 problem(s) left" in out.output
+
+
+def test_runs_a_live_worker_holds_are_not_stuck(tmp_project: Project) -> None:
+    run(tmp_project, "init")
+    running = add_job(tmp_project, "running")
+    db = open_database(tmp_project.database_url)
+    try:
+        assert queue.acquire(db.engine, "server:1234:live", 60.0) == (True, True)
+        findings = doctor.examine(tmp_project, fix=True)
+        runs = [f for f in findings if f.check == "runs"]
+        assert [f.severity for f in runs] == ["ok"] and "under the worker server:1234:live" in runs[0].message
+        assert job(tmp_project, running).status == "running"
+        # once that lease has expired (its holder stopped renewing), the run is stuck
+        with db.engine.begin() as conn:
+            conn.execute(text("UPDATE worker_leases SET expires_at = :t"), {"t": utcnow() - timedelta(minutes=5)})
+        findings = doctor.examine(tmp_project, fix=True)
+        assert [f.fixed for f in findings if f.check == "runs"] == ["marked 1 run(s) failed (interrupted)"]
+        assert job(tmp_project, running).status == "failed"
+    finally:
+        db.engine.dispose()
+
+
+def test_migrations_behind_are_upgraded_and_ahead_are_reported(tmp_project: Project) -> None:
+    run(tmp_project, "init")
+    db = open_database(tmp_project.database_url)
+    try:
+        cfg = alembic_config(tmp_project.database_url)
+        with db.engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.downgrade(cfg, "-1")
+        behind = [f for f in doctor.examine(tmp_project) if f.check == "migrations"]
+        assert [f.severity for f in behind] == ["warning"] and "the newest is" in behind[0].message
+        fixed = [f for f in doctor.examine(tmp_project, fix=True) if f.check == "migrations"]
+        assert fixed[0].fixed == "upgraded the database to the newest revision"
+        assert [f.severity for f in doctor.examine(tmp_project) if f.check == "migrations"] == ["ok"]
+        with db.engine.begin() as conn:
+            conn.execute(text("UPDATE alembic_version SET version_num = '9999_from_the_future'"))
+        ahead = [f for f in doctor.examine(tmp_project, fix=True) if f.check == "migrations"]
+        assert ahead[0].severity == "error" and "does not know" in ahead[0].message and ahead[0].fixed is None
+    finally:
+        db.engine.dispose()
+
+
+def test_a_damaged_database_is_an_error_not_a_crash(tmp_project: Project) -> None:
+    run(tmp_project, "init")
+    path = tmp_project.root / "benchbook.db"
+    data = bytearray(path.read_bytes())
+    page = 4096
+    for offset in range(2 * page, len(data), page):  # every page after the first two: garbage
+        data[offset:offset + 64] = b"\xde\xad\xbe\xef" * 16
+    path.write_bytes(bytes(data))
+    findings = doctor.examine(tmp_project)
+    errors = [f for f in findings if f.severity == "error" and f.check in ("database", "migrations")]
+    assert errors and any("restore" in f.fix for f in errors)
+    assert run(tmp_project, "doctor").exit_code == 1
+
+
+def test_doctor_checks_each_backend(api: Any) -> None:
+    """The database checks answer on SQLite and PostgreSQL alike, and a missing file is found."""
+    content = b"checked on every backend"
+    sha = api.ok("POST", "/files", 201, files={"file": ("c.txt", content)})["sha256"]
+    findings = doctor.examine(api.project)
+    assert [f.severity for f in findings if f.check in ("database", "migrations")] == \
+        ["ok"] * len([f for f in findings if f.check in ("database", "migrations")])
+    assert not [f for f in findings if f.check == "files" and f.severity == "error"]
+    (api.project.files_dir / sha[:2] / sha).unlink()
+    missing = [f for f in doctor.examine(api.project) if f.check == "files" and f.severity == "error"]
+    assert len(missing) == 1 and sha in missing[0].message
+    api.ok("POST", "/files", 201, files={"file": ("c.txt", content)})
+    assert not [f for f in doctor.examine(api.project) if f.check == "files" and f.severity == "error"]
+
+
+@pytest.mark.parametrize("mode", [0o666, 0o646])
+def test_a_config_others_may_write_is_made_private(tmp_project: Project, mode: int) -> None:
+    config = tmp_project.root / "benchbook.toml"
+    config.chmod(mode)
+    found = [f for f in doctor.examine(tmp_project, fix=True) if f.check == "permissions" and f.severity != "ok"]
+    assert found and found[0].fixed == f"chmod {mode & ~0o022:04o} {config}"
+    assert stat.S_IMODE(config.stat().st_mode) == mode & ~0o022
