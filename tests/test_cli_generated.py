@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 import socket
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -353,6 +355,8 @@ def test_history_tables_show_field_labels(cli: click.Group, project: Path) -> No
     run(cli, project, "records", "update", made["id"], "--data", '{"volume_ml": 2.5}')
     entries = json.loads(run(cli, project, "audit", "list-record", made["id"]).stdout)["items"]
     field_id = entries[0]["changes"][0]["field"]
+    assert entries[0]["new_data"]["data"] == {"Volume": 2.5} and entries[0]["old_data"]["data"] == {"Volume": 1.5}
+    assert entries[-1]["new_data"]["data"] == {"Volume": 1.5}  # the create
     table = run(cli, project, "--table", "audit", "list-record", made["id"]).stdout
     assert "Volume: 1.5 → 2.5" in " ".join(table.split())
     assert field_id not in table
@@ -375,3 +379,17 @@ def test_outside_a_project_the_default_is_named_once(tmp_path: Path, monkeypatch
     assert (default / "benchbook.toml").exists()
     again = CliRunner().invoke(build_cli(), ["system", "health"])
     assert again.exit_code == 0 and "default project" not in again.stderr
+
+
+def test_an_in_process_command_imports_only_its_handlers(project: Path) -> None:
+    """An in-process command routes only its own path: the other handler modules (the AI
+    assistant's client library among them) are not imported (item 15)."""
+    code = ("import sys\nfrom click.testing import CliRunner\nfrom benchbook.cli.main import build_cli\n"
+            f"result = CliRunner().invoke(build_cli(), ['--project', {str(project)!r}, 'collections', 'list'])\n"
+            "assert result.exit_code == 0, result.output\n"
+            "print(sorted(m for m in sys.modules if m.startswith('benchbook.handlers.')))\n"
+            "print('openai' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    handlers, openai_loaded = done.stdout.strip().splitlines()
+    assert handlers == "['benchbook.handlers.collections', 'benchbook.handlers.uow']", handlers
+    assert openai_loaded == "False"

@@ -146,7 +146,7 @@ def _unreadable(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
 
 
 def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool = False,
-               resume_history: bool = False) -> connexion.AsyncApp:
+               resume_history: bool = False, only_paths: frozenset[str] | None = None) -> connexion.AsyncApp:
     """The whole service for ``project`` (database opened and upgraded now).
 
     ``allow_remote`` lets requests with a non-local ``Host`` through (spec ``--allow-remote``);
@@ -156,7 +156,9 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     a restart cut off and, once the app starts serving (ASGI lifespan), runs the server's run
     worker (:mod:`benchbook.runner.worker`): runs a crash left ``running`` are marked
     interrupted, the queue is drained after each change and polled every second; the worker
-    stops when the app shuts down.
+    stops when the app shuts down. ``only_paths`` routes only those documented paths (a one-off
+    in-process CLI command: only its handler module is imported and Connexion checks and
+    routes one path instead of all; the document served and the ``Allow`` lists stay whole).
     """
     services = Services(project=project, db=open_database(project.database_url), sync_only=sync_only)
     api_document.skip_known_good_validation()  # Connexion checks a document once per content
@@ -167,7 +169,9 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
         document["paths"] = {p: v for p, v in document["paths"].items() if p in SYNC_PATHS}
     services.allowed = allowed_methods(document)
     app = connexion.AsyncApp(__name__, lifespan=_lifespan(services, serving=resume_history and not sync_only))
-    app.add_api(document, resolver=RelativeResolver("benchbook.handlers"), strict_validation=True,
+    routed = document if only_paths is None else {
+        **document, "paths": {p: v for p, v in document["paths"].items() if p in only_paths}}
+    app.add_api(routed, resolver=RelativeResolver("benchbook.handlers"), strict_validation=True,
                 validate_responses=os.environ.get("BENCHBOOK_VALIDATE_RESPONSES") == "1",
                 validator_map=VALIDATOR_MAP,
                 swagger_ui_options=SwaggerUIOptions(serve_spec=False, swagger_ui=not sync_only))

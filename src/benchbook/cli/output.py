@@ -5,7 +5,8 @@ Requests go in-process (the whole app over ``httpx.ASGITransport``, no server) u
 ``--table``), other bodies (CSV, file bytes) written raw to stdout or ``--output FILE``;
 an HTTP error prints ``error <status>: <detail>`` (and any ``errors`` entries, each naming
 the parameter as the CLI spells it: ``--parent-record-id``, ``RECORD_ID``) to stderr and
-exits with status 1. ``--limit 0`` on a paginated list prints only its ``total``.
+exits with status 1. ``--limit 0`` on a paginated list prints only its ``total``. History entries show record
+values keyed by field label, not field id (:func:`readable_history`).
 
 httpx, rich and the app are imported when a request is sent or a table printed, not when the
 command tree is built (``benchbook --help`` stays fast).
@@ -142,14 +143,15 @@ def run_request(settings: Settings, request: dict[str, Any], output_file: str | 
     Raises ``click.ClickException`` (exit 1) when the server cannot be reached and
     ``SystemExit(1)`` (via ``ctx.exit``) for an HTTP error status.
     """
-    response = send(settings, request)
+    response = send(settings, request, path=operation.path if operation is not None else None)
     total_only = ("limit", "0") in [(k, str(v)) for k, v in request.get("params") or []]
     show_response(response, table=settings.table, output_file=output_file, operation=operation,
                   columns=settings.columns, total_only=total_only)
 
 
-def send(settings: Settings, request: dict[str, Any]) -> httpx.Response:
-    """The response to ``request``, fully read: from ``settings.url`` or in-process.
+def send(settings: Settings, request: dict[str, Any], path: str | None = None) -> httpx.Response:
+    """The response to ``request``, fully read: from ``settings.url`` or in-process. ``path``,
+    the operation's documented path, lets an in-process app route (and import) only it.
 
     Raises ``click.ClickException`` when a ``--url`` server cannot be reached.
     """
@@ -170,15 +172,15 @@ def send(settings: Settings, request: dict[str, Any]) -> httpx.Response:
                     return client.request(**req)
             except httpx.HTTPError as exc:
                 raise click.ClickException(f"cannot reach {settings.url}: {exc}") from exc
-        return asyncio.run(_send_in_process(settings.project, req))
+        return asyncio.run(_send_in_process(settings.project, req, path))
 
 
-async def _send_in_process(project_dir: str | None, request: dict[str, Any]) -> httpx.Response:
+async def _send_in_process(project_dir: str | None, request: dict[str, Any], path: str | None) -> httpx.Response:
     import httpx
 
     from benchbook.app import create_app
 
-    app = create_app(locate_project(project_dir))
+    app = create_app(locate_project(project_dir), only_paths=frozenset({path}) if path else None)
     try:
         transport = httpx.ASGITransport(app=app)
         timeout = httpx.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS)
@@ -245,7 +247,34 @@ def show_response(response: httpx.Response, *, table: bool = False, output_file:
     elif table:
         print_table(data, columns=[c.strip() for c in columns.split(",") if c.strip()] if columns else None)
     else:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(readable_history(data), indent=2, ensure_ascii=False))
+
+
+def readable_history(data: Any) -> Any:
+    """``data`` with each history entry's record values (``new_data.data``, ``old_data.data``,
+    keyed by field id in the API: spec *Record*) keyed by the field's label from the entry's own
+    ``changes``, when those labels are distinct; anything else unchanged. Entries are found in a
+    list, a page's ``items``, an event's ``entry`` or as the object itself."""
+    if isinstance(data, list):
+        return [readable_history(item) for item in data]
+    if not isinstance(data, dict):
+        return data
+    if isinstance(data.get("items"), list):
+        return {**data, "items": [readable_history(item) for item in data["items"]]}
+    if isinstance(data.get("entry"), dict):
+        return {**data, "entry": readable_history(data["entry"])}
+    changes = data.get("changes")
+    if not isinstance(changes, list) or "entity_type" not in data:
+        return data
+    labels = {c["field"]: c["label"] for c in changes if isinstance(c, dict) and c.get("field") and c.get("label")}
+    if len(set(labels.values())) != len(labels):
+        return data
+    out = dict(data)
+    for key in ("new_data", "old_data"):
+        side = out.get(key)
+        if isinstance(side, dict) and isinstance(side.get("data"), dict):
+            out[key] = {**side, "data": {labels.get(k, k): v for k, v in side["data"].items()}}
+    return out
 
 
 def _cli_loc(loc: list[Any], operation: Operation | None) -> str:
