@@ -224,6 +224,23 @@ def test_a_damaged_file_in_a_backup_fails_the_restore_and_leaves_nothing(tmp_pro
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.tar", "bad.tar", "project"]
 
 
+@pytest.mark.parametrize("member", ["../outside.txt", "/etc/benchbook-was-here", "link"])
+def test_a_restore_refuses_members_that_would_leave_the_folder(tmp_path: Path, member: str) -> None:
+    manifest = json.dumps({"format": 1, "database": "sqlite", "tables": {}, "files": []}).encode()
+    with tarfile.open(tmp_path / "evil.tar", "w") as tar:
+        for name, data in ((member, b"x"), ("backup.json", manifest)):
+            info = tarfile.TarInfo(name)
+            if name == "link":
+                info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(MaintenanceError, match="which a benchbook backup never does"):
+        backups.restore(tmp_path / "evil.tar", tmp_path / "restored")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.tar"]
+
+
 def test_a_sqlite_copy_is_made_while_a_transaction_is_open(tmp_project: Project, tmp_path: Path) -> None:
     """The online backup copies what is committed; an open write transaction is not in it."""
     run("--project", str(tmp_project.root), "init")

@@ -67,6 +67,8 @@ def test_doctor_finds_and_fixes_a_missing_file_and_a_stuck_run(tmp_project: Proj
     p = tmp_project
     run(p, "init")
     assert run(p, "doctor").exit_code == 0  # a fresh project is healthy
+    out = run(p, "doctor", "--quick")
+    assert out.exit_code == 0 and "PRAGMA quick_check: ok" in out.output
     api_json(p, "schemas", "create", "--name", "run", "--fields", '[{"name": "raw", "type": "file"}]')
     api_json(p, "collections", "create", "--name", "c", "--schemas", '["run"]')
     (tmp_path / "raw.csv").write_bytes(b"depth,value\n1,2\n")

@@ -306,7 +306,7 @@ def _restore_from(tar: tarfile.TarFile, archive: Path, directory: Path, database
     work = directory.parent / f".{directory.name}.restore-{uuid.uuid4().hex[:12]}"
     work.mkdir()  # (not mkdtemp: the restored folder gets the usual mode, not 0700)
     try:
-        tar.extractall(work, filter="data")
+        _extract(tar, work)
         (work / MANIFEST).unlink()
         _check_files(work / "files", manifest["files"])
         for name in ("files", *FOLDERS):
@@ -333,13 +333,29 @@ def _restore_from(tar: tarfile.TarFile, archive: Path, directory: Path, database
                          created_at=str(manifest.get("created_at", "")))
 
 
+def _extract(tar: tarfile.TarFile, into: Path) -> None:
+    """Unpack the regular files and folders of ``tar`` into ``into``; a member that is anything
+    else (a link, a device) or whose path would leave ``into`` is refused. Python's ``data``
+    extraction filter is applied too where it exists (3.11.4 and later)."""
+    members = tar.getmembers()
+    for member in members:
+        path = Path(member.name)
+        if not (member.isfile() or member.isdir()) or path.is_absolute() or ".." in path.parts:
+            raise MaintenanceError(f"the archive holds {member.name!r}, which a benchbook backup never does")
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(into, members=members, filter="data")
+    else:  # pragma: no cover  (Python 3.11.0-3.11.3)
+        tar.extractall(into, members=members)
+
+
 def _manifest(tar: tarfile.TarFile, archive: Path) -> dict[str, Any]:
     try:
         member = tar.extractfile(MANIFEST)
         manifest = json.load(member) if member is not None else None
     except (KeyError, ValueError, tarfile.TarError):
         manifest = None
-    if not isinstance(manifest, dict) or manifest.get("database") not in ("sqlite", "postgresql"):
+    if (not isinstance(manifest, dict) or manifest.get("database") not in ("sqlite", "postgresql")
+            or not isinstance(manifest.get("tables"), dict) or not isinstance(manifest.get("files"), list)):
         raise MaintenanceError(f"{archive} is not a benchbook backup (no valid {MANIFEST})")
     if int(manifest.get("format", 0)) > FORMAT:
         raise MaintenanceError(f"{archive} was written by a newer benchbook ({manifest.get('benchbook')}); "
