@@ -393,3 +393,17 @@ def test_an_in_process_command_imports_only_its_handlers(project: Path) -> None:
     handlers, openai_loaded = done.stdout.strip().splitlines()
     assert handlers == "['benchbook.handlers.collections', 'benchbook.handlers.uow']", handlers
     assert openai_loaded == "False"
+
+
+def test_records_list_keeps_the_apis_columns_option(cli: click.Group, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`records list --columns` is the API's derived columns; its table chooser is --table-columns."""
+    sent: list[tuple[Any, dict[str, Any]]] = []
+    monkeypatch.setattr(generated, "run_request",
+                        lambda settings, request, output_file=None, operation=None: sent.append((settings, request)))
+    result = CliRunner().invoke(cli, ["records", "list", "c", "--columns", "site", "--table-columns", "id,site"])
+    assert result.exit_code == 0, result.output
+    settings, request = sent[-1]
+    assert ("columns", "site") in request["params"]
+    assert settings.table and settings.columns == "id,site" and settings.columns_flag == "--table-columns"
+    CliRunner().invoke(cli, ["collections", "list", "--columns", "name"])
+    assert sent[-1][0].columns == "name" and sent[-1][0].columns_flag == "--columns"

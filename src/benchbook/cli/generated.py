@@ -30,7 +30,7 @@ from benchbook.cli.lazy import LazyGroup
 from benchbook.cli.output import NULL, Operation, Settings, read_body_option, run_request
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-RESERVED = {"body", "output", "help", "columns"}
+RESERVED = {"body", "output", "help"}
 CLI_NAMES = {"dataset": "collection", "dataset_name": "collection", "collection_name": "collection"}
 """Parameter names the CLI spells otherwise: the spec's "dataset" is a collection everywhere
 in the CLI (issue 14, item 13); JSON keys (``dataset_id``) keep the spec's names."""
@@ -301,7 +301,8 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
     if not spec.raw_output and "table" not in taken:
         params.append(click.Option(["--table", "as_table"], is_flag=True, default=False,
                                    help="Show the JSON response as a table (same as the global --table)."))
-        params.append(click.Option(["--columns", "table_columns"], metavar="NAMES", default=None,
+        spec.columns_flag = "--table-columns" if "columns" in taken else "--columns"  # records list has its own
+        params.append(click.Option([spec.columns_flag, "table_columns"], metavar="NAMES", default=None,
                                    help="Columns of the table, comma-separated (implies --table); "
                                         "without it the table says which columns it left out."))
     if spec.raw_output:
@@ -321,6 +322,7 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
         columns = values.pop("table_columns", None)
         if columns:
             settings = dataclasses.replace(settings, table=True, columns=columns)
+        settings = dataclasses.replace(settings, columns_flag=spec.columns_flag)
         run_request(settings, spec.request(values), output_file=values.get("output_file"), operation=spec)
 
     summary = str(op.get("summary") or "").strip()

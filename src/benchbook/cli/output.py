@@ -39,6 +39,7 @@ class Settings:
     url: str | None = None
     table: bool = False
     columns: str | None = None  # --columns: comma-separated table columns
+    columns_flag: str = "--columns"  # how the command spells it (records list: --table-columns)
 
 
 class _Null:
@@ -65,6 +66,7 @@ class Operation:
     multipart: bool = False
     files: list[tuple[str, str]] = field(default_factory=list)  # (dest, part)
     raw_output: bool = False
+    columns_flag: str = "--columns"  # the table's column chooser (--table-columns when the API has columns)
     cli_names: dict[str, str] = field(default_factory=dict)  # "query.x" / "body.x" / "path.x" -> --x / X
 
     def cli_names_by_http(self) -> dict[str, str]:
@@ -146,7 +148,7 @@ def run_request(settings: Settings, request: dict[str, Any], output_file: str | 
     response = send(settings, request, path=operation.path if operation is not None else None)
     total_only = ("limit", "0") in [(k, str(v)) for k, v in request.get("params") or []]
     show_response(response, table=settings.table, output_file=output_file, operation=operation,
-                  columns=settings.columns, total_only=total_only)
+                  columns=settings.columns, total_only=total_only, columns_flag=settings.columns_flag)
 
 
 def send(settings: Settings, request: dict[str, Any], path: str | None = None) -> httpx.Response:
@@ -221,7 +223,7 @@ def _is_json(response: httpx.Response) -> bool:
 
 def show_response(response: httpx.Response, *, table: bool = False, output_file: str | None = None,
                   operation: Operation | None = None, columns: str | None = None,
-                  total_only: bool = False) -> None:
+                  total_only: bool = False, columns_flag: str = "--columns") -> None:
     """Print ``response``: error to stderr + exit 1 for status >= 400; else JSON / table / raw
     bytes; ``total_only`` prints just the ``total`` of a paginated answer (``--limit 0``).
 
@@ -245,7 +247,8 @@ def show_response(response: httpx.Response, *, table: bool = False, output_file:
     if total_only and isinstance(data, dict) and "total" in data:
         click.echo(str(data["total"]))
     elif table:
-        print_table(data, columns=[c.strip() for c in columns.split(",") if c.strip()] if columns else None)
+        print_table(data, columns=[c.strip() for c in columns.split(",") if c.strip()] if columns else None,
+                    columns_flag=columns_flag)
     else:
         click.echo(json.dumps(readable_history(data), indent=2, ensure_ascii=False))
 
@@ -403,7 +406,8 @@ def changes_text(changes: list[Any]) -> str:
     return "; ".join(parts)
 
 
-def table_columns(rows: list[dict[str, Any]], chosen: list[str] | None, width: int) -> tuple[list[str], dict[str, list[str]]]:
+def table_columns(rows: list[dict[str, Any]], chosen: list[str] | None, width: int,
+                  flag: str = "--columns") -> tuple[list[str], dict[str, list[str]]]:
     """``(columns shown, {reason: columns left out})`` for ``rows``: ``chosen`` as given (a name
     no row has raises ``click.UsageError`` listing those there are), else the scalar columns
     that hold a value in some row, as many as ``width`` characters fit, in order."""
@@ -413,7 +417,7 @@ def table_columns(rows: list[dict[str, Any]], chosen: list[str] | None, width: i
     if chosen:
         unknown = [c for c in chosen if c not in seen]
         if unknown:
-            raise click.UsageError(f"--columns: no column {', '.join(unknown)}; the columns are {', '.join(seen)}")
+            raise click.UsageError(f"{flag}: no column {', '.join(unknown)}; the columns are {', '.join(seen)}")
         return chosen, {}
     left: dict[str, list[str]] = {}
     scalar = [c for c in seen if all(_scalar(r.get(c)) for r in rows)]
@@ -436,14 +440,15 @@ def table_columns(rows: list[dict[str, Any]], chosen: list[str] | None, width: i
     return fitted, left
 
 
-def print_table(data: Any, columns: list[str] | None = None) -> None:
+def print_table(data: Any, columns: list[str] | None = None, columns_flag: str = "--columns") -> None:
     """Render JSON ``data`` as a rich table on stdout.
 
     A list of objects, or a paginated object ``{items: [...], ...}``, gives one row per item
     (records flattened to their values, history entries with their changes by field name);
     ``columns`` picks the columns, else the scalar columns with a value that fit the terminal,
     and a line under the table names every column left out and why, and how to choose
-    (``--columns``); nothing is dropped silently. Record ids are shown by their last 8 characters,
+    (``columns_flag``: ``--columns``, or ``--table-columns`` where the operation has its own
+    ``columns``); nothing is dropped silently. Record ids are shown by their last 8 characters,
     which every command taking a record id accepts. Any other object is a key/value table; a list of scalars one
     ``value`` column; a bare scalar is printed as is.
     """
@@ -462,7 +467,7 @@ def print_table(data: Any, columns: list[str] | None = None) -> None:
         table = Table(caption=caption, show_lines=False)
         notes: list[str] = []
         if rows and all(isinstance(r, dict) for r in rows):
-            shown, left = table_columns(rows, columns, width)
+            shown, left = table_columns(rows, columns, width, columns_flag)
             for column in shown:
                 table.add_column(column, overflow="fold", min_width=min(len(column), 12))
             for row in rows:
@@ -470,7 +475,7 @@ def print_table(data: Any, columns: list[str] | None = None) -> None:
             for reason, names in left.items():
                 notes.append(f"left out ({reason}): {', '.join(names)}")
             if left:
-                notes.append("choose columns with --columns " + ",".join([*shown, *left.get("no room", [])][:4]) + ",…")
+                notes.append(f"choose columns with {columns_flag} " + ",".join([*shown, *left.get("no room", [])][:4]) + ",…")
             if isinstance(data, (dict, list)) and any(_is_record(r) for r in (data.get("items") if isinstance(
                     data, dict) else data) or []) and ("id" in shown or "parent" in shown):
                 notes.append(f"record ids are shown by their last {SHORT_ID} characters; commands take them as ids")
