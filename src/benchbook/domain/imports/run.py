@@ -472,3 +472,39 @@ def import_table(ctx: Ctx, table: Table, opts: ImportOptions, progress: Progress
     if rows:  # also when other rows are bad and all-or-nothing: their clashes are reported too
         run.write(collection, rows)
     return run.finish()
+
+
+def import_in_savepoint(ctx: Ctx, table: Table, opts: ImportOptions) -> ImportResult:
+    """:func:`import_table` inside a savepoint of the caller's transaction, for callers that
+    write more in the same transaction (the API stores the rejected rows as a file): when the
+    result is not to be committed (problems without ``skip_bad``, or a dry run) the savepoint is
+    rolled back, with the record changes it noted for the triggers. Raises what
+    :func:`import_table` raises (its savepoint rolled back)."""
+    before = len(ctx.changes)
+    batch = ctx.batch_id
+    savepoint = ctx.session.begin_nested()
+    try:
+        result = import_table(ctx, table, opts)
+    except BaseException:
+        savepoint.rollback()
+        del ctx.changes[before:]
+        raise
+    if result.commit:
+        savepoint.commit()
+    else:
+        savepoint.rollback()
+        del ctx.changes[before:]
+        ctx.batch_id = batch
+    return result
+
+
+def problems_error(result: ImportResult) -> Invalid:
+    """The 422 for a failed import: ``detail`` counts the bad rows; ``errors`` has one entry per
+    distinct problem, ``loc`` ``["body", "file", field]``, ``msg`` its summary line, ``type`` its
+    kind, ``input`` the first offending value, ``ctx`` ``{count, numbers, unit}``."""
+    bad = len({n for s in result.problems for n in s.numbers})
+    return Invalid(f"{bad:,} rows have problems: nothing was imported (skip_bad imports the good rows)",
+                   [{"loc": ["body", "file", *([s.field] if s.field else [])], "msg": s.text(result.unit),
+                     "type": s.kind, "input": s.value if isinstance(s.value, (str, int, float, bool)) else None,
+                     "ctx": {"count": s.count, "numbers": sorted(s.numbers)[:20], "unit": result.unit}}
+                    for s in result.problems])

@@ -1,0 +1,103 @@
+"""Import through the API: ``POST /collections/{name_or_id}/import`` (the extension operation),
+the same import as ``benchbook import``, over the real app."""
+from __future__ import annotations
+
+from typing import Any
+
+from tests.api.helpers import make_collection, make_schema
+from tests.import_helpers import DATA
+
+WEATHER = [{"name": "date", "type": "date", "required": True}, {"name": "temp_max", "type": "float"},
+           {"name": "weather", "type": "string", "restrictions": {"choices": ["sun", "rain", "drizzle", "snow"]}}]
+
+
+def upload(api: Any, collection: str, name: str, content: bytes, **form: str) -> Any:
+    return api.post(f"/collections/{collection}/import", files={"file": (name, content)}, data=form)
+
+
+def test_the_weather_series_imports_with_an_inferred_schema(api: Any) -> None:
+    out = upload(api, "weather", "weather_daily_2012_2015.csv", (DATA / "weather_daily_2012_2015.csv").read_bytes(),
+                 create_schema="true", schema="day")
+    assert out.status_code == 200, out.text
+    body = out.json()
+    assert (body["created"], body["updated"], body["skipped"], body["schema"], body["created_collection"]) == (
+        1461, 0, 0, "day", True)
+    assert {f["name"]: f["type"] for f in body["inferred_fields"]}["date"] == "date"
+    assert api.ok("GET", f"/audit/batches/{body['batch_id']}")["count"] == 1461
+    assert api.ok("GET", "/collections/weather")["record_count"] == 1461
+
+
+def test_problems_are_one_422_entry_each_and_nothing_is_written(api: Any) -> None:
+    make_schema(api, "day", WEATHER)
+    make_collection(api, "w", ["day"])
+    out = upload(api, "w", "weather.csv", (DATA / "weather_daily_2012_2015.csv").read_bytes(), schema="day")
+    assert out.status_code == 422
+    body = out.json()
+    assert body["detail"] == "63 rows have problems: nothing was imported (skip_bad imports the good rows)"
+    [entry] = body["errors"]
+    assert entry["loc"] == ["body", "file", "weather"] and entry["type"] == "not_in_choices"
+    assert entry["msg"].startswith("weather: 'fog' not among the choices") and "(63 rows, lines " in entry["msg"]
+    assert entry["input"] == "fog" and entry["ctx"]["count"] == 63 and len(entry["ctx"]["numbers"]) == 20
+    assert api.ok("GET", "/collections/w")["record_count"] == 0
+
+
+def test_skip_bad_stores_the_rejected_rows_as_a_file(api: Any) -> None:
+    make_schema(api, "day", WEATHER)
+    make_collection(api, "w", ["day"])
+    content = b"date,temp_max,weather\n01/02/2012,3,sun\n13/02/2012,x,rain\n"
+    body = upload(api, "w", "days.csv", content, schema="day", skip_bad="true", date_order="day_first").json()
+    assert (body["created"], body["skipped"]) == (1, 1)
+    assert body["problems"][0]["text"] == "temp_max: 'x' is not a number (1 row, line 3)"
+    rejected = body["rejected_file"]
+    assert rejected["filename"] == "days.rejected.csv"
+    text = api.get(f"/files/{rejected['sha256']}").text
+    assert text.splitlines()[1] == "13/02/2012,x,rain,3,temp_max: 'x' is not a number"
+    assert api.ok("GET", "/collections/w/records")["items"][0]["data"]["date"] == "2012-02-01"
+
+
+def test_upsert_and_dry_run_in_a_client_batch(api: Any) -> None:
+    make_schema(api, "day", WEATHER)
+    make_collection(api, "w", ["day"])
+    first = b'[{"date": "2012-01-01", "temp_max": 1}]'
+    assert upload(api, "w", "a.json", first, schema="day").json()["created"] == 1
+    second = b'{"date": "2012-01-01", "temp_max": 2}\n{"date": "2012-01-02", "temp_max": 3}\n'
+    dry = upload(api, "w", "b.ndjson", second, schema="day", key="date", dry_run="true").json()
+    assert (dry["created"], dry["updated"], dry["batch_id"], dry["dry_run"]) == (1, 1, None, True)
+    assert api.ok("GET", "/collections/w")["record_count"] == 1
+    batch = api.ok("POST", "/audit/batches", 201, json={"label": "by hand"})
+    out = api.post("/collections/w/import", files={"file": ("b.ndjson", second)}, data={"schema": "day", "key": "date"},
+                   headers={"X-Service-Batch": batch["id"]})
+    assert out.status_code == 200 and out.json()["batch_id"] == batch["id"]
+    assert api.ok("GET", f"/audit/batches/{batch['id']}")["count"] == 2
+    values = sorted(r["data"]["temp_max"] for r in api.ok("GET", "/collections/w/records")["items"])
+    assert values == [2.0, 3.0]
+
+
+def test_bad_requests(api: Any) -> None:
+    make_schema(api, "day", WEATHER)
+    make_collection(api, "w", ["day"])
+    assert upload(api, "nowhere", "a.csv", b"date\n2012-01-01\n", schema="day").status_code == 404
+    out = upload(api, "w", "a.csv", b"date\n2012-01-01\n")
+    assert out.status_code == 422 and "name the schema" in out.json()["detail"]
+    out = upload(api, "w", "a.csv", b"date\n2012-01-01\n", schema="day", date_order="sideways")
+    assert out.status_code == 422
+    out = upload(api, "w", "a.json", b"[1, 2]", schema="day")
+    assert out.status_code == 422 and "expected an object" in out.json()["detail"]
+    out = upload(api, "w", "day.csv", b"date\n2012-01-01\n", schema="day", create_schema="true")
+    assert out.status_code == 409
+    no_file = api.post("/collections/w/import", files={"schema": (None, "day")})  # multipart without the file
+    assert no_file.status_code == 422 and "file" in no_file.text
+
+
+def test_the_generated_command_runs_the_same_import(tmp_project: Any) -> None:
+    import json
+
+    from tests.import_helpers import cli
+
+    out = cli(tmp_project, "imports", "run", "weather", "--file", str(DATA / "weather_2012_01.xlsx"),
+              "--create-schema", "--schema", "day")
+    assert out.exit_code == 0, out.output
+    body = json.loads(out.stdout)
+    assert body["created"] == 31 and body["schema"] == "day"
+    fields = {f["name"]: f["type"] for f in body["inferred_fields"]}
+    assert fields["date"] == "date" and fields["observed_at"] == "datetime" and fields["serial_day"] == "integer"
