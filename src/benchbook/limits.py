@@ -13,6 +13,7 @@ memory, time or disk. Each can be changed per project::
     header_bytes = 32768         # all request headers together
     value_length = 100000        # characters of one record string value (or list item)
     list_items = 1000            # items of one record list value (tags, file_list, reference_list)
+    record_length = 1000000      # characters of one record's stored values (JSON text)
     text_length = 1000000        # characters of any other string in a JSON body
     json_depth = 100             # nesting of arrays and objects in a JSON body or filter
     filter_leaves = 100          # leaves of one filter tree
@@ -50,6 +51,7 @@ class Limits:
     header_bytes: int = 32 * 1024
     value_length: int = 100_000
     list_items: int = 1000
+    record_length: int = 1_000_000
     text_length: int = 1_000_000
     json_depth: int = 100
     filter_leaves: int = 100
@@ -158,10 +160,28 @@ def _string_problems(text: str, where: tuple[Any, ...], limits: Limits,
 OPEN_PAGE_PARAMETERS = ("RecordLimit", "SearchLimit", "AuditLimit")
 
 
+#: Refusals any operation may answer (``components/responses`` names): a request target or
+#: headers past their limits; and a body past its limit, where the operation takes one.
+EVERY_OPERATION = {"414": "URITooLong", "431": "HeadersTooLarge"}
+WITH_BODY = {"413": "PayloadTooLarge"}
+
+
 def apply_to_document(document: dict[str, Any], limits: Limits) -> None:
-    """Write the configured ``page_size`` into the OpenAPI ``document`` (in place) as the
-    ``maximum`` of every list ``limit`` the spec leaves open, so that Connexion's validation
-    refuses a larger one with 422 and the served document says what this server accepts."""
+    """Write the configured limits into the OpenAPI ``document`` (in place), so that Connexion's
+    validation applies them and the served document says what this server accepts: ``page_size``
+    as the ``maximum`` of every list ``limit`` the spec leaves open, and the refusals of
+    :data:`EVERY_OPERATION` (and :data:`WITH_BODY`) among each operation's responses, where the
+    document defines them in ``components/responses``."""
+    defined = document.get("components", {}).get("responses", {})
+    for item in document.get("paths", {}).values():
+        for method, operation in item.items():
+            if method not in ("get", "put", "post", "patch", "delete") or not isinstance(operation, dict):
+                continue
+            refusals = {**EVERY_OPERATION, **(WITH_BODY if "requestBody" in operation else {})}
+            responses = operation.setdefault("responses", {})
+            for status, name in refusals.items():
+                if name in defined:
+                    responses.setdefault(status, {"$ref": f"#/components/responses/{name}"})
     params = document.get("components", {}).get("parameters", {})
     targets = [params[name] for name in OPEN_PAGE_PARAMETERS if name in params]
     events = document.get("paths", {}).get("/audit/events", {}).get("get", {})

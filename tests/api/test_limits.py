@@ -141,6 +141,33 @@ def test_record_values_are_bounded(small):
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "data", "title"]
 
 
+def test_a_record_is_bounded_as_a_whole(tmp_project):
+    for api in _app(tmp_project, {"record_length": 400, "value_length": 300}):
+        make_schema(api, "w", [{"name": f"t{i}", "type": "string"} for i in range(3)])
+        make_collection(api, "c", ["w"])
+        r = api.post("/collections/c/records", json={"schema_name": "w", "data": {"t0": "a" * 300, "t1": "b" * 300}})
+        assert r.status_code == 422 and "record_length" in r.json()["errors"][0]["msg"], r.text
+        assert r.json()["errors"][0]["loc"] == ["body", "data"]
+        rec = make_record(api, "c", "w", {"t0": "a" * 300})
+        r = api.patch(f"/records/{rec['id']}", json={"data": {"t1": "b" * 300}})
+        assert r.status_code == 422
+
+
+def test_records_stored_past_the_limit_match_no_filter(tmp_project):
+    """A value stored before the limits existed would cost its size once per leaf on SQLite."""
+    for api in _app(tmp_project, {}):
+        _setup(api)
+        big = make_record(api, "c", "s", {"title": "x" * 5000, "n": 1})
+        small_one = make_record(api, "c", "s", {"title": "x", "n": 1})
+    for api in _app(tmp_project, {"record_length": 1000}):
+        assert api.ok("GET", "/collections/c/records")["total"] == 2  # still listed and readable
+        assert api.ok("GET", f"/records/{big['id']}")["data"]["n"] == 1
+        tree = json.dumps({"or": [{"field": "title", "op": "contains", "value": "x"}] * 50})
+        found = api.ok("GET", "/collections/c/records", params={"filter": tree})
+        if api.app.services.db.engine.dialect.name == "sqlite":
+            assert [r["id"] for r in found["items"]] == [small_one["id"]]
+
+
 def test_the_default_value_limit_refuses_a_huge_string(api):
     _setup(api)
     r = api.post("/collections/c/records", json={"schema_name": "s", "data": {"title": "t" * 100_001}})
@@ -200,6 +227,11 @@ def test_default_document_states_the_limits(api):
     assert "docs/limits.md" in doc["info"]["description"]
     upload = doc["paths"]["/files"]["post"]["responses"]
     assert "413" in upload
+    for item in doc["paths"].values():  # any operation may meet the URL and header limits
+        for method, operation in item.items():
+            if method in ("get", "put", "post", "patch", "delete"):
+                assert {"414", "431"} <= set(operation["responses"]), operation["operationId"]
+                assert ("413" in operation["responses"]) == ("requestBody" in operation), operation["operationId"]
 
 
 # ---------------------------------------------------------------------------- a live server

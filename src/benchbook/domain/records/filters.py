@@ -30,6 +30,7 @@ from sqlalchemy import ColumnElement, and_, exists, false, func, not_, or_, sele
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session, aliased
 
+from benchbook import limits
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema
 from benchbook.domain.errors import Invalid, NotFound, error_entry
@@ -341,6 +342,11 @@ def compile_filter(session: Session, collection: Collection, base_schema: Schema
     match that leaf); ``tz`` is the collection's timezone, in which datetime values without an
     offset are read (a datetime field's own ``timezone`` restriction comes first).
 
+    On SQLite a record whose stored values are longer than the ``record_length`` limit (stored
+    before the limit existed; ``docs/limits.md``) matches no filter: SQLite would hold a copy of
+    the value per leaf while deciding the row, so the memory of a query is bounded whatever the
+    stored data.
+
     Raises ``Invalid`` (422) for text that is not JSON, a malformed tree (not an object, an
     empty or many-keyed group, unknown leaf keys), a tree past the limits (``filter_depth``,
     ``filter_leaves``, ``filter_values``: :func:`benchbook.domain.history.filters.check_bounds`), an unknown
@@ -357,4 +363,10 @@ def compile_filter(session: Session, collection: Collection, base_schema: Schema
         entry = error_entry(["query", "filter"], msg, "json_invalid", tree_json[:200])
         raise Invalid(f"filter: {msg}", [entry]) from None
     check_bounds(tree, ["query", "filter"])
-    return _Compiler(session, collection, base_schema, tz).node(tree, ["query", "filter"])
+    compiler = _Compiler(session, collection, base_schema, tz)
+    condition = compiler.node(tree, ["query", "filter"])
+    if compiler.dialect != "sqlite":
+        return condition
+    # SQLite holds each leaf's copy of a value until the row is decided: a record past the write
+    # limit (stored before it existed) would cost its size per leaf, so it is skipped up front
+    return and_(func.length(Record.data) <= limits.current().record_length, condition)

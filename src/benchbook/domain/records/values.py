@@ -3,9 +3,11 @@ with every problem reported at once (spec *Errors* 2: one entry per invalid fiel
 
 Whatever the field's restrictions, a value is refused (422) when it cannot be stored or passes
 the input limits (``docs/limits.md``): text holding a NUL character or a lone UTF-16 surrogate,
-a string longer than ``value_length`` characters, a list of more than ``list_items`` items. This
-holds for every way values arrive (API, CSV import, plugins), so filters never meet such values
-and no stored value is large enough for a filter to multiply (one copy per filter leaf per row).
+a string longer than ``value_length`` characters, a list of more than ``list_items`` items, a
+record whose stored values come to more than ``record_length`` characters of JSON. This holds for
+every way values arrive (API, CSV import, plugins), so filters never meet such values and no
+stored value is large enough for a filter to multiply (SQLite holds one copy per filter leaf per
+row; ``filters.compile_filter`` skips rows past ``record_length``).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from benchbook import limits
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import SchemaMeta
 from benchbook.domain.errors import Invalid, error_entry
+from benchbook.persistence.db import json_dumps
 from benchbook.persistence.tables import Collection, Field, Record, Schema, StoredFile
 
 REFERENCE_TYPES = ("reference", "reference_list")
@@ -97,7 +100,26 @@ def merge_values(meta: SchemaMeta, collection: Collection, incoming: dict[str, A
     for field in meta.fields:
         if field.required and blank(out.get(field.id)):
             errors.append(error_entry([*loc, field.name], f"{field.name}: a value is required", "missing", None))
+    size = stored_length(out, bound.record_length)
+    if size is not None:
+        errors.append(error_entry(list(loc), f"the record's values come to {size} characters; a record holds at "
+                                             f"most {bound.record_length} ([limits] record_length)", "too_long", None))
     return out, errors
+
+
+def stored_length(data: dict[str, Any], limit: int) -> int | None:
+    """The length in characters of ``data``'s stored JSON text when it is over ``limit``, else
+    None. A rough count of its text first (escapes at most sextuple a character), so the JSON
+    text is only made for records that may be near the limit."""
+    rough = 0
+    for key, value in data.items():
+        rough += len(key) + 4
+        for item in value if isinstance(value, list) else [value]:
+            rough += len(item) + 3 if isinstance(item, str) else 32
+    if rough * 6 <= limit:
+        return None
+    size = len(json_dumps(data))
+    return size if size > limit else None
 
 
 def limit_problem(value: Any, bound: limits.Limits) -> tuple[str, str] | None:
