@@ -48,6 +48,7 @@ from benchbook.domain.imports.parents import AUTO, ParentIndex, ParentKey
 from benchbook.domain.imports.problems import ProblemLog, Summary
 from benchbook.domain.imports.readers import Table
 from benchbook.domain.records.bulk import RowProblems, bulk_create_records
+from benchbook.domain.records.rows import light_meta
 from benchbook.domain.records.values import merge_values
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.tables import Collection, Field, StoredFile
@@ -176,6 +177,11 @@ class _Import:
         self.rules: dict[str, DateRules] = {}
         self.new_ids: dict[str, str] = {}
 
+    def meta(self, schema_id: str) -> SchemaMeta:
+        """The schema's meta as plain objects (``rows.light_meta``): the per-row checks read field
+        attributes hundreds of thousands of times, several times faster than on ORM rows."""
+        return light_meta(self.cache.meta(schema_id))
+
     def values(self, column: str) -> list[Any]:
         i = self.index[column]
         return [cells[i] for _, cells in self.table.rows if not blank(cells[i])]
@@ -218,7 +224,7 @@ class _Import:
             collection_rules.update_collection(ctx, collection.id,
                                                {"schemas": [*schema_names(self.s, collection.id), name]})
         self.result.schema, self.result.inferred = name, inferred
-        meta = self.cache.meta(schema.id)
+        meta = self.meta(schema.id)
         return collection, meta, {f.column: meta.by_name[f.name] for f in inferred}
 
     def plans(self, found: Collection | None) -> tuple[Collection, _Plan | None, dict[str, _Plan]]:
@@ -236,7 +242,7 @@ class _Import:
             schema = _schema(self.s, opts.schema)
             if schema.name not in schema_names(self.s, collection.id):
                 raise Invalid(f"collection {collection.name!r} is not for schema {schema.name!r}")
-            meta = self.cache.meta(schema.id)
+            meta = self.meta(schema.id)
             fixed = _Plan(meta, match_columns(self.table.columns, meta.fields, self.skip))
         elif "schema_name" not in self.index:
             raise Invalid("name the schema of the records, or give the file a schema_name column")
@@ -245,7 +251,7 @@ class _Import:
         plans: dict[str, _Plan] = {}
         if fixed is None:
             for name in schema_names(self.s, collection.id):
-                meta = self.cache.meta(_schema(self.s, name).id)
+                meta = self.meta(_schema(self.s, name).id)
                 plans[name] = _Plan(meta, match_columns(self.table.columns, meta.fields, self.skip))
         for plan in ([fixed] if fixed else list(plans.values())):
             if opts.key:
@@ -255,7 +261,7 @@ class _Import:
                 if wanted and fixed and wanted != plan.meta.parent.name:
                     raise Invalid(f"parent key: the parent of {plan.meta.schema.name!r} records is a "
                                   f"{plan.meta.parent.name!r} record, not a {wanted!r} one")
-                plan.parents = ParentIndex(self.s, collection, self.cache.meta(plan.meta.parent.id),
+                plan.parents = ParentIndex(self.s, collection, self.meta(plan.meta.parent.id),
                                            self.parent_key.field, opts.dates)
         self.note_columns(fixed, plans)
         return collection, fixed, plans
