@@ -105,6 +105,8 @@ def text_problem(text: str) -> str | None:
     in text, and filters refuse it) or a lone UTF-16 surrogate (not encodable as UTF-8)."""
     if "\x00" in text:
         return "contains a NUL character (\\u0000), which cannot be stored"
+    if text.isascii():  # no surrogates: skip the encoding copy
+        return None
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:

@@ -111,6 +111,12 @@ def test_deeply_nested_restore_all_filter_is_422(api, depth):
     assert r.status_code == 422, r.text[:300]
 
 
+def test_a_deeply_nested_workflow_is_422(api):
+    for content in ("[" * 3000 + "]" * 3000, "a: " + "{x: " * 3000 + "1" + "}" * 3000):
+        r = api.put("/workflows/deep", json={"content": content})
+        assert r.status_code == 422 and "nested too deep" in r.text, r.text[:300]
+
+
 def test_a_filter_nested_past_its_depth_in_the_body_names_the_body(api):
     tree = {"field": "action", "op": "eq", "value": "delete"}
     for _ in range(40):

@@ -291,3 +291,14 @@ def test_a_live_server_answers_long_targets_and_repeated_origins_in_the_envelope
             proc.kill()
             proc.wait()
         log.close()
+
+
+def test_serve_names_a_bad_limits_key_instead_of_a_traceback(tmp_path):
+    from click.testing import CliRunner
+
+    from benchbook.cli.main import build_cli
+
+    Project.init(tmp_path)
+    (tmp_path / "benchbook.toml").write_text("[limits]\nbody_bytes = 0\n")
+    result = CliRunner().invoke(build_cli(), ["serve", "--project", str(tmp_path)])
+    assert result.exit_code == 1 and "[limits] body_bytes" in result.output and "Traceback" not in result.output

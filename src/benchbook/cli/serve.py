@@ -110,6 +110,10 @@ def serve(ctx: click.Context, open_browser: bool, port: int, sync_only: bool, lo
     if project_dir is None:
         project_dir = getattr(ctx.find_object(Settings), "project", None)
     project = Project.locate(project_dir)
+    try:
+        http = http_options(project.limits)
+    except ValueError as exc:  # a bad [limits] table: say which key, not a traceback
+        raise click.ClickException(str(exc)) from None
     if allow_remote and not is_local_host(host):
         _warn_remote(host)
     if sync_only:
@@ -128,12 +132,12 @@ def serve(ctx: click.Context, open_browser: bool, port: int, sync_only: bool, lo
         os.environ["BENCHBOOK_SYNC_ONLY"] = "1" if sync_only else "0"
         uvicorn.run("benchbook.app:app_from_env", factory=True, reload=True,
                     reload_dirs=[str(Path(benchbook.__file__).parent)], host=host, port=port, log_level=level,
-                    **http_options(project.limits))
+                    **http)
         return
     from benchbook.app import create_app
 
     uvicorn.run(create_app(project, allow_remote=allow_remote, sync_only=sync_only, resume_history=True),
-                host=host, port=port, log_level=level, **http_options(project.limits))
+                host=host, port=port, log_level=level, **http)
 
 
 def http_options(limits: Limits) -> dict[str, Any]:

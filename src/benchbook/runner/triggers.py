@@ -77,7 +77,7 @@ def outlines(project_root: Path) -> dict[str, tuple[str, frozenset[str]]]:
         if known is None or known[:2] != (st.st_mtime_ns, st.st_size):
             try:
                 raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            except (OSError, UnicodeDecodeError, yaml.YAMLError, RecursionError):
                 continue
             if not isinstance(raw, dict):
                 continue

@@ -262,6 +262,8 @@ def parse(session: Session, name: str, content: str) -> Workflow:
         raw = yaml.safe_load(content)
     except yaml.YAMLError as exc:
         return Workflow(name=name, content=content, problems=[{"loc": [], "msg": f"not valid YAML: {exc}"}])
+    except RecursionError:  # PyYAML composes recursively: ~1,000 levels of nesting exhaust the stack
+        return Workflow(name=name, content=content, problems=[{"loc": [], "msg": "not valid YAML: nested too deep"}])
     wf = _Checker(session).check(raw, name)
     wf.content = content
     return wf
