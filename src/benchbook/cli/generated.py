@@ -1,6 +1,6 @@
 """The API commands, generated from ``openapi.yaml`` with no per-operation code.
 
-One click group per tag (``benchbook <tag> …``, help = the tag's description) and one
+One click group per tag (``benchbook <tag> …``, ``_`` as ``-``; help = the tag's description) and one
 command per operation (``benchbook <tag> <command>``):
 
 - the command name is the function part of the ``operationId`` with ``_`` → ``-``, after
@@ -362,7 +362,7 @@ def build_groups(doc: dict[str, Any] | None = None) -> list[LazyGroup]:
         if not ops:
             continue
         names = command_names([str(op["operationId"]) for _, _, op in ops], tag)
-        group = LazyGroup(tag, help=descriptions.get(tag) or None)
+        group = LazyGroup(tag.replace("_", "-"), help=descriptions.get(tag) or None)  # file_access -> file-access
         for path, method, op in ops:
             name = names[str(op["operationId"])]
             summary = str(op.get("summary") or "").strip().rstrip(".")

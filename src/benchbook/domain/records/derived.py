@@ -29,12 +29,16 @@ def _ancestor_metas(cache: SchemaCache, meta: SchemaMeta) -> list[SchemaMeta]:
     return out
 
 
-def check_columns(cache: SchemaCache, metas: list[SchemaMeta], columns: list[str]) -> None:
-    """Raise ``Invalid`` for a column no listed schema can answer."""
+def check_columns(cache: SchemaCache, metas: list[SchemaMeta], columns: list[str], *,
+                  loc: list[Any] | None = None, positions: list[int] | None = None) -> None:
+    """Raise ``Invalid`` for a column no listed schema can answer; each error is at ``loc``
+    (default ``["query", "columns"]``) plus the column's position (``positions``, default its
+    index in ``columns``)."""
     errors = []
     for i, column in enumerate(columns):
         if not any(_resolvable(cache, m, column) for m in metas):
-            errors.append(error_entry(["query", "columns", i], f"unknown column {column!r}", "unknown_column", column))
+            at = [*(loc or ["query", "columns"]), positions[i] if positions else i]
+            errors.append(error_entry(at, f"unknown column {column!r}", "unknown_column", column))
     if errors:
         raise Invalid("; ".join(e["msg"] for e in errors), errors)
 

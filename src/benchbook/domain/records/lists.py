@@ -5,8 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import tempfile
+import zipfile
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path, PurePosixPath
+from typing import IO, Any
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.exc import OperationalError
@@ -15,6 +18,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.catalog.lookup import SchemaCache, find_collection, find_schema, schema_names
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.files import find_file
 from benchbook.domain.records.derived import check_columns
 from benchbook.domain.records.queries import RecordQuery, typed_value
 from benchbook.domain.records.rows import record_rows
@@ -203,3 +207,87 @@ def _cell(value: Any) -> str:
         return ", ".join(str(v) for v in value)
     return str(value)
 
+
+
+ZIP_CSV = "records.csv"
+ZIP_MISSING = "missing-files.txt"
+FILE_TYPES = ("file", "file_list")
+
+
+def export_zip(session: Session, files_dir: Path, collection_name: str, query: RecordQuery, *,
+               columns: list[str] | None = None, files: bool = True) -> IO[bytes]:
+    """``POST /file-access/zip``: a temporary file (at position 0; the caller closes it, which
+    removes it) holding a zip of ``records.csv`` and the records' files.
+
+    The CSV has ``columns`` in order (default: :func:`export_rows`' columns): the base columns
+    (:data:`EXPORT_BASE`), fields of the listed schemas, and derived columns (inherited fields,
+    ``ref_field.target_field``; :mod:`benchbook.domain.records.derived`). With ``files`` each
+    file a ``file``/``file_list`` column names is stored once as ``files/<sha256>/<file name>``;
+    one the store no longer holds is listed in ``missing-files.txt``. Raises ``NotFound`` for an
+    unknown collection and ``Invalid`` (loc ``body.columns.i``) for an unknown column, before
+    anything is written."""
+    collection = find_collection(session, collection_name)
+    cache = SchemaCache(session)
+    metas = [cache.meta(find_schema(session, n).id) for n in
+             ([query.schema] if query.schema else schema_names(session, collection.id))]
+    own = list(dict.fromkeys(f.name for m in metas for f in m.fields))
+    chosen = list(dict.fromkeys(columns)) if columns else EXPORT_BASE + own
+    # a column some listed schema lacks as its own field is asked for as derived too: an
+    # inherited value for those records (own values are read from data either way)
+    derived = [c for c in chosen if c not in EXPORT_BASE and not all(c in m.by_name for m in metas)]
+    if derived:
+        check_columns(cache, metas, derived, loc=["body", "columns"], positions=[chosen.index(c) for c in derived])
+    file_columns = {f.name for m in metas for f in m.fields if f.type in FILE_TYPES and f.name in chosen}
+    statement = query.select(session, collection).execution_options(yield_per=500)
+    shaper = RecordShaper(session, cache)
+    out = tempfile.TemporaryFile()  # noqa: SIM115 (returned open: the caller streams and closes it)
+    shas: list[str] = []
+    try:
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            with archive.open(ZIP_CSV, "w") as raw, io.TextIOWrapper(raw, encoding="utf-8", newline="") as text:
+                writer = csv.writer(text)
+                writer.writerow(chosen)
+                batch: list[Record] = []
+                for rec in session.scalars(statement):
+                    batch.append(rec)
+                    if len(batch) >= 500:
+                        _zip_rows(writer, shaper, batch, chosen, derived, file_columns, shas)
+                _zip_rows(writer, shaper, batch, chosen, derived, file_columns, shas)
+            if files:
+                _zip_files(session, files_dir, archive, shas)
+        out.seek(0)
+        return out
+    except BaseException:
+        out.close()
+        raise
+
+
+def _zip_rows(writer: Any, shaper: RecordShaper, batch: list[Record], chosen: list[str], derived: list[str],
+              file_columns: set[str], shas: list[str]) -> None:
+    """Write ``batch`` as CSV rows of ``chosen``; note the sha256s its file columns name."""
+    for item in shaper.shape(batch, columns=derived or None):
+        data, extra = item["data"], item.get("derived") or {}
+        base = {"id": item["id"], "schema_name": item["schema_name"],
+                "parent_record_id": item["parent_record_id"], "natural_name": item["natural_name"]}
+        row = []
+        for column in chosen:
+            value = base[column] if column in base else data[column] if column in data else extra.get(column)
+            if column in file_columns and value:
+                shas.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str))
+            row.append(_cell(value))
+        writer.writerow(row)
+    batch.clear()
+
+
+def _zip_files(session: Session, files_dir: Path, archive: zipfile.ZipFile, shas: list[str]) -> None:
+    missing = []
+    for sha in dict.fromkeys(shas):
+        try:
+            stored, path = find_file(session, files_dir, sha)
+        except NotFound:
+            missing.append(sha)
+            continue
+        name = PurePosixPath(str(stored.filename or "").replace("\\", "/")).name or "file"
+        archive.write(path, f"files/{sha}/{name}")
+    if missing:
+        archive.writestr(ZIP_MISSING, "".join(f"{sha}\n" for sha in missing))
