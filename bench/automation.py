@@ -18,6 +18,8 @@ integer) and a one-step workflow, ``count-words`` (the built-in ``benchbook.text
   the unit of work and the engine take it, then commit; no trigger check), timed the same way.
   The per-run overhead is (drain time - baseline time) / records: what a run costs beyond the
   record update its save makes (no target).
+- **statements**: SQL statements sent per run and per bare update (counted on the engine): a
+  figure the other work on the machine does not move, unlike the times.
 
 Everything is timed in process (the domain and the worker called from this script on a SQLite
 file; no HTTP): wall clock, CPU time in brackets. Each line ends with its target and the
@@ -36,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
@@ -122,6 +124,20 @@ def timed(step: Any) -> tuple[Any, float, float]:
     return result, time.perf_counter() - wall, time.process_time() - cpu
 
 
+class Statements:
+    """Counts the SQL statements ``db`` sends (``before_cursor_execute``)."""
+
+    def __init__(self, db: Database) -> None:
+        self.count = 0
+        event.listen(db.engine, "before_cursor_execute", self._seen)
+
+    def _seen(self, *_: Any) -> None:
+        self.count += 1
+
+    def since(self, start: int) -> int:
+        return self.count - start
+
+
 def bare_updates(project: Project, db: Database, ids: list[str]) -> None:
     """One ``update_record`` of ``words`` per record, one transaction each."""
     for i, record_id in enumerate(ids):
@@ -161,11 +177,16 @@ def main() -> None:
         set_up(project, db)
         say(f"creating {n:,} records with their runs queued …")
         ids = queue_runs(project, db, n)
+        statements = Statements(db)
         say(f"draining {n:,} runs …")
+        start = statements.count
         tally, drain_wall, drain_cpu = timed(lambda: worker.for_database(db, project).drain(wait=True))
+        drain_sql = statements.since(start)
         check_drain(db, tally, ids)
         say(f"{n:,} bare updates …")
+        start = statements.count
         _, base_wall, base_cpu = timed(lambda: bare_updates(project, db, ids))
+        base_sql = statements.since(start)
 
     rate, rate_cpu = n / drain_wall, n / drain_cpu
     overhead = (drain_wall - base_wall) / n * 1e3
@@ -180,6 +201,7 @@ def main() -> None:
         ("per-run overhead (run - bare update)", f"{overhead:.3f} ms", f"[{overhead_cpu:.3f}]", "no target"),
         ("  ratio run / bare update", f"{drain_wall / base_wall:.1f}x", f"[{drain_cpu / base_cpu:.1f}x]",
          "no target"),
+        ("SQL statements per run / per bare update", f"{drain_sql / n:.1f} / {base_sql / n:.1f}", "", "no target"),
     ]
     print(f"bench/automation.py --records {n:,}: in process, SQLite; 1-step workflow (benchbook.text-stats, save "
           f"into an integer field) triggered by record_created; wall clock, CPU time in brackets "

@@ -31,13 +31,16 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from sqlalchemy import delete, exists, select, update
 from sqlalchemy.orm import Session
@@ -51,7 +54,6 @@ from benchbook.domain.errors import BenchbookError, NotFound
 from benchbook.domain.history import entries
 from benchbook.domain.records import writes
 from benchbook.domain.records.filters import compile_filter, resolve_field
-from benchbook.domain.records.rows import find_record
 from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Collection, Job, Record, Schema, utcnow
 from benchbook.plugin import values as sdk_values
@@ -118,37 +120,84 @@ def _jsonable(value: Any, what: str) -> Any:
     return value
 
 
+class Drain:
+    """What one drain of the run queue keeps from one run to the next, so that a run costs
+    little more than the record writes it makes (issue #11: ``bench/automation.py``,
+    ``docs/performance.md``): the workflows read and checked (:class:`~.workflows.Loaded`),
+    and for at most ``recheck`` seconds each the plugins as registered, schema names, where a
+    ``record.<field>`` input lives and collection time zones (a change to them reaches the drain
+    within that time), plus one scratch folder the in-process steps reuse (removed with the
+    drain). Use ``with Drain() as drain:``; not shared between threads."""
+
+    def __init__(self, recheck: float = workflows.RECHECK) -> None:
+        self.recheck = recheck
+        self.workflows = workflows.Loaded(recheck)
+        self._kept: dict[tuple[str, ...], tuple[float, Any]] = {}
+        self._scratch: Path | None = None
+
+    def kept(self, key: tuple[str, ...], compute: Callable[[], Any]) -> Any:
+        """``compute()``, or what it returned for ``key`` less than ``recheck`` seconds ago (an
+        exception it raises is not kept)."""
+        now = time.monotonic()
+        found = self._kept.get(key)
+        if found is not None and now - found[0] < self.recheck:
+            return found[1]
+        value = compute()
+        self._kept[key] = (now, value)
+        return value
+
+    @property
+    def scratch(self) -> Path:
+        """The drain's scratch folder (made on first use)."""
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="benchbook-drain-"))
+        return self._scratch
+
+    def close(self) -> None:
+        """Remove the scratch folder."""
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class _Run:
     """One run being executed (see the module docstring)."""
 
-    def __init__(self, db: Database, project: Project, job: Job, batch_id: str,
-                 should_stop: Callable[[], bool]) -> None:
-        self.db, self.project, self.should_stop = db, project, should_stop
-        self.job_id, self.workflow_name, self.record_id, self.depth = job.id, job.workflow_name, job.record_id, job.depth
-        self.batch_id = batch_id
+    def __init__(self, db: Database, project: Project, claimed: _Claimed, should_stop: Callable[[], bool],
+                 drain: Drain) -> None:
+        self.db, self.project, self.should_stop, self.drain = db, project, should_stop, drain
+        self.job_id, self.workflow_name, self.record_id, self.depth = (claimed.id, claimed.workflow_name,
+                                                                       claimed.record_id, claimed.depth)
+        self.batch_id = claimed.batch_id
         self.log = _RunLog()
         self.executions: list[dict[str, Any]] = []
         self.affected: dict[str, dict[str, Any]] = {}
         self.problems = 0
         self.deleted = False
+        self.batch_settled = False  # the empty-batch check ran in the final commit
+        self.held: Ctx | None = None  # the last step's writes, committed with the run's end
 
     # ------------------------------------------------------------------ bookkeeping
     def _ctx(self, s: Session) -> Ctx:
         return Ctx(session=s, actor=self.project.actor, files_dir=self.project.files_dir, batch_id=self.batch_id,
                    job_id=self.job_id, workflow=self.workflow_name, depth=self.depth)
 
-    def _commit(self, ctx: Ctx, **job_values: Any) -> None:
-        """Commit ``ctx``'s writes with the runs they trigger and the run's progress."""
+    def _commit(self, ctx: Ctx, *, final: bool = False, **job_values: Any) -> None:
+        """Commit ``ctx``'s writes with the runs they trigger and the run's progress; ``final``:
+        the run ends, and its history batch is removed in the same commit if it stayed empty."""
         s = ctx.session
         write_lock(s, RUN_WAIT)
-        names: dict[str, str | None] = {}
         for c in ctx.changes:
             if c.record_id not in self.affected:
-                if c.schema_id not in names:
-                    names[c.schema_id] = s.scalar(select(Schema.name).where(Schema.id == c.schema_id))
-                self.affected[c.record_id] = {"record_id": c.record_id, "schema_name": names[c.schema_id],
+                self.affected[c.record_id] = {"record_id": c.record_id, "schema_name": self._schema_name(s, c.schema_id),
                                               "action": c.action}
-        queued = triggers.on_changes(ctx, self.project.root)
+        queued = triggers.on_changes(ctx, self.project.root, self.drain.workflows)
         for note in queued.notes:
             self.log.add(note)
         for job in queued.jobs:
@@ -160,9 +209,24 @@ class _Run:
         if not self.deleted:
             done = s.execute(update(Job).where(Job.id == self.job_id).values(**values))
             self.deleted = not done.rowcount  # type: ignore[attr-defined]
+        if final and not self.affected:  # a record written leaves an entry in the batch
+            self._delete_empty_batch(s)
         s.commit()
+        self.batch_settled = final
 
-    def _check(self, s: Session) -> None:
+    def _schema_name(self, s: Session, schema_id: str) -> str | None:
+        name: str | None = self.drain.kept(("schema", schema_id), lambda: s.scalar(
+            select(Schema.name).where(Schema.id == schema_id)))
+        return name
+
+    def _check(self, s: Session, first: bool) -> None:
+        """Raise :class:`_Stop` when the run must end before its next step. Before the first
+        step only the worker is asked: the run was claimed a moment ago, so a cancel or delete
+        now finds it running, and its step in progress finishes first (spec *Run status*)."""
+        if first:
+            if self.should_stop():
+                raise _Stop("interrupted")
+            return
         row = s.execute(select(Job.cancel_requested).where(Job.id == self.job_id)).first()
         s.rollback()
         if row is None:
@@ -181,14 +245,16 @@ class _Run:
             except Exception as exc:
                 log.exception("run %s failed unexpectedly", self.job_id)
                 s.rollback()
+                self.held = None  # its writes were rolled back: nothing of them is committed
                 return self._finish(s, "failed", kind="internal", step=None,
                                     message=f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
             finally:
-                self._drop_empty_batch(s)
+                if not self.batch_settled:
+                    self._drop_empty_batch(s)
 
     def _steps(self, s: Session) -> str:
         try:
-            wf = workflows.find(s, self.project.root, self.workflow_name)
+            wf = self.drain.workflows.find(s, self.project.root, self.workflow_name)
         except NotFound as exc:
             return self._finish(s, "failed", kind="workflow_not_found", step=None, message=exc.detail)
         if wf.problems:
@@ -197,19 +263,22 @@ class _Run:
                 + "; ".join(p["msg"] for p in wf.problems[:3])))
         s.rollback()
         outputs: dict[str, dict[str, Any]] = {}
-        with StepRunner() as runner:
+        with StepRunner(scratch=self.drain.scratch) as runner:
             for index, step in enumerate(wf.steps):
                 try:
-                    self._check(s)
+                    self._check(s, index == 0)
                 except _Stop as stop:
                     return self._stopped(s, wf, index, stop.status)
-                failed = self._step(s, runner, wf, step, outputs)
+                failed = self._step(s, runner, wf, step, outputs, last=index == len(wf.steps) - 1)
                 if failed is not None:
                     return self._finish(s, "failed", kind=failed.kind, step=step.id, message=failed.message)
-        return self._finish(s, "completed")
+            # the last step's writes and the run's end: one commit, before the plugins are closed
+            return self._finish(s, "completed")
 
     def _step(self, s: Session, runner: StepRunner, wf: Workflow, step: Step,
-              outputs: dict[str, dict[str, Any]]) -> StepFailed | None:
+              outputs: dict[str, dict[str, Any]], *, last: bool = False) -> StepFailed | None:
+        """Run ``step``; its writes are committed with the run's progress, or, for the ``last``
+        step, left in :attr:`held` for :meth:`_finish` to commit with the run's end."""
         started, clock = utcnow(), time.monotonic()
         execution: dict[str, Any] = {"step_id": step.id, "plugin": step.plugin, "status": "running",
                                      "started_at": started.isoformat(), "finished_at": None, "duration_ms": None,
@@ -226,7 +295,7 @@ class _Run:
                 s.rollback()
                 self.log.add(f"[{step.id}] skipped: the record does not match the step's if")
                 ended("skipped")
-                self._commit(ctx)
+                self._step_done(ctx, last)
                 return None
             plugin = self._plugin(s, step.plugin)
             inputs = self._inputs(s, rec, wf, step, plugin, outputs)
@@ -248,8 +317,14 @@ class _Run:
             ended("failed", f"{exc.kind}: {exc.message}")
             return exc
         ended("completed")
-        self._commit(ctx)
+        self._step_done(ctx, last)
         return None
+
+    def _step_done(self, ctx: Ctx, last: bool) -> None:
+        if last:
+            self.held = ctx
+        else:
+            self._commit(ctx)
 
     # ------------------------------------------------------------------ pieces of a step
     def _host(self, ctx: Ctx, scratch: Path) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -269,14 +344,15 @@ class _Run:
         return answer
 
     def _record(self, s: Session) -> Record:
-        try:
-            return find_record(s, self.record_id)
-        except NotFound:
-            raise StepFailed("record_not_found", f"record {self.record_id} does not exist or was deleted") from None
+        rec = s.get(Record, self.record_id)  # a run's record_id is a whole id: no prefix to resolve
+        if rec is None or rec.deleted_at is not None:
+            raise StepFailed("record_not_found", f"record {self.record_id} does not exist or was deleted")
+        return rec
 
     def _plugin(self, s: Session, plugin_id: str) -> dict[str, Any]:
         try:
-            return registry.runnable(s, plugin_id)
+            found: dict[str, Any] = self.drain.kept(("plugin", plugin_id), lambda: registry.runnable(s, plugin_id))
+            return found
         except NotFound as exc:
             raise StepFailed("plugin_unavailable", exc.detail) from None
 
@@ -293,18 +369,26 @@ class _Run:
     def _field(self, s: Session, rec: Record, name: str) -> Any:
         if name == "id":
             return rec.id
-        cache = SchemaCache(s)
-        found = resolve_field(cache, cache.meta(rec.schema_id), name)
-        if found is None:
+
+        def where() -> tuple[int, str, str, dict[str, Any]] | None:
+            cache = SchemaCache(s)
+            found = resolve_field(cache, cache.meta(rec.schema_id), name)
+            return None if found is None else (found[0], found[2].id, found[2].type, dict(found[2].restrictions or {}))
+
+        def timezone(dataset_id: str) -> str | None:
+            collection = s.get(Collection, dataset_id)
+            return collection.timezone if collection else None
+        lives: tuple[int, str, str, dict[str, Any]] | None = self.drain.kept(("field", rec.schema_id, name), where)
+        if lives is None:
             return None
-        steps, _, f = found
+        steps, field_id, dtype, restrictions = lives
         holder: Record | None = rec
         for _ in range(steps):
             holder = s.get(Record, holder.parent_id) if holder is not None and holder.parent_id else None
-        if holder is None or f.id not in holder.data:
+        if holder is None or field_id not in holder.data:
             return None
-        collection = s.get(Collection, holder.dataset_id)
-        return display_value(f.type, f.restrictions or {}, holder.data[f.id], tz=collection.timezone if collection else None)
+        tz = self.drain.kept(("tz", holder.dataset_id), lambda: timezone(holder.dataset_id))
+        return display_value(dtype, restrictions, holder.data[field_id], tz=tz)
 
     def _inputs(self, s: Session, rec: Record, wf: Workflow, step: Step, plugin: dict[str, Any],
                 outputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -363,36 +447,77 @@ class _Run:
         if kind is not None:
             error = f"step {step!r} failed: {message}" if step else message
             details = {"kind": kind, "step": step, "message": message}
-        self._commit(self._ctx(s), status=status, finished_at=utcnow(), error=error, error_details=details)
+        ctx, self.held = self.held or self._ctx(s), None
+        self._commit(ctx, final=True, status=status, finished_at=utcnow(), error=error, error_details=details)
         return "deleted" if self.deleted else status
+
+    def _delete_empty_batch(self, s: Session) -> None:
+        s.execute(delete(AuditBatch).where(AuditBatch.id == self.batch_id, ~exists().where(
+            AuditEntry.batch_id == self.batch_id)))
 
     def _drop_empty_batch(self, s: Session) -> None:
         try:
             write_lock(s, RUN_WAIT)
-            s.execute(delete(AuditBatch).where(AuditBatch.id == self.batch_id, ~exists().where(
-                AuditEntry.batch_id == self.batch_id)))
+            self._delete_empty_batch(s)
             s.commit()
         except Exception:
             s.rollback()
             log.exception("could not drop the empty batch of run %s", self.job_id)
 
 
+@dataclass(frozen=True)
+class _Claimed:
+    """A run just moved from ``pending`` to ``running``, with its history batch opened."""
+
+    id: str
+    workflow_name: str
+    record_id: str
+    depth: int
+    trigger: str
+    batch_id: str
+
+
+def _claim(db: Database, project: Project, job_id: str | None) -> _Claimed | None:
+    """Move run ``job_id`` (None: the oldest waiting run) from ``pending`` to ``running`` and
+    open its history batch, in one commit: one UPDATE … RETURNING, so taking the next run costs
+    no separate look at the queue. None when it (or any run) was not waiting."""
+    picked: Any = job_id if job_id is not None else (
+        select(Job.id).where(Job.status == "pending").order_by(Job.created_at, Job.id).limit(1).scalar_subquery())
+    with db.session() as s, s.begin():
+        write_lock(s, RUN_WAIT)
+        row = s.execute(update(Job).where(Job.id == picked, Job.status == "pending")
+                        .values(status="running", started_at=utcnow())
+                        .returning(Job.id, Job.workflow_name, Job.record_id, Job.depth, Job.trigger)
+                        .execution_options(synchronize_session=False)).first()
+        if row is None:
+            return None
+        ctx = Ctx(session=s, actor=project.actor, files_dir=project.files_dir)
+        batch = entries.open_batch(ctx, "workflow", row.workflow_name, row.id)
+    return _Claimed(row.id, row.workflow_name, row.record_id, row.depth, row.trigger, batch.id)
+
+
+def _run(db: Database, project: Project, claimed: _Claimed, worker: str, should_stop: Callable[[], bool],
+         drain: Drain | None) -> str:
+    with Drain() if drain is None else nullcontext(drain) as used:
+        run = _Run(db, project, claimed, should_stop, used)
+        run.log.add(f"started by worker {worker or '?'} (depth {claimed.depth}, trigger {claimed.trigger})")
+        return run.go()
+
+
 def execute(db: Database, project: Project, job_id: str, *, worker: str = "",
-            should_stop: Callable[[], bool] = lambda: False) -> str | None:
+            should_stop: Callable[[], bool] = lambda: False, drain: Drain | None = None) -> str | None:
     """Run the waiting run ``job_id`` to its end; returns its final status (``completed``,
     ``failed``, ``cancelled``, or ``deleted`` when it was deleted meanwhile), or None when it was
     no longer waiting (cancelled or taken meanwhile). ``worker`` (who runs it) opens the log;
-    ``should_stop()`` true before a step ends the run as interrupted (the server is stopping)."""
-    with db.session() as s, s.begin():
-        write_lock(s, RUN_WAIT)
-        claimed = s.execute(update(Job).where(Job.id == job_id, Job.status == "pending")
-                            .values(status="running", started_at=utcnow()))
-        if not claimed.rowcount:  # type: ignore[attr-defined]
-            return None
-        job = s.get(Job, job_id)
-        assert job is not None
-        ctx = Ctx(session=s, actor=project.actor, files_dir=project.files_dir)
-        batch = entries.open_batch(ctx, "workflow", job.workflow_name, job.id)
-    run = _Run(db, project, job, batch.id, should_stop)
-    run.log.add(f"started by worker {worker or '?'} (depth {job.depth}, trigger {job.trigger})")
-    return run.go()
+    ``should_stop()`` true before a step ends the run as interrupted (the server is stopping);
+    ``drain``: what the drain this run is part of keeps (default: nothing kept)."""
+    claimed = _claim(db, project, job_id)
+    return None if claimed is None else _run(db, project, claimed, worker, should_stop, drain)
+
+
+def execute_next(db: Database, project: Project, *, worker: str = "", should_stop: Callable[[], bool] = lambda: False,
+                 drain: Drain | None = None) -> tuple[str, str] | None:
+    """Take the oldest waiting run (``created_at``, then id) and run it as :func:`execute`
+    does; returns ``(its id, its final status)``, or None when no run was waiting."""
+    claimed = _claim(db, project, None)
+    return None if claimed is None else (claimed.id, _run(db, project, claimed, worker, should_stop, drain))

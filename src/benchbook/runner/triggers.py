@@ -31,7 +31,7 @@ import yaml
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from benchbook.config import read_paused
+from benchbook.config import CONFIG_NAME, read_paused
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx, RecordChange
 from benchbook.domain.errors import Conflict, Invalid, NotFound
@@ -90,6 +90,30 @@ def outlines(project_root: Path) -> dict[str, tuple[str, frozenset[str]]]:
     return out
 
 
+_PAUSED: dict[Path, tuple[tuple[int, int, int, int], bool]] = {}
+
+
+def paused(project_root: Path) -> bool:
+    """:func:`benchbook.config.read_paused`, read again only when ``benchbook.toml`` changed (its
+    inode, size, modification or change time: :func:`~benchbook.config.write_paused` replaces
+    the file, so a new inode): the worker asks before every run, and parsing the TOML each time
+    cost about 0.5 ms a run."""
+    path = project_root / CONFIG_NAME
+    try:
+        st = path.stat()
+    except OSError:
+        return read_paused(project_root)
+    key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    with _OUTLINES_LOCK:
+        known = _PAUSED.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    value = read_paused(project_root)
+    with _OUTLINES_LOCK:
+        _PAUSED[path] = (key, value)
+    return value
+
+
 def short(value: Any) -> Any:
     """``value`` cut to about :data:`SHORT` characters (long text, long lists or objects as text)."""
     if isinstance(value, str):
@@ -125,16 +149,17 @@ def _field_changes(cache: SchemaCache, change: RecordChange, watched: set[str]) 
     return out
 
 
-def on_changes(ctx: Ctx, project_root: Path) -> Queued:
+def on_changes(ctx: Ctx, project_root: Path, loaded: workflows.Loaded | None = None) -> Queued:
     """Queue the runs ``ctx.changes`` trigger (see the module docstring), in ``ctx.session``'s
-    transaction, and empty ``ctx.changes``."""
+    transaction, and empty ``ctx.changes``. ``loaded``: workflows kept for a drain (a run's
+    saves), else each candidate workflow is read and checked afresh."""
     changes, done = ctx.changes[:], Queued()
     ctx.changes.clear()
     found = outlines(project_root) if changes else {}
     wanted = {"record_created", "record_updated"}
     if not any(triggers & wanted for _, triggers in found.values()):
         return done
-    if read_paused(project_root):
+    if paused(project_root):
         if ctx.job_id:
             done.notes.append("automation is paused: the changes of this run start no workflow")
         return done
@@ -146,7 +171,8 @@ def on_changes(ctx: Ctx, project_root: Path) -> Queued:
         if schema_name not in names.values() or not triggers & wanted:
             continue
         try:
-            wf = workflows.find(s, project_root, name)  # checked in full: only valid ones fire
+            # checked in full: only valid ones fire
+            wf = (loaded.find if loaded is not None else workflows.find)(s, project_root, name)
         except NotFound:
             continue
         if not wf.problems:

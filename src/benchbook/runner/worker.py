@@ -38,7 +38,7 @@ from benchbook.config import Project, read_paused
 from benchbook.domain import plugins as registry
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Job
-from benchbook.runner import engine, queue
+from benchbook.runner import engine, queue, triggers
 
 log = logging.getLogger("benchbook.runs")
 
@@ -237,14 +237,16 @@ class Worker:
 
     def _run_all(self, tally: Tally) -> None:
         try:
-            with _Heartbeat(self):
-                while not self._stopping.is_set() and not read_paused(self.project.root):
-                    with self.db.session() as s:
-                        job_id = queue.next_pending(s)
-                    if job_id is None:
-                        return
-                    tally.add(job_id, engine.execute(self.db, self.project, job_id, worker=self.holder,
-                                                     should_stop=self._stopping.is_set))
+            with _Heartbeat(self), engine.Drain() as kept:  # what the runs of this drain share
+                while not self._stopping.is_set() and not triggers.paused(self.project.root):
+                    ran = engine.execute_next(self.db, self.project, worker=self.holder,
+                                              should_stop=self._stopping.is_set, drain=kept)
+                    if ran is not None:
+                        tally.add(*ran)
+                        continue
+                    with self.db.session() as s:  # taken or cancelled meanwhile (PostgreSQL), or none left
+                        if queue.next_pending(s) is None:
+                            return
         finally:
             if not self.serving:
                 queue.release(self.db.engine, self.holder)

@@ -25,6 +25,9 @@ controllable, not history entities). A file ``workflows/<name>.yaml``::
 from __future__ import annotations
 
 import re
+import stat
+import threading
+import time
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +51,9 @@ STEP_KEYS = ("id", "plugin", "config", "inputs", "timeout", "if")
 MAX_FILE_BYTES = 256 * 1024
 """Largest workflow file read or accepted (256 KiB)."""
 _REF = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\.([A-Za-z_][A-Za-z0-9_]*)$")
+RECHECK = 1.0
+"""Seconds a :class:`Loaded` keeps a workflow's check (schema, fields, plugins) before checking
+it again: a schema or plugin change reaches a drain in progress within this time."""
 
 
 @dataclass
@@ -296,6 +302,59 @@ def find(session: Session, project_root: Path, name: str) -> Workflow:
     raise NotFound(f"workflow {name!r} not found")
 
 
+_generation = 0
+"""Bumped by :func:`put` and :func:`delete`: every :class:`Loaded` forgets what it kept."""
+_generation_lock = threading.Lock()
+
+
+def _changed() -> None:
+    global _generation
+    with _generation_lock:
+        _generation += 1
+
+
+class Loaded:
+    """Workflows found and checked once for a stretch of work (one drain of the run queue): what
+    :func:`find` returns, kept for as long as the file is the same (its inode, size and
+    modification time), no :func:`put` or :func:`delete` happened in this process and the check
+    is younger than ``recheck`` seconds (it reads the schema's fields and the plugin registry,
+    which may change meanwhile). Only valid workflows are kept: one with problems is checked
+    again on every call, so a fix (a schema or plugin added) is seen at once.
+
+    A drain of 10,000 runs otherwise parses and checks the YAML twice per run (the engine, then
+    the triggers of the run's save): about a third of a run's time (``docs/performance.md``).
+    Not shared between threads."""
+
+    def __init__(self, recheck: float = RECHECK) -> None:
+        self.recheck = recheck
+        self._kept: dict[str, tuple[tuple[Any, ...], float, Workflow]] = {}
+
+    def find(self, session: Session, project_root: Path, name: str) -> Workflow:
+        """:func:`find`, from what is kept when it is still current. Raises ``NotFound``."""
+        if not NAME.match(name):
+            raise NotFound(f"workflow {name!r} not found")
+        for path in (_path(project_root, name), folder(project_root) / f"{name}.yml"):
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            key = (str(path), st.st_ino, st.st_size, st.st_mtime_ns, _generation)
+            kept = self._kept.get(name)
+            now = time.monotonic()
+            if kept is not None and kept[0] == key and now - kept[1] < self.recheck:
+                return kept[2]
+            wf = _load(session, path)
+            if wf.problems:
+                self._kept.pop(name, None)
+            else:
+                self._kept[name] = (key, now, wf)
+            return wf
+        self._kept.pop(name, None)
+        raise NotFound(f"workflow {name!r} not found")
+
+
 def put(session: Session, project_root: Path, name: str, content: str) -> tuple[Workflow, bool]:
     """Write ``workflows/<name>.yaml`` from ``content`` when it has no problems; returns the
     workflow and whether it is new. Raises ``Invalid`` listing every problem (loc
@@ -314,6 +373,7 @@ def put(session: Session, project_root: Path, name: str, content: str) -> tuple[
     tmp = path.with_suffix(".yaml.tmp")
     tmp.write_text(content, encoding="utf-8")
     tmp.replace(path)
+    _changed()
     return wf, created
 
 
@@ -336,6 +396,7 @@ def delete(session: Session, project_root: Path, name: str, *, force: bool) -> N
             job.cancel_requested = True
     for p in paths:
         p.unlink()
+    _changed()
 
 
 def workflow_response(wf: Workflow) -> dict[str, Any]:
