@@ -2,6 +2,7 @@
 updated, unchanged and skipped, and the batch id."""
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -65,7 +66,7 @@ def test_a_big_file_gets_a_bar_and_the_last_line_names_the_batch(tmp_project: Pr
     last = out.stdout.splitlines()[-1]
     assert last.startswith(f"imported big.csv into w: created {PROGRESS_ROWS + 1:,}, updated 0, unchanged 0, "
                            "skipped 0 (batch ")
-    batch_id = last.rsplit("(batch ", 1)[1].rstrip(")")
+    batch_id = re.search(r"\(batch (\w+); undo: benchbook imports undo \1\)$", last)[1]  # type: ignore[index]
     assert query(tmp_project, select(AuditBatch.kind).where(AuditBatch.id == batch_id)) == [("import",)]
 
 

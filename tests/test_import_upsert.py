@@ -2,6 +2,7 @@
 change in history, in one batch."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ def test_matched_rows_update_and_the_rest_create_in_one_batch(days: Project, tmp
                       "2012-01-03,1,2,new\n")
     out = ok(days, "import", str(second), "-c", "w", "-s", "day", "--key", "date,station")
     assert "created 1, updated 2, unchanged 1, skipped 0 (batch " in out.stdout
-    batch_id = out.stdout.rsplit("(batch ", 1)[1].split(")")[0]
+    batch_id = re.search(r"\(batch (\w+);", out.stdout)[1]  # type: ignore[index]
     after = {r.id for r in records(days)}
     assert before < after and len(after - before) == 1
     values = sorted(shown(days, "w", "day"), key=lambda d: (d["date"], d["station"]))

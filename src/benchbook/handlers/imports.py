@@ -15,6 +15,7 @@ from benchbook.domain.imports.dates import DateRules
 from benchbook.domain.imports.readers import read_table
 from benchbook.domain.imports.rejected import rejected_file, rejected_name
 from benchbook.domain.imports.run import ImportOptions, import_in_savepoint, problems_error
+from benchbook.domain.imports.undo import undo_import as undo
 from benchbook.handlers.uow import write
 from benchbook.validation import parsed_form
 
@@ -62,3 +63,8 @@ def run_import(name_or_id: str, **_: Any) -> tuple[Body, int]:
         for _key, part in form.multi_items():
             if isinstance(part, UploadFile):
                 part.file.close()
+
+
+def undo_import(batch_id: str, body: Body | None = None) -> tuple[Body, int]:
+    with write() as ctx:
+        return undo(ctx, batch_id, force=bool((body or {}).get("force"))), 200

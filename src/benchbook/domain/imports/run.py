@@ -123,10 +123,12 @@ class ImportResult:
         return not self.failed and not self.dry_run
 
     def summary_line(self) -> str:
-        """``created 3, updated 1, unchanged 0, skipped 2 (batch …)``."""
+        """``created 3, updated 1, unchanged 0, skipped 2 (batch ID; undo: benchbook imports undo ID)``."""
         counts = (f"created {self.created:,}, updated {self.updated:,}, unchanged {self.unchanged:,}, "
                   f"skipped {self.skipped:,}")
-        return counts + (f" (batch {self.batch_id})" if self.batch_id and self.commit else "")
+        if not (self.batch_id and self.commit):
+            return counts
+        return counts + f" (batch {self.batch_id}; undo: benchbook imports undo {self.batch_id})"
 
     def as_json(self) -> dict[str, Any]:
         """ImportResultResponse (docs/import.md)."""
