@@ -309,8 +309,9 @@ def check_files(engine: Engine, files_dir: Path, *, now: float | None = None) ->
     unused = sorted(rows.keys() - users.keys())
     if unused:
         findings.append(Finding(
-            "files", "note", f"{len(unused)} stored file(s) no record holds: {_listed(unused)}",
-            "`benchbook files delete SHA256` removes one you no longer need (never done by doctor)"))
+            "files", "note", f"{len(unused)} stored file(s) no record holds: {_listed([u[:12] for u in unused])}",
+            "`benchbook files delete SHA256` (the whole hash; shown are its first 12 characters) removes one you "
+            "no longer need (never done by doctor)"))
     if foreign:
         findings.append(Finding("files", "note", f"{len(foreign)} entr(ies) in {files_dir} that are not benchbook's: "
                                 f"{_listed(sorted(foreign))}", "left alone"))
