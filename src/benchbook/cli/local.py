@@ -21,7 +21,7 @@ from benchbook.domain.imports.readers import FORMATS, Table, read_table
 from benchbook.domain.imports.rejected import rejected_file, rejected_name
 from benchbook.domain.imports.run import ImportOptions, ImportResult, import_table
 from benchbook.domain.imports.run import Progress as ImportProgress
-from benchbook.persistence.db import open_database
+from benchbook.persistence.db import COMMAND_WAIT, DatabaseBusy, open_database, write_lock
 from benchbook.runner import triggers, worker
 
 DEMO_DIR = "penguins-demo"
@@ -100,6 +100,7 @@ def run_import_transaction(project: Project, table: Table, options: ImportOption
             transaction = session.begin()
             ctx = Ctx(session=session, actor=project.actor, files_dir=project.files_dir)
             try:
+                write_lock(session, COMMAND_WAIT)  # one writer for the whole import (all or nothing)
                 result = import_table(ctx, table, options, progress)
                 queued = len(triggers.on_changes(ctx, project.root).jobs) if result.commit else 0
             except BaseException:
@@ -182,7 +183,7 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
                 result, queued = run_import_transaction(project, table, options, _Bar(bar, file.name))
         else:
             result, queued = run_import_transaction(project, table, options, None)
-    except BenchbookError as exc:
+    except (BenchbookError, DatabaseBusy) as exc:
         raise click.ClickException(exc.detail) from None
     if result.inferred:
         _show_schema(result)
