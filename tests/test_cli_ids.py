@@ -83,3 +83,12 @@ def test_sort_and_inherited_where_without_schema(cli: click.Group, project: Path
     made = plots(cli, project, 3)
     page = ok(cli, project, "records", "list", "field-site", "--sort", "area:desc")
     assert [r["id"] for r in page["items"]] == [r["id"] for r in reversed(made)]
+
+
+def test_a_single_record_table_shows_its_values_and_the_rest(cli: click.Group, project: Path) -> None:
+    made = plots(cli, project, 1)[0]
+    table = ok(cli, project, "--table", "records", "get", made["id"][-8:])
+    lines = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in table.splitlines()
+             if line.startswith("│")}
+    assert lines["id"] == made["id"][-8:] and lines["code"] == "P0" and lines["area"] == "0.0"
+    assert lines["collection"] == "field-site" and "created_at" in lines and "data" not in lines

@@ -145,7 +145,10 @@ def run_request(settings: Settings, request: dict[str, Any], output_file: str | 
     Raises ``click.ClickException`` (exit 1) when the server cannot be reached and
     ``SystemExit(1)`` (via ``ctx.exit``) for an HTTP error status.
     """
-    response = send(settings, request, path=operation.path if operation is not None else None)
+    from benchbook.cli.progress import send_followed
+
+    response = send_followed(settings, request, operation.operation_id if operation is not None else None,
+                             lambda: send(settings, request, path=operation.path if operation is not None else None))
     total_only = ("limit", "0") in [(k, str(v)) for k, v in request.get("params") or []]
     show_response(response, table=settings.table, output_file=output_file, operation=operation,
                   columns=settings.columns, total_only=total_only, columns_flag=settings.columns_flag)
@@ -490,7 +493,13 @@ def print_table(data: Any, columns: list[str] | None = None, columns_flag: str =
         table = Table(show_header=True)
         table.add_column("key", style="bold", no_wrap=True)
         table.add_column("value", overflow="fold")
-        shown_data = _record_row(data) if isinstance(data.get("changes"), list) else data
+        shown_data = data
+        if isinstance(data.get("changes"), list):
+            shown_data = _record_row(data)
+        elif _is_record(data):  # its values first, then everything else the answer holds
+            rest = {k: v for k, v in data.items() if k not in ("id", "schema_name", "natural_name",
+                                                              "parent_record_id", "data", "derived")}
+            shown_data = {**_record_row(data), **rest}
         for key, value in shown_data.items():
             if columns and key not in columns:
                 continue
