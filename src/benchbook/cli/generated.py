@@ -130,8 +130,6 @@ class Nullable(click.ParamType):  # type: ignore[type-arg]
         return self.inner.convert(value, param, ctx)
 
 
-BOOL_OR_NULL = Nullable(click.BOOL)
-
 
 def _scalar_type(schema: dict[str, Any]) -> click.ParamType[Any]:
     if "enum" in schema:
