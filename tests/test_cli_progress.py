@@ -8,8 +8,14 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from sqlalchemy import func, select
 
-from benchbook.cli.progress import follow
+from benchbook.cli.output import Settings, send
+from benchbook.cli.progress import follow, send_followed
+from benchbook.config import Project
+from benchbook.demo import build_demo
+from benchbook.persistence.db import open_database
+from benchbook.persistence.tables import Job
 
 
 def terminal() -> tuple[Console, io.StringIO]:
@@ -49,3 +55,33 @@ def test_off_a_terminal_nothing_is_drawn() -> None:
     out = io.StringIO()
     assert follow(lambda: 7, lambda: {"pending": 1, "succeeded": 0, "failed": 0}, Console(file=out)) == 7
     assert out.getvalue() == ""
+
+
+def test_jobs_drain_and_rerun_many_show_the_runs_counted_down(tmp_project: Project) -> None:
+    """``benchbook jobs drain`` draws the bar while its request drains the demo's 344 runs;
+    ``jobs rerun-many`` answers at once and the bar then follows the 5 runs it queued."""
+    build_demo(tmp_project)  # queues a penguin-tag run per penguin
+    settings = Settings(project=str(tmp_project.root))
+    console, out = terminal()
+
+    def request(method: str, url: str, body: Any = None) -> Any:
+        req = {"method": method, "url": url, "params": [], **({"json": body} if body is not None else {})}
+        return send_followed(settings, req, OPERATIONS.get((method, url)),
+                             lambda: send(settings, req, path=url.removeprefix("/api")), console)
+
+    drained = request("POST", "/api/jobs/drain")
+    assert drained.status_code == 200 and drained.json()["ran"] == 344
+    assert "344/344" in out.getvalue()
+    ids = [job["id"] for job in request("GET", "/api/jobs").json()[:5]]
+    rerun = request("POST", "/api/jobs/rerun", {"ids": ids})
+    assert rerun.status_code == 200, rerun.text
+    assert "5/5" in out.getvalue()
+    db = open_database(tmp_project.database_url)
+    try:
+        with db.session() as s:  # the bar waited for them: all five ran before it returned
+            assert s.scalar(select(func.count()).select_from(Job).where(Job.status == "completed")) == 349
+    finally:
+        db.engine.dispose()
+
+
+OPERATIONS = {("POST", "/api/jobs/drain"): "jobs.drain_jobs", ("POST", "/api/jobs/rerun"): "jobs.rerun_many"}

@@ -45,7 +45,12 @@ def follow(work: Callable[[], T], status: Callable[[], dict[str, Any] | None], c
         while not future.done():
             _show(progress, task, status())
             wait([future], timeout=POLL)
-        _show(progress, task, status())
+        final = status()
+        if final:
+            _show(progress, task, final)
+        else:  # nothing waits or runs any more: every run counted so far is done
+            total = progress.tasks[0].total
+            progress.update(task, completed=total or 0, total=total or 0)
     return future.result()
 
 
@@ -54,3 +59,89 @@ def _show(progress: Progress, task: Any, batch: dict[str, Any] | None) -> None:
         return
     done = int(batch.get("succeeded") or 0) + int(batch.get("failed") or 0)
     progress.update(task, total=done + int(batch.get("pending") or 0), completed=done)
+
+
+# ------------------------------------------------------------------ API commands that start runs
+
+DURING = {"jobs.drain_jobs"}
+"""Operations that answer once the queue is empty: the bar runs while their request does."""
+AFTER = {"jobs.run_workflow_many", "jobs.rerun_many"}
+"""Operations that queue runs and answer at once: the bar follows the runs after the answer."""
+STALL = 30.0
+"""Seconds without any run finishing after which the bar stops waiting (nobody is draining:
+another process holds the queue and is stuck, or automation was paused meanwhile)."""
+
+
+def send_followed(settings: Any, request: dict[str, Any], operation_id: str | None,
+                  send: Callable[[], Any], console: Console | None = None) -> Any:
+    """``send()`` (the command's request; returns its ``httpx.Response``), with a progress bar of
+    the runs it drains or starts when ``operation_id`` is one of :data:`DURING` or :data:`AFTER`
+    and stderr is a terminal; otherwise just ``send()``.
+
+    ``settings`` is the CLI's :class:`~benchbook.cli.output.Settings`: with ``url`` the status is
+    read through ``GET /api/automation``, else from the project's database in this process. After
+    an :data:`AFTER` operation the bar waits until nothing waits or runs, or until no run has
+    finished for :data:`STALL` seconds (then a line says how many still wait).
+    """
+    console = console or Console(stderr=True)
+    if operation_id not in DURING | AFTER or not console.is_terminal:
+        return send()
+    status = _status_reader(settings)
+    if operation_id in DURING:
+        return follow(send, status, console)
+    response = send()
+    if 200 <= response.status_code < 300:
+        left = follow(lambda: _until_idle(status), status, console)
+        if left:
+            console.print(f"{left} run(s) still waiting: `benchbook jobs drain` runs them, "
+                          "`benchbook automation get` says whether automation is paused")
+    return response
+
+
+def _until_idle(status: Callable[[], dict[str, Any] | None]) -> int:
+    """Wait until ``status()`` says nothing waits or runs (0) or until no run has finished for
+    :data:`STALL` seconds (how many still wait)."""
+    import time
+
+    last, since = -1, time.monotonic()
+    while True:
+        batch = status()
+        if not batch or not batch.get("pending"):
+            return 0
+        done = int(batch.get("succeeded") or 0) + int(batch.get("failed") or 0)
+        if done != last:
+            last, since = done, time.monotonic()
+        elif time.monotonic() - since > STALL:
+            return int(batch["pending"])
+        time.sleep(POLL)
+
+
+def _status_reader(settings: Any) -> Callable[[], dict[str, Any] | None]:
+    """How to read the automation status's ``batch`` for ``settings`` (see :func:`send_followed`)."""
+    if settings.url:
+        import httpx
+
+        base = str(settings.url).rstrip("/").removesuffix("/api")
+
+        def over_http() -> dict[str, Any] | None:
+            try:
+                found = httpx.get(f"{base}/api/automation", timeout=5).json()
+            except (httpx.HTTPError, ValueError):
+                return None
+            return found.get("batch") if isinstance(found, dict) else None
+
+        return over_http
+
+    from benchbook.cli.output import locate_project
+    from benchbook.persistence.db import open_database
+    from benchbook.runner import switch
+
+    project = locate_project(settings.project)
+    db = open_database(project.database_url)
+
+    def in_process() -> dict[str, Any] | None:
+        with db.session() as s:
+            batch: dict[str, Any] | None = switch.status(s, project.root)["batch"]
+            return batch
+
+    return in_process
