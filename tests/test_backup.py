@@ -107,6 +107,11 @@ def test_a_backup_restores_the_same_records_history_and_files(api: Any, tmp_path
     assert set(shas) == before["file_shas"] and all(name == sha for name, sha in shas.items())
     assert (project.root / "workflows" / "note.yaml").read_text() == "name: note\n"
     assert not [f for f in doctor.examine(project) if f.problem]
+    if target_url:  # a PostgreSQL backup needs an empty database to go into
+        with pytest.raises(MaintenanceError, match="pass --database-url"):
+            backups.restore(tmp_path / "lab.tar.gz", tmp_path / "again")
+        with pytest.raises(MaintenanceError, match=r"is not empty \(\d+ tables\)"):
+            backups.restore(tmp_path / "lab.tar.gz", tmp_path / "again", database_url=target_url)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no work folders left
 
 
@@ -262,3 +267,64 @@ def test_postgresql_backups_need_pg_dump(monkeypatch: pytest.MonkeyPatch, tmp_pa
     with pytest.raises(MaintenanceError, match="pg_dump is not on PATH: install the PostgreSQL client tools"):
         backups.backup(project, tmp_path / "b.tar")
     assert os.listdir(tmp_path) == []
+
+
+def test_what_backup_and_restore_refuse(tmp_project: Project, tmp_path: Path) -> None:
+    run("--project", str(tmp_project.root), "init")
+    cases = [
+        (lambda: backups.backup(tmp_project, tmp_project.files_dir / "b.tar"), "which the backup archives"),
+        (lambda: backups.backup(tmp_project, tmp_path / "no-such-folder" / "b.tar"), "is not a folder"),
+        (lambda: backups.backup(Project(root=tmp_path, settings={"database": {"url": "mysql://u@h/db"}}),
+                                tmp_path / "m.tar"), "cannot back up a mysql database"),
+        (lambda: backups.backup(Project(root=tmp_path, settings={"database": {"url": f"sqlite:///{tmp_path}/x.db"}}),
+                                tmp_path / "x.tar"), "no database at"),
+        (lambda: backups.restore(tmp_path / "missing.tar", tmp_path / "r"), "no backup at"),
+    ]
+    for call, message in cases:
+        with pytest.raises(MaintenanceError, match=message):
+            call()
+    backups.backup(tmp_project, tmp_path / "good.tar")
+    with pytest.raises(MaintenanceError, match="only applies to PostgreSQL backups"):
+        backups.restore(tmp_path / "good.tar", tmp_path / "r", database_url="postgresql+psycopg://u@h/db")
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(MaintenanceError, match="not an empty folder"):
+        backups.restore(tmp_path / "good.tar", tmp_path / "a-file")
+    for name, manifest in [("none.tar", None), ("newer.tar", {"format": 99, "benchbook": "9.0", "database": "sqlite",
+                                                            "tables": {}, "files": []})]:
+        with tarfile.open(tmp_path / name, "w") as tar:
+            if manifest is not None:
+                data = json.dumps(manifest).encode()
+                info = tarfile.TarInfo("backup.json")
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(MaintenanceError, match="is not a benchbook backup"):
+        backups.restore(tmp_path / "none.tar", tmp_path / "r")
+    with pytest.raises(MaintenanceError, match=r"written by a newer benchbook \(9.0\)"):
+        backups.restore(tmp_path / "newer.tar", tmp_path / "r")
+    assert not (tmp_path / "r").exists()
+
+
+def test_content_a_backup_cannot_read_is_reported_and_the_restore_uses_its_own_database(
+        tmp_project: Project, tmp_path: Path) -> None:
+    root = str(tmp_project.root)
+    run("--project", root, "init")
+    shas = []
+    for name in ("gone.txt", "damaged.txt"):
+        (tmp_path / name).write_text(f"content of {name}")
+        shas.append(json.loads(run("--project", root, "files", "upload", "--file", str(tmp_path / name)).output)["sha256"])
+    gone, damaged = shas
+    (tmp_project.files_dir / gone[:2] / gone).unlink()
+    (tmp_project.files_dir / damaged[:2] / damaged).write_text("bit rot, and longer than before")
+    config = tmp_project.root / "benchbook.toml"  # the database named explicitly
+    config.write_text(config.read_text().replace("[database]", f'[database]\nurl = "{tmp_project.database_url}"'))
+    out = run("--project", root, "backup", str(tmp_path / "b.tar"))
+    assert out.exit_code == 0, out.output
+    assert f"warning: file {gone} was not archived: missing from the files folder" in out.output
+    assert f"warning: file {damaged} was not archived: its content does not match its sha256" in out.output
+    findings = [f.message for f in doctor.examine(tmp_project) if f.check == "files" and f.severity == "error"]
+    assert any(gone in m and "missing" in m for m in findings) and any(damaged in m and "damaged" in m for m in findings)
+    report = backups.restore(tmp_path / "b.tar", tmp_path / "r")
+    assert report.files == 0 and report.tables["files"] == 2
+    restored = Project.open(tmp_path / "r")
+    assert "url" not in restored.settings.get("database", {})
+    assert restored.database_url == f"sqlite:///{tmp_path / 'r' / 'benchbook.db'}"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import stat
 import time
 from datetime import timedelta
@@ -204,3 +205,35 @@ def test_a_config_others_may_write_is_made_private(tmp_project: Project, mode: i
     found = [f for f in doctor.examine(tmp_project, fix=True) if f.check == "permissions" and f.severity != "ok"]
     assert found and found[0].fixed == f"chmod {mode & ~0o022:04o} {config}"
     assert stat.S_IMODE(config.stat().st_mode) == mode & ~0o022
+
+
+def test_the_wal_open_folders_and_foreign_entries(tmp_project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    run(tmp_project, "init")
+    (tmp_project.root / "plugins").chmod(0o777)
+    (tmp_project.files_dir / "notes.txt").write_text("someone else's")
+    monkeypatch.setattr(doctor, "WAL_NOTE_BYTES", 0)
+    db = tmp_project.root / "benchbook.db"
+    holder = sqlite3.connect(db)  # an open connection keeps the WAL (as a server does)
+    try:
+        holder.execute("PRAGMA journal_mode=WAL")
+        holder.execute("INSERT INTO audit_batches (id, kind, created_at) VALUES ('b1', 'server', '2026-01-01')")
+        holder.commit()
+        assert (tmp_project.root / "benchbook.db-wal").stat().st_size > 0
+        findings = doctor.examine(tmp_project, fix=True)
+    finally:
+        holder.close()
+    wal = [f for f in findings if f.check == "wal"]
+    assert wal[0].severity == "note" and wal[0].fixed and "the log is 0 bytes now" in wal[0].fixed
+    opened = [f for f in findings if f.check == "permissions" and "plugins" in f.message]
+    assert opened[0].severity == "warning" and opened[0].fixed == f"chmod 0775 {tmp_project.root / 'plugins'}"
+    assert stat.S_IMODE((tmp_project.root / "plugins").stat().st_mode) == 0o775
+    foreign = [f for f in findings if f.check == "files" and "not benchbook's" in f.message]
+    assert foreign[0].severity == "note" and "notes.txt" in foreign[0].message
+    assert (tmp_project.files_dir / "notes.txt").exists()
+
+
+def test_no_database_is_an_error(tmp_project: Project) -> None:
+    findings = doctor.examine(tmp_project)
+    assert [(f.check, f.severity) for f in findings if f.severity != "ok"] == [("database", "error")]
+    assert "benchbook init" in findings[-1].fix
+    assert not (tmp_project.root / "benchbook.db").exists()  # doctor made none
