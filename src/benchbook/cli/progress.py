@@ -132,11 +132,11 @@ def _status_reader(settings: Any) -> Callable[[], dict[str, Any] | None]:
 
         return over_http
 
-    from benchbook.cli.output import locate_project
+    from benchbook.config import Project
     from benchbook.persistence.db import open_database
     from benchbook.runner import switch
 
-    project = locate_project(settings.project)
+    project = Project.locate(settings.project)  # the command's request has located (or made) it
     db = open_database(project.database_url)
 
     def in_process() -> dict[str, Any] | None:
