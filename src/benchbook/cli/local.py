@@ -9,9 +9,10 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress
 
 from benchbook.cli.output import Settings, locate_project
+from benchbook.cli.progress import bar as progress_bar
 from benchbook.cli.serve import serve
 from benchbook.config import Project
 from benchbook.domain.context import Ctx
@@ -25,11 +26,6 @@ from benchbook.persistence.db import COMMAND_WAIT, DatabaseBusy, open_database, 
 from benchbook.runner import triggers, worker
 
 DEMO_DIR = "penguins-demo"
-
-
-def _progress(console: Console) -> Progress:
-    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=False)
 
 
 def _project(ctx: click.Context, default: str | None = None) -> Project:
@@ -179,7 +175,7 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
         table = read_table(file.read_bytes(), file.name, fmt=fmt, delimiter=delimiter, sheet=sheet,
                            encoding=encoding)
         if len(table.rows) > PROGRESS_ROWS:
-            with _progress(console) as bar:
+            with progress_bar(console) as bar:
                 result, queued = run_import_transaction(project, table, options, _Bar(bar, file.name))
         else:
             result, queued = run_import_transaction(project, table, options, None)
@@ -222,7 +218,7 @@ def demo(ctx: click.Context, port: int, no_serve: bool, open_browser: bool) -> N
     project = _project(ctx, DEMO_DIR) if getattr(ctx.find_object(Settings), "project", None) else \
         Project.init(DEMO_DIR)
     console = Console(stderr=True)
-    with _progress(console) as bar:
+    with progress_bar(console) as bar:
         task = bar.add_task("loading penguins", total=344)
         created = build_demo(project, progress=lambda n: bar.advance(task, n))
     click.echo(f"demo project {project.root}: " + (f"created {created} records" if created else "already built"))
@@ -242,7 +238,8 @@ def _drain_here(project: Project, console: Console) -> None:
     try:
         def status() -> dict[str, object] | None:
             with db.session() as s:
-                return switch.status(s, project.root)["batch"]
+                batch: dict[str, object] | None = switch.status(s, project.root)["batch"]
+                return batch
 
         ran = follow(lambda: worker.for_database(db, project).drain(wait=False), status, console)
         if ran.ran:

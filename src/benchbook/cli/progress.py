@@ -22,7 +22,7 @@ POLL = 0.25
 
 def bar(console: Console) -> Progress:
     """The CLI's progress bar: description, bar, ``done/total``, elapsed time (to stderr's console)."""
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     console=console, transient=False)
 
 
