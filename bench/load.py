@@ -1,7 +1,7 @@
 """Load benchmark (issue #13): readers and writers at once against a live ``benchbook serve``,
 run on demand (never in the tests).
 
-    python bench/load.py [--seconds 60] [--readers 8] [--writers 1] [--records 20000]
+    python bench/load.py [--seconds 60] [--readers 8] [--writers 1] [--records 20000] [--baseline 15]
                          [--import-rows 200000] [--import-at 5] [--import-alongside]
                          [--postgres URL] [--keep DIR]
 
@@ -20,8 +20,10 @@ port. For ``--seconds``:
   (``persistence.db.WRITE_WAIT``), and are refused with 503 + ``Retry-After`` past it — the
   behaviour chosen in ``docs/decisions.md``, measured here.
 
-Prints per kind: requests, throughput (/s), p50 and p99 latency (ms, wall clock at the client),
-errors; then every error (status and message, counted), the WAL size before and after, and the
+Before the load, the readers run alone for ``--baseline`` seconds: the single-record read's p50
+and p99 then, and the ratios of the load's to them, tell the load's cost apart from the machine's
+(the same run, the same machine). Prints per kind: requests, throughput (/s over ``--seconds``),
+p50 and p99 latency (ms, wall clock at the client), errors; then every error (status and message, counted), the WAL size before and after, and the
 issue's targets (0 errors with 8 readers + 1 writer for 60 s including a 200,000-row import;
 p99 of a single-record read < 50 ms) with the verdict, judged only at those settings.
 ``--postgres URL`` (e.g. ``postgresql+psycopg://postgres@127.0.0.1:5432/postgres``) runs the
@@ -82,8 +84,11 @@ def make_project(work: Path, records: int, pg_url: str | None) -> tuple[Project,
     """The project, ids of the plots, ids of some obs."""
     project = Project.init(work / "project")
     if pg_url:
+        import tomlkit
         toml = project.root / "benchbook.toml"
-        toml.write_text(toml.read_text(encoding="utf-8") + f'\n[database]\nurl = "{pg_url}"\n', encoding="utf-8")
+        doc = tomlkit.parse(toml.read_text(encoding="utf-8"))
+        doc.setdefault("database", tomlkit.table())["url"] = pg_url  # type: ignore[index]
+        toml.write_text(tomlkit.dumps(doc), encoding="utf-8")
         project = Project.locate(str(project.root))
     db = open_database(project.database_url)
     rnd = random.Random(7)
@@ -210,6 +215,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--readers", type=int, default=8)
+    parser.add_argument("--baseline", type=float, default=15,
+                        help="seconds of readers alone before the load (the same run's baseline; 0: none)")
     parser.add_argument("--writers", type=int, default=1)
     parser.add_argument("--records", type=int, default=20_000, help="obs records before the load starts")
     parser.add_argument("--import-rows", type=int, default=200_000, help="rows of the import (0: no import)")
@@ -256,7 +263,7 @@ def run(args: argparse.Namespace, work: Path, pg_url: str | None) -> None:
                     str(project.root), "serve", "--port", str(port), "--log-level", "WARNING"],
                    f"{base}/api/health", work / "server.log")
     db_file = None if pg_url else Path(project.database_url.removeprefix("sqlite:///"))
-    tally = Tally()
+    tally, baseline = Tally(), Tally()
     wal = {}
     try:
         with httpx.Client(base_url=base, timeout=60) as client:
@@ -264,6 +271,15 @@ def run(args: argparse.Namespace, work: Path, pg_url: str | None) -> None:
                     for i in range(5)]
         if db_file:
             wal["before"] = os.path.getsize(f"{db_file}-wal") if Path(f"{db_file}-wal").exists() else 0
+        if args.baseline:
+            say(f"baseline: {args.readers} reader(s), no writer, for {args.baseline:.0f} s …")
+            until = time.monotonic() + args.baseline
+            alone = [threading.Thread(target=reader, args=(base, baseline, until, obs, shas, 100 + i))
+                     for i in range(args.readers)]
+            for t in alone:
+                t.start()
+            for t in alone:
+                t.join()
         say(f"load: {args.readers} reader(s) + {args.writers} writer(s) for {args.seconds:.0f} s on {backend}"
             + (f", {args.import_rows:,}-row import at {args.import_at:.0f} s"
                + (" in its own process" if args.import_alongside else " by writer 1") if import_command else ""))
@@ -290,12 +306,15 @@ def run(args: argparse.Namespace, work: Path, pg_url: str | None) -> None:
             engine_db.engine.dispose()
     finally:
         stop(server)
-    report(args, tally, wall, wal, backend)
+    report(args, tally, wall, wal, backend, baseline)
 
 
-def report(args: argparse.Namespace, tally: Tally, wall: float, wal: dict[str, int], backend: str) -> None:
-    print(f"\n{backend}: {args.readers} readers + {args.writers} writer(s), {wall:.1f} s wall clock "
-          f"(the import may run past --seconds)")
+def report(args: argparse.Namespace, tally: Tally, wall: float, wal: dict[str, int], backend: str,
+           baseline: Tally) -> None:
+    """The table, the errors and the verdicts. Readers and writers stop at ``--seconds``, so rates
+    are over that; the import (and the last requests) may end later (``wall``)."""
+    print(f"\n{backend}: {args.readers} readers + {args.writers} writer(s) for {args.seconds:.0f} s; {wall:.1f} s "
+          f"wall clock (the import may run past --seconds; rates are over --seconds)")
     print(f"{'kind':<10} {'requests':>9} {'per s':>8} {'p50 ms':>9} {'p99 ms':>9} {'errors':>7}")
     total_errors = sum(tally.errors.values())
     for kind in (*READS, *WRITES, "import"):
@@ -303,11 +322,11 @@ def report(args: argparse.Namespace, tally: Tally, wall: float, wal: dict[str, i
         if not times:
             continue
         errors = sum(n for (k, _), n in tally.errors.items() if k == kind)
-        print(f"{kind:<10} {len(times):>9,} {len(times) / wall:>8.1f} {pct(times, 0.5):>9.1f} {pct(times, 0.99):>9.1f} "
+        print(f"{kind:<10} {len(times):>9,} {len(times) / args.seconds:>8.1f} {pct(times, 0.5):>9.1f} {pct(times, 0.99):>9.1f} "
               f"{errors:>7}")
     reads = sum(len(tally.times.get(k, [])) for k in READS)
     writes = sum(len(tally.times.get(k, [])) for k in WRITES)
-    print(f"all reads {reads / wall:,.1f}/s, all writes {writes / wall:,.1f}/s")
+    print(f"all reads {reads / args.seconds:,.1f}/s, all writes {writes / args.seconds:,.1f}/s")
     if tally.times.get("import"):
         print(f"import of {args.import_rows:,} rows: {tally.times['import'][0]:.1f} s "
               f"({args.import_rows / tally.times['import'][0]:,.0f} rows/s)")
@@ -327,6 +346,12 @@ def report(args: argparse.Namespace, tally: Tally, wall: float, wal: dict[str, i
         print(f"targets (0 errors; p99 single < 50 ms) are judged at 8 readers + 1 writer, 60 s, a 200,000-row "
               f"import by the writer on SQLite; here: {total_errors} errors, p99 single {p99:.1f} ms (not judged)")
     print(f"median single-record read {statistics.median(single) * 1000 if single else float('nan'):.1f} ms")
+    alone = baseline.times.get("single", [])
+    if alone and single:
+        print(f"single-record read with readers only ({args.baseline:.0f} s before the load, same run): p50 "
+              f"{pct(alone, 0.5):.1f} ms, p99 {pct(alone, 0.99):.1f} ms; under the load ÷ readers only: p50 "
+              f"{pct(single, 0.5) / pct(alone, 0.5):.2f}, p99 {p99 / pct(alone, 0.99):.2f} "
+              f"(baseline errors: {sum(baseline.errors.values())})")
 
 
 if __name__ == "__main__":
