@@ -145,10 +145,13 @@ def run_request(settings: Settings, request: dict[str, Any], output_file: str | 
     Raises ``click.ClickException`` (exit 1) when the server cannot be reached and
     ``SystemExit(1)`` (via ``ctx.exit``) for an HTTP error status.
     """
-    from benchbook.cli.progress import send_followed
+    path = operation.path if operation is not None else None
+    if operation is not None and sys.stderr.isatty():  # a progress bar is drawn only on a terminal
+        from benchbook.cli.progress import send_followed  # (rich: not imported for scripts)
 
-    response = send_followed(settings, request, operation.operation_id if operation is not None else None,
-                             lambda: send(settings, request, path=operation.path if operation is not None else None))
+        response = send_followed(settings, request, operation.operation_id, lambda: send(settings, request, path=path))
+    else:
+        response = send(settings, request, path=path)
     total_only = ("limit", "0") in [(k, str(v)) for k, v in request.get("params") or []]
     show_response(response, table=settings.table, output_file=output_file, operation=operation,
                   columns=settings.columns, total_only=total_only, columns_flag=settings.columns_flag)
