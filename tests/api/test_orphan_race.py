@@ -11,6 +11,7 @@ collection's delete) started while they run.
 from __future__ import annotations
 
 import threading
+from functools import partial
 from typing import Any
 
 import pytest
@@ -90,6 +91,15 @@ def _orphans(api: Any) -> list[tuple[str, str]]:
     return [tuple(r) for r in under_deleted] + [tuple(r) for r in in_deleted]
 
 
+def _delete(api: Any, how: str, collection: str, plot: str) -> Any:
+    """The delete that races the creates: of the plot (bulk), of what a filter picks, or of the collection."""
+    if how == "bulk":
+        return api.post("/records/bulk-delete", json={"ids": [plot], "force": True})
+    if how == "filtered":
+        return api.delete(f"/collections/{collection}/records", params={"schema": "plot", "force": True})
+    return api.delete(f"/collections/{collection}")
+
+
 @pytest.mark.parametrize("how", ["bulk", "filtered", "collection"])
 def test_children_created_during_a_delete_are_never_orphans(api: Any, how: str) -> None:
     statuses: list[int] = []
@@ -97,16 +107,7 @@ def test_children_created_during_a_delete_are_never_orphans(api: Any, how: str) 
         collection = f"race{round_}"
         plot, obs = _setup(api, collection)
         parents = [("obs", plot)] + [("note", o) for o in obs]
-        if how == "bulk":
-            def delete() -> Any:
-                return api.post("/records/bulk-delete", json={"ids": [plot], "force": True})
-        elif how == "filtered":
-            def delete() -> Any:
-                return api.delete(f"/collections/{collection}/records", params={"schema": "plot", "force": True})
-        else:
-            def delete() -> Any:
-                return api.delete(f"/collections/{collection}")
-        statuses += _race(api, collection, parents, delete)
+        statuses += _race(api, collection, parents, partial(_delete, api, how, collection, plot))
         assert _orphans(api) == []
     # every create either went in before the delete (201, then deleted with its parent) or
     # came after it and was refused for the deleted parent (422) or collection (404); none failed
