@@ -168,3 +168,146 @@ def test_served_document_is_the_one_connexion_validates_with(tmp_path: Path) -> 
     written = yaml.safe_load(DOCUMENT.read_text(encoding="utf-8"))
     assert set(served["components"]["schemas"]) == set(written["components"]["schemas"])
     assert served["paths"].keys() == written["paths"].keys()
+
+
+def _operation_parameters(document: dict[str, Any]) -> dict[str, tuple[dict[str, Any], set[str]]]:
+    """operationId → (operation, names of its parameters, path-level ones included)."""
+    def name(p: dict[str, Any]) -> str:
+        if "$ref" in p:
+            p = document["components"]["parameters"][p["$ref"].rsplit("/", 1)[-1]]
+        return str(p["name"])
+    out = {}
+    for item in document["paths"].values():
+        for method, operation in item.items():
+            if method in HTTP_METHODS:
+                names = {name(p) for p in [*item.get("parameters", []), *operation.get("parameters", [])]}
+                out[operation["operationId"]] = (operation, names)
+    return out
+
+
+def test_links_name_real_operations_parameters_and_response_fields(document: dict[str, Any]) -> None:
+    """Every link (schemathesis's stateful phase follows them, tests/fuzz) targets an existing
+    operation, fills only parameters it has, from properties the response has."""
+    by_id = _operation_parameters(document)
+    seen = 0
+    for op_id, (operation, _) in by_id.items():
+        for status, response in operation.get("responses", {}).items():
+            for link_name, link in response.get("links", {}).items():
+                seen += 1
+                where = f"{op_id} {status} links.{link_name}"
+                assert link["operationId"] in by_id, where
+                target_params = by_id[link["operationId"]][1]
+                schema = response["content"]["application/json"]["schema"]
+                if "$ref" in schema:
+                    schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[-1]]
+                for param, expression in link["parameters"].items():
+                    assert param in target_params, f"{where}: {link['operationId']} has no parameter {param!r}"
+                    match = re.fullmatch(r"\$response\.body#/(\w+)", expression)
+                    assert match and match[1] in schema["properties"], f"{where}: {expression!r}"
+    assert seen >= 7
+
+
+def _parameter_schema(document: dict[str, Any], name: str) -> dict[str, Any]:
+    schema = document["components"]["parameters"][name]["schema"]
+    assert isinstance(schema, dict)
+    return schema
+
+
+def test_since_pattern_admits_only_what_the_server_parses(document: dict[str, Any]) -> None:
+    """``since`` carries a pattern (a ``date-time`` format would refuse a date): what it admits
+    the domain parses, unless the day does not exist in that month, which no pattern can say."""
+    from datetime import datetime
+
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from benchbook.domain.errors import Invalid
+    from benchbook.domain.history.entries import parse_since as parse
+
+    pattern = _parameter_schema(document, "AuditSince")["pattern"]
+    for good in ("2024-02-29", "2024-01-01T10", "2024-01-01 10:00", "2024-01-01T10:00:00.123456Z",
+                 "2024-01-01T10:00:00+05:30"):
+        assert re.search(pattern, good), good
+        parse(good)
+    for bad in ("", "yesterday", "2024-1-1", "2024-01-01T", "20240101", "2024-13-01", "2024-01-01T24:00", "0000-01-01"):
+        assert not re.search(pattern, bad), bad
+
+    @given(st.from_regex(pattern))
+    def admitted_parse(text: str) -> None:
+        try:
+            parse(text)
+        except Invalid:
+            year, month, day = (int(part) for part in text.strip()[:10].split("-"))
+            following = datetime(year + month // 12, month % 12 + 1, 1)
+            assert day > (following - datetime(year, month, 1)).days, text
+
+    admitted_parse()
+
+
+def test_where_pattern_is_the_servers_field_equals_value_rule(document: dict[str, Any]) -> None:
+    """``where`` items carry the domain's own syntax rule (domain/records/queries.py: a name
+    that is not blank after stripping, ``=``, anything): the pattern admits a string exactly
+    when that rule does (whether the field exists is for the server to say)."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    pattern = _parameter_schema(document, "RecordWhere")["items"]["pattern"]
+
+    def domain_accepts(clause: str) -> bool:
+        name, sep, _ = clause.partition("=")
+        return bool(sep and name.strip())
+
+    for text in ("site=A", " site = A=B", "a=", "=A", " =A", "site", ""):
+        assert bool(re.search(pattern, text)) == domain_accepts(text), text
+
+    @given(st.text(alphabet=st.sampled_from(["a", "=", " ", "\t", "\n", "\u00a0", "é"]), max_size=8))
+    def same_rule(text: str) -> None:
+        assert bool(re.search(pattern, text)) == domain_accepts(text), repr(text)
+
+    same_rule()
+
+
+def test_filter_parameters_are_json_text(document: dict[str, Any]) -> None:
+    """Every query parameter named ``filter`` is documented as JSON text (``format: json``, a
+    string: a ``content`` parameter is dropped by client generators and not validated by
+    Connexion 3.3); tests/fuzz draws filter trees for that format."""
+    found = 0
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method not in HTTP_METHODS:
+                continue
+            for p in [*item.get("parameters", []), *operation.get("parameters", [])]:
+                if "$ref" in p:
+                    p = document["components"]["parameters"][p["$ref"].rsplit("/", 1)[-1]]
+                if p["name"] == "filter" and p["in"] == "query":
+                    found += 1
+                    assert p["schema"] == {"type": "string", "format": "json"}, f"{method.upper()} {path}"
+    assert found >= 9
+
+
+def test_repeated_query_values_keep_their_commas(tmp_path: Path) -> None:
+    """``where`` (``style: form``, ``explode: true``) is one item per repetition, commas kept:
+    Connexion's own parser split ``note=a,b`` into ``note=a`` and ``b`` (contract.QueryParser)."""
+    from starlette.testclient import TestClient
+
+    from benchbook.app import create_app
+    from benchbook.config import Project
+
+    app = create_app(Project.init(tmp_path / "project"))
+    try:
+        with TestClient(app, base_url="http://127.0.0.1") as client:
+            made = client.post("/api/schemas", json={"name": "s", "fields": [
+                {"name": "note", "type": "string"}, {"name": "n", "type": "integer"}]})
+            assert made.status_code == 201, made.text
+            assert client.post("/api/collections", json={"name": "c", "schemas": ["s"]}).status_code == 201
+            for note, n in (("a,b", 1), ("a", 2), ("b", 3)):
+                assert client.post("/api/collections/c/records",
+                                   json={"schema_name": "s", "data": {"note": note, "n": n}}).status_code == 201
+            comma = client.get("/api/collections/c/records", params=[("where", "note=a,b")])
+            both = client.get("/api/collections/c/records", params=[("where", "note=a"), ("where", "n=2")])
+            sort = client.get("/api/collections/c/records", params=[("schema", "s"), ("sort", "n:desc")])
+    finally:
+        app.services.db.engine.dispose()
+    assert comma.status_code == 200 and [r["data"]["n"] for r in comma.json()["items"]] == [1], comma.text
+    assert both.status_code == 200 and [r["data"]["n"] for r in both.json()["items"]] == [2], both.text
+    assert [r["data"]["n"] for r in sort.json()["items"]] == [3, 2, 1]

@@ -33,7 +33,7 @@ from starlette.exceptions import HTTPException
 from benchbook import __version__
 from benchbook import document as api_document
 from benchbook.config import Project
-from benchbook.contract import ContractMiddleware
+from benchbook.contract import ContractMiddleware, QueryParser
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import storage as history_storage
 from benchbook.limits import apply_to_document
@@ -172,6 +172,7 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     routed = document if only_paths is None else {
         **document, "paths": {p: v for p, v in document["paths"].items() if p in only_paths}}
     app.add_api(routed, resolver=RelativeResolver("benchbook.handlers"), strict_validation=True,
+                uri_parser_class=QueryParser,
                 validate_responses=os.environ.get("BENCHBOOK_VALIDATE_RESPONSES") == "1",
                 validator_map=VALIDATOR_MAP,
                 swagger_ui_options=SwaggerUIOptions(serve_spec=False, swagger_ui=not sync_only))

@@ -9,11 +9,21 @@ Response validation is schemathesis's own: ``BENCHBOOK_VALIDATE_RESPONSES`` is n
 A little data (a schema with a field, a collection, a record, a file, an import batch) is
 seeded so that about half of the valid cases of path-parameter operations hit something that
 exists instead of a 404; destructive cases may delete or rename it, so it is re-created on
-demand. Everything is derandomized so a CI failure reproduces locally.
+demand.
+
+Then the stateful phase (:func:`test_stateful_scenarios`): sequences of calls that feed each response into
+the next request along the document's ``links`` (a created collection to its records, a created
+record to its read, edit, delete and history) and the links schemathesis infers from response
+schemas and path parameters, every check run on every step.
+
+Filter parameters are documented as JSON text (``format: json``): their valid values are drawn
+from :data:`FILTER_TEXT`, JSON filter trees. Everything is derandomized (the ``ci`` hypothesis
+profile, tests/conftest.py) so a CI failure reproduces locally.
 """
 from __future__ import annotations
 
 import atexit
+import json
 import shutil
 import socket
 import tempfile
@@ -21,14 +31,16 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
-from schemathesis.core.failures import ServerError
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.errors import Flaky
+from schemathesis.core.failures import FailureGroup, ServerError
 from schemathesis.core.parameters import ParameterLocation
-from schemathesis.openapi.checks import RejectedPositiveData
+from schemathesis.openapi.checks import RejectedPositiveData, UseAfterFree
 from starlette.testclient import TestClient
 
 from benchbook.app import create_app
@@ -46,6 +58,20 @@ APP = create_app(Project.init(_ROOT / "project"))
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP, headers=LOCAL)
 
 SCHEMA, FIELD, COLLECTION = "fuzz_site", "label", "fuzz_lab"
+
+_SCALAR = st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=6)
+_LEAF = st.fixed_dictionaries(
+    # the seeded record field, history filter fields, run filter fields (GET .../filter-fields)
+    {"field": st.sampled_from([FIELD, "action", "collection", "schema", "timestamp", "status", "trigger"]),
+     "op": st.sampled_from(["eq", "ne", "gt", "gte", "lt", "lte", "contains", "in", "is_null"])},
+    optional={"value": _SCALAR | st.lists(_SCALAR, max_size=3)})
+#: What a ``format: json`` filter parameter holds: the text of a filter tree (a leaf, or an
+#: ``and``/``or`` group of nodes), as the document describes it.
+FILTER_TEXT = st.recursive(
+    _LEAF, lambda nodes: st.dictionaries(st.sampled_from(["and", "or"]), st.lists(nodes, max_size=3),
+                                          min_size=1, max_size=1),
+    max_leaves=4).map(json.dumps)
+schemathesis.openapi.format("json", FILTER_TEXT)
 
 
 class _Seed:
@@ -162,8 +188,9 @@ def _outside_failure(case: Any, response: Any) -> bool:
 
 @schema.hook
 def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool:
-    """Keep every failure except two: a schema-valid request refused by a *domain* rule, and an
-    AI operation's 502 when the provider outside the service fails (:func:`_outside_failure`).
+    """Keep every failure except three: a schema-valid request refused by a *domain* rule, an
+    AI operation's 502 when the provider outside the service fails (:func:`_outside_failure`),
+    and a thing still answering after a soft delete.
 
     ``positive_data_acceptance`` expects schema-valid input to be accepted (or 404/409). Some
     rules are beyond JSON Schema: a timezone must be a real IANA name, a referenced schema must
@@ -171,7 +198,14 @@ def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool
     <reason>}`` (spec *Errors* 1, docs/decisions.md). Such a refusal is legitimate and is the
     only thing dropped; a 422 from request validation itself (``detail`` is "Request validation
     failed") means the validator is stricter than the document, and still fails the run.
+
+    ``use_after_free`` (stateful phase) expects what a ``DELETE`` deleted to be 404 afterwards.
+    benchbook's deletes are soft (spec *Overview* 3): the thing keeps its history, restore plan,
+    restore and purge until it is purged. Only a purge (``DELETE .../purge``) must leave nothing,
+    so a use after a purge still fails the run.
     """
+    if isinstance(failure, UseAfterFree):
+        return failure.free.split("?")[0].endswith("/purge")
     if isinstance(failure, ServerError):
         return not _outside_failure(case, response)
     if not isinstance(failure, RejectedPositiveData) or response.status_code != 422:
@@ -190,3 +224,41 @@ def test_every_operation(case: schemathesis.Case[Any]) -> None:
     _use_known_values(case)
     # No `checks=`: every built-in check is enabled by default in schemathesis 4, and none is excluded.
     case.call_and_validate(headers=LOCAL)
+
+
+
+class _Workflow(schema.as_state_machine()):  # type: ignore[misc]
+    """The stateful phase: each scenario chains calls along links, a response's values (a new
+    collection's name, a new record's id) becoming the next request's path parameters. Every
+    check failure is kept in :attr:`failures` as well as raised."""
+
+    failures: ClassVar[list[FailureGroup]] = []
+
+    def get_call_kwargs(self, case: schemathesis.Case[Any]) -> dict[str, Any]:
+        return {"headers": LOCAL}
+
+    def validate_response(self, response: Any, case: schemathesis.Case[Any], additional_checks: Any = None,
+                          **kwargs: Any) -> None:
+        try:
+            super().validate_response(response, case, additional_checks=additional_checks, **kwargs)
+        except FailureGroup as exc:
+            self.failures.append(exc)
+            raise
+
+
+def test_stateful_scenarios() -> None:
+    """Scenarios of up to 8 steps; their number follows the profile (``ci``: 100 -> 30), as the
+    single-call test's examples do. Generation only, no shrinking, as in schemathesis's own
+    stateful phase. The database outlives each scenario, so a scenario hypothesis replays meets
+    other data and hypothesis may stop the run as "flaky" (schemathesis's runner counts that as
+    a pass unless a check failed); here too it fails the test only when a check failed, and
+    then with that check's failure."""
+    _Workflow.failures = []
+    try:
+        _Workflow.run(settings=settings(
+            settings.default, max_examples=max(1, settings.default.max_examples * 30 // 100),
+            stateful_step_count=8, deadline=None, phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck)))
+    except Flaky:
+        if _Workflow.failures:
+            raise _Workflow.failures[0] from None
