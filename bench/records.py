@@ -14,6 +14,8 @@ in 10,000 holds the rare word ``quixotic``). Prints, measured in the same run:
 - p50/p95 latency over HTTP (``benchbook serve`` as a subprocess on a free port, httpx) of a
   page of 50 with a 3-leaf filter tree sorted by ``n``; the same with an ancestor leaf; a
   rare-word search; the plots with ``child_counts=true``; a single record;
+- the database's size and the bare JSON table's, their ratio, and each table and index of
+  1 MB or more from SQLite's ``dbstat`` (bytes of its pages) with its ratio to the bare table;
 - with ``--datasette``: Datasette 0.65 (in its own venv, ``bench/.venv-datasette``, never a
   project dependency) over the same rows in a plain table with an index on ``n``: the same
   filter+sort page and a single row, and the ratios.
@@ -363,6 +365,11 @@ def main() -> None:
                     ("ratio database / bare", f"{ours_mb / bare_mb:.2f}", verdict("<= 3", ours_mb / bare_mb <= 3, n))]
     else:
         results.append(("ratio database / bare", "no bare.db in this folder", "target <= 3: not measured"))
+    bare_table = dbstat_sizes(work / "bare.db").get("rows") if (work / "bare.db").exists() else None
+    for name, size in dbstat_sizes(project.root / "benchbook.db").items():
+        if size >= 1e6:
+            share = f"   {size / bare_table:5.2f}x the bare JSON table" if bare_table else ""
+            results.append((f"  dbstat {name}", f"{size / 1e6:,.1f} MB{share}", ""))
     if args.without_field_indexes:
         dropped = drop_field_indexes(project)
         results.append(("per-field indexes", f"dropped ({dropped}) before serving: the ablation run", ""))
@@ -427,6 +434,17 @@ def main() -> None:
           f"{os.getloadavg()[0]:.1f})")
     for key, value, target in results:
         print(f"{key:<{width}}  {value:<{value_width}}  {target}".rstrip())
+
+
+def dbstat_sizes(path: Path) -> dict[str, int]:
+    """Bytes of every table and index of the SQLite file ``path`` (``dbstat``: pages in use and
+    free room inside them alike, no free-list pages), largest first."""
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
+    finally:
+        conn.close()
+    return {str(name): int(size) for name, size in rows}
 
 
 def _size(folder: Path, name: str) -> float:

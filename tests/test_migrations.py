@@ -11,13 +11,17 @@ from typing import Any
 import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, inspect, text
+from sqlalchemy import Engine, create_engine, inspect, select, text, update
 from sqlalchemy.engine import make_url
 from sqlalchemy.sql import ClauseElement
 
 from benchbook.config import Project
 from benchbook.demo import build_demo
+from benchbook.domain.context import Ctx
+from benchbook.domain.history.entries import entry_responses
+from benchbook.domain.records.writes import update_record
 from benchbook.persistence.db import alembic_config, open_database
+from benchbook.persistence.tables import AuditEntry, Record
 from tests.conftest import PG_URL
 
 
@@ -130,3 +134,87 @@ def test_upgrade_is_idempotent(tmp_path: Path) -> None:
 def test_postgres_upgrade_is_idempotent(tmp_path: Path, fresh_pg: str) -> None:
     project = Project.init(tmp_path / "twice")
     upgrade_twice(Project(root=project.root, settings={**project.settings, "database": {"url": fresh_pg}}))
+
+
+def entries_read(url: str) -> tuple[dict[str, dict[str, Any]], dict[str, list[Any]]]:
+    """Every entry as the API shapes it, and every record entry's stored ``changes``, by id
+    (opening the database upgrades it to the newest revision)."""
+    db = open_database(url)
+    try:
+        with db.session() as s:
+            entries = list(s.scalars(select(AuditEntry).order_by(AuditEntry.id)))
+            return ({e["id"]: e for e in entry_responses(s, entries)},
+                    {e.id: list(e.changes) for e in entries if e.entity_type == "record"})
+    finally:
+        db.engine.dispose()
+
+
+def history_stored_once(project: Project) -> None:
+    """0008 converts history written by the layout before it (``changes`` of record entries
+    stored whole) so that every entry reads exactly as before, stored once where it can be."""
+    url = project.database_url
+    assert build_demo(project) > 0  # islands and penguins created: history of each
+    db = open_database(url)
+    try:  # edits: values changed and cleared, a penguin moved to another island
+        with db.session() as s, s.begin():
+            ctx = Ctx(session=s, actor="test", files_dir=project.files_dir)
+            islands = list(s.scalars(select(Record.id).where(Record.parent_id.is_(None)).order_by(Record.id)))
+            penguins = list(s.scalars(select(Record).where(Record.parent_id.is_not(None)).order_by(Record.id).limit(3)))
+            update_record(ctx, penguins[0].id, {"data": {"sex": None, "year": 2009, "tag": "moved"},
+                                                "parent_record_id": next(i for i in islands if i != penguins[0].parent_id)})
+            update_record(ctx, penguins[1].id, {"data": {"bill_length_mm": 40.5}})
+            update_record(ctx, penguins[2].id, {"parent_record_id": next(i for i in islands
+                                                                         if i != penguins[2].parent_id)})
+    finally:
+        db.engine.dispose()
+    expected, _ = entries_read(url)
+    record_entries = [e for e in expected.values() if e["entity_type"] == "record"]
+    assert {"create", "update"} <= {e["action"] for e in record_entries}
+    command.downgrade(alembic_config(url), "0007_growth_index")
+    engine = create_engine(url)
+    table = AuditEntry.__table__
+    kept = next(e for e in record_entries if e["action"] == "create" and len(e["changes"]) > 1)
+    kept_changes = [dict(c) for c in reversed(kept["changes"])]  # an order the reader would not derive
+    try:
+        with engine.begin() as conn:  # what the layout before 0008 stored: every value in changes too
+            for e in record_entries:
+                changes = [dict(c, label="label then") if c["field"] != "parent_record_id" else dict(c)
+                           for c in e["changes"]]  # a field's label is read as it is now
+                conn.execute(update(table).where(table.c.id == e["id"]).values(changes=changes))
+            conn.execute(update(table).where(table.c.id == kept["id"]).values(changes=kept_changes))
+    finally:
+        engine.dispose()
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            before = dict(conn.execute(select(table.c.id, table.c.changes).where(table.c.entity_type == "record")).all())
+        assert all(before[e["id"]] for e in record_entries if e["changes"])  # the old layout, really
+    finally:
+        engine.dispose()
+
+    after, stored = entries_read(url)  # upgrades through 0008
+    assert set(after) == set(expected)
+    for eid, entry in expected.items():
+        if eid == kept["id"]:
+            assert after[eid] == {**entry, "changes": kept_changes}
+            assert stored[eid] == kept_changes
+        else:
+            assert after[eid] == entry, f"entry {eid} reads differently after the upgrade"
+    assert all(changes == [] for eid, changes in stored.items() if eid != kept["id"])
+    engine = create_engine(url)
+    try:
+        names = {ix["name"] for ix in inspect(engine).get_indexes("audit_entries")}
+    finally:
+        engine.dispose()
+    assert {"ix_audit_entries_schema_things", "ix_audit_entries_collection_things"} <= names
+    assert not {"ix_audit_entries_schema_id", "ix_audit_entries_dataset_id"} & names
+
+
+def test_history_stored_once_by_0008(tmp_path: Path) -> None:
+    history_stored_once(Project.init(tmp_path / "once"))
+
+
+@pytest.mark.postgres
+def test_postgres_history_stored_once_by_0008(tmp_path: Path, fresh_pg: str) -> None:
+    project = Project.init(tmp_path / "once")
+    history_stored_once(Project(root=project.root, settings={**project.settings, "database": {"url": fresh_pg}}))

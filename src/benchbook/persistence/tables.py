@@ -48,6 +48,8 @@ JSONType = JSON().with_variant(JSONB(), "postgresql")
 LIVE = text("deleted_at IS NULL")
 HAS_PARENT = text("parent_id IS NOT NULL")
 HAS_DELETE_OP = text("delete_op IS NOT NULL")
+SCHEMA_THINGS = text("entity_type IN ('schema', 'field')")
+COLLECTION_THINGS = text("entity_type = 'dataset'")
 
 
 class ValuesJSON(JSON):
@@ -255,7 +257,9 @@ class AuditBatch(Base):
 
 
 class AuditEntry(Base):
-    """One change (spec: AuditLogResponse), written in the change's own transaction."""
+    """One change (spec: AuditLogResponse), written in the change's own transaction. A record
+    entry stores its values once, in ``old_data``/``new_data``, and ``changes`` empty: they are
+    derived when read (``domain.history.entries.record_changes``)."""
 
     __tablename__ = "audit_entries"
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -269,9 +273,17 @@ class AuditEntry(Base):
     new_data: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
     batch_id: Mapped[str | None] = mapped_column(ForeignKey("audit_batches.id"), index=True)
     request_id: Mapped[str | None] = mapped_column(String(64))
-    dataset_id: Mapped[str | None] = mapped_column(String(32), index=True)
-    schema_id: Mapped[str | None] = mapped_column(String(32), index=True)
-    __table_args__ = (Index("ix_audit_entries_entity", "entity_type", "entity_id"),)
+    dataset_id: Mapped[str | None] = mapped_column(String(32))
+    schema_id: Mapped[str | None] = mapped_column(String(32))
+    __table_args__ = (
+        Index("ix_audit_entries_entity", "entity_type", "entity_id"),
+        # a schema's and a collection's own history (GET /schemas/{name}/audit, /collections/{name}/audit):
+        # only their entries, not every record entry filed under them (migration 0008)
+        Index("ix_audit_entries_schema_things", "schema_id", sqlite_where=SCHEMA_THINGS,
+              postgresql_where=SCHEMA_THINGS),
+        Index("ix_audit_entries_collection_things", "dataset_id", sqlite_where=COLLECTION_THINGS,
+              postgresql_where=COLLECTION_THINGS),
+    )
 
 
 class Job(Base):

@@ -9,14 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, func, literal_column, select
 from sqlalchemy.orm import Session
 
+from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound
 from benchbook.domain.ids import new_id
+from benchbook.domain.records.rows import value_changes
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Field, Record, utcnow
 
 ACTIONS = ("create", "update", "delete", "restore", "purge")
@@ -88,6 +90,17 @@ def parse_since(since: str | None) -> datetime | None:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
+def _entity_types(types: tuple[str, ...]) -> ColumnElement[bool]:
+    """``entity_type`` among ``types``, the known ones written as SQL constants, so that the
+    planners see the partial indexes' conditions (``entity_type IN ('schema', 'field')``,
+    ``entity_type = 'dataset'``) and use them."""
+    if not set(types) <= set(ENTITY_TYPES):
+        return AuditEntry.entity_type.in_(types)
+    if len(types) == 1:
+        return AuditEntry.entity_type == literal_column(f"'{types[0]}'")
+    return AuditEntry.entity_type.in_([literal_column(f"'{t}'") for t in types])
+
+
 def scope(*, entity_id: str | None = None, entity_types: tuple[str, ...] = (), batch_id: str | None = None,
           schema_id: str | None = None, dataset_id: str | None = None) -> list[ColumnElement[bool]]:
     """Conditions for :func:`list_entries`: entries of one entity (id, any case), of these entity
@@ -96,7 +109,7 @@ def scope(*, entity_id: str | None = None, entity_types: tuple[str, ...] = (), b
     if entity_id:
         conds.append(AuditEntry.entity_id == entity_id.strip().upper())
     if entity_types:
-        conds.append(AuditEntry.entity_type.in_(entity_types))
+        conds.append(_entity_types(entity_types))
     if batch_id:
         conds.append(AuditEntry.batch_id == batch_id)
     if schema_id:
@@ -136,23 +149,71 @@ def get_entry(session: Session, audit_id: str) -> dict[str, Any]:
     return entry_responses(session, [entry])[0]
 
 
-def entry_responses(session: Session, entries: list[AuditEntry]) -> list[dict[str, Any]]:
-    """Shape entries as AuditLogResponse, resolving field labels and ``now`` in two queries."""
+class _NoFields:
+    """What :func:`value_changes` needs of a schema whose fields are gone (purged)."""
+
+    change_fields: tuple[tuple[str, str, str, bool], ...] = ()
+    change_ids: frozenset[str] = frozenset()
+
+
+def derived(entry: AuditEntry) -> bool:
+    """True when ``entry``'s ``changes`` are worked out from its values rather than stored: a
+    record entry with no stored changes (for a create of no values or a restore that derives
+    ``[]`` as well)."""
+    return entry.entity_type == "record" and not entry.changes
+
+
+def record_changes(entry: AuditEntry, cache: SchemaCache) -> list[dict[str, Any]]:
+    """The AuditChange rows of record entry ``entry`` when its ``changes`` are not stored
+    (:func:`derived`): a parent change first (an ``update`` whose ``parent_record_id`` differs
+    before and after), then every field id whose value differs between ``old_data.data`` and
+    ``new_data.data`` (absent = null), in schema order, exactly as the writer's
+    :func:`value_changes` lists them. ``cache`` supplies the schema's fields."""
+    old, new = entry.old_data or {}, entry.new_data or {}
+    out: list[dict[str, Any]] = []
+    if entry.action == "update" and old.get("parent_record_id") != new.get("parent_record_id"):
+        out.append({"field": "parent_record_id", "label": "parent", "dtype": "reference",
+                    "before": old.get("parent_record_id"), "after": new.get("parent_record_id"), "deleted": None})
+    try:
+        meta = cache.meta(entry.schema_id) if entry.schema_id else cast(SchemaMeta, _NoFields)
+    except NotFound:
+        meta = cast(SchemaMeta, _NoFields)
+    return out + value_changes(meta, old.get("data") or {}, new.get("data") or {})
+
+
+def entry_changes(session: Session, entries: list[AuditEntry]) -> dict[str, list[dict[str, Any]]]:
+    """Each entry's AuditChange rows by entry id: derived (:func:`record_changes`) or stored,
+    the stored ones of record fields with their label and ``deleted`` as the field is now."""
+    cache = SchemaCache(session)
     field_ids = {c.get("field") for e in entries if e.entity_type == "record" for c in e.changes}
     fields = {f.id: f for f in session.scalars(select(Field).where(Field.id.in_(field_ids)))} if field_ids else {}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for e in entries:
+        if derived(e):
+            out[e.id] = record_changes(e, cache)
+            continue
+        changes = []
+        for c in e.changes:
+            c = dict(c)
+            f = fields.get(str(c.get("field"))) if e.entity_type == "record" else None
+            if f is not None:
+                c["label"] = f.label or f.name
+                c["deleted"] = f.deleted_at is not None
+            changes.append(c)
+        out[e.id] = changes
+    return out
+
+
+def entry_responses(session: Session, entries: list[AuditEntry]) -> list[dict[str, Any]]:
+    """Shape entries as AuditLogResponse: changes (:func:`entry_changes`) and ``now`` in a few
+    queries for the whole list."""
+    every_changes = entry_changes(session, entries)
     record_ids = {e.entity_id for e in entries if e.entity_type == "record"}
     records = ({r.id: r for r in session.scalars(select(Record).where(Record.id.in_(record_ids)))}
                if record_ids else {})
     out = []
     for e in entries:
-        changes = []
-        for c in e.changes:
-            c = dict(c)
-            f = fields.get(str(c.get("field")))
-            if f is not None:
-                c["label"] = f.label or f.name
-                c["deleted"] = f.deleted_at is not None
-            changes.append(c)
+        changes = every_changes[e.id]
         out.append({
             "id": e.id, "action": e.action, "entity_type": e.entity_type, "entity_id": e.entity_id,
             "timestamp": e.timestamp.isoformat(), "actor": e.actor, "changes": changes,

@@ -31,6 +31,7 @@ from benchbook.domain.catalog import schemas as schema_rules
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound
+from benchbook.domain.history.entries import derived, record_changes
 from benchbook.domain.history.restore import record_restore_plan, restore_record
 from benchbook.domain.records.writes import delete_records, update_record
 from benchbook.persistence.tables import AuditEntry, Collection, Field, Record, Schema
@@ -56,9 +57,10 @@ def _current_thing(session: Session, entry: AuditEntry) -> Any:
 
 
 def _record_fields(session: Session, entry: AuditEntry, rec: Record, only: set[str] | None) -> list[dict[str, Any]]:
-    meta = SchemaCache(session).meta(rec.schema_id)
+    cache = SchemaCache(session)
+    meta = cache.meta(rec.schema_id)
     out = []
-    for change in entry.changes:
+    for change in (record_changes(entry, cache) if derived(entry) else entry.changes):
         fid = change["field"]
         if fid == "parent_record_id":
             name, current, field = "parent_record_id", rec.parent_id, None

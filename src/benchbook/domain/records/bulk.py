@@ -42,7 +42,6 @@ from benchbook.domain.records.rows import (
     lock_collection,
     record_name,
     snapshot,
-    value_changes,
 )
 from benchbook.domain.records.values import (
     FILE_TYPES,
@@ -308,10 +307,11 @@ class _Bulk:
 
     def entries(self, rows: list[_Row]) -> list[dict[str, Any]]:
         """The ``create`` entries, column for column what :func:`audit.write` stores for a single
-        create (tests/domain/test_bulk.py compares every column)."""
+        create (tests/domain/test_bulk.py compares every column): the values once, in
+        ``new_data``; ``changes`` are derived when read (:func:`audit.record_changes`)."""
         ctx = self.ctx
         return [{"id": new_id(), "action": "create", "entity_type": "record", "entity_id": r.id,
-                 "timestamp": utcnow(), "actor": ctx.actor, "changes": value_changes(r.meta, {}, r.data),
+                 "timestamp": utcnow(), "actor": ctx.actor, "changes": [],
                  "old_data": None, "new_data": snapshot(cast(Record, r), r.meta, self.collection),
                  "batch_id": ctx.batch_id, "request_id": ctx.request_id, "dataset_id": r.dataset_id,
                  "schema_id": r.schema_id} for r in rows]

@@ -83,8 +83,8 @@ def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
     check_unique(s, rec, schema, meta.fields)
     _sync_links(s, rec, meta)
     ctx.changes.append(RecordChange("created", rec.id, schema.id, collection.id, {}, dict(data)))
-    audit.write(ctx, "create", "record", rec.id, changes=value_changes(meta, {}, data),
-                new=snapshot(rec, meta, collection), dataset_id=collection.id, schema_id=schema.id)
+    audit.write(ctx, "create", "record", rec.id, new=snapshot(rec, meta, collection),  # changes: derived on read
+                dataset_id=collection.id, schema_id=schema.id)
     return rec
 
 
@@ -120,7 +120,7 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
     old = {**ident, "parent_record_id": old_parent, "data": {k: before.get(k) for k in changed_ids}}
     new = {**ident, "data": {k: data.get(k) for k in changed_ids}}
     ctx.changes.append(RecordChange("updated", rec.id, rec.schema_id, rec.dataset_id, before, dict(data)))
-    audit.write(ctx, "update", "record", rec.id, changes=changes, old=old, new=new, dataset_id=rec.dataset_id,
+    audit.write(ctx, "update", "record", rec.id, old=old, new=new, dataset_id=rec.dataset_id,  # changes: derived
                 schema_id=rec.schema_id)
     return rec
 
