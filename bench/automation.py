@@ -20,6 +20,11 @@ integer) and a one-step workflow, ``count-words`` (the built-in ``benchbook.text
   record update its save makes (no target).
 - **statements**: SQL statements sent per run and per bare update (counted on the engine): a
   figure the other work on the machine does not move, unlike the times.
+- **chained claim, A/B** (``--ab-chain SLICES``): ``--records`` more runs queued, then drained
+  by ``engine.execute_next`` in ``2 x SLICES`` alternating slices (A B B A …), half with a
+  chaining ``engine.Drain`` (a run's final commit claims the next run, as the worker's drains
+  do) and half without (each run claimed in its own commit): CPU time per run of each, in the
+  same process, so the load of other work falls on both alike.
 
 Everything is timed in process (the domain and the worker called from this script on a SQLite
 file; no HTTP): wall clock, CPU time in brackets. Each line ends with its target and the
@@ -49,7 +54,7 @@ from benchbook.domain.records import bulk
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.db import Database, open_database, write_lock
 from benchbook.persistence.tables import Job, Record
-from benchbook.runner import triggers, worker, workflows
+from benchbook.runner import engine, triggers, worker, workflows
 from benchbook.runner.plugins import discovery
 
 RUNS_TARGET = 500.0
@@ -164,9 +169,33 @@ def check_drain(db: Database, tally: worker.Tally, ids: list[str]) -> None:
         raise SystemExit(f"{len(wrong)} record(s) without their word count, e.g. record {ids[wrong[0]]}")
 
 
+def ab_chain(project: Project, db: Database, n: int, slices: int) -> dict[bool, tuple[float, float, int]]:
+    """Drain ``n`` new runs in ``2 * slices`` alternating slices with and without the chained
+    claim; returns chained → (wall s, CPU s, runs)."""
+    queue_runs(project, db, n)
+    per = max(1, n // (2 * slices))
+    totals: dict[bool, list[float]] = {True: [0.0, 0.0, 0], False: [0.0, 0.0, 0]}
+    for i in range(2 * slices):
+        chained = i % 4 in (0, 3)  # A B B A: a drift in the load falls on both alike
+        with engine.Drain(chain=db if chained else None) as drain:
+            wall, cpu = time.perf_counter(), time.process_time()
+            ran = sum(engine.execute_next(db, project, drain=drain) is not None for _ in range(per))
+            spent = (time.perf_counter() - wall, time.process_time() - cpu)
+        totals[chained][0] += spent[0]
+        totals[chained][1] += spent[1]
+        totals[chained][2] += ran
+    with db.session() as s:
+        failed = s.scalar(select(func.count()).select_from(Job).where(Job.status.not_in(("completed", "pending"))))
+    if failed:
+        raise SystemExit(f"{failed} run(s) of the A/B drain did not complete")
+    return {k: (v[0], v[1], int(v[2])) for k, v in totals.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=10_000, help="records created, so runs queued and drained")
+    parser.add_argument("--ab-chain", type=int, default=0, metavar="SLICES",
+                        help="also time the chained claim against a claim in its own commit (see above)")
     args = parser.parse_args()
     n = args.records
 
@@ -187,6 +216,10 @@ def main() -> None:
         start = statements.count
         _, base_wall, base_cpu = timed(lambda: bare_updates(project, db, ids))
         base_sql = statements.since(start)
+        ab = {}
+        if args.ab_chain:
+            say(f"A/B of the chained claim over {n:,} more runs …")
+            ab = ab_chain(project, db, n, args.ab_chain)
 
     rate, rate_cpu = n / drain_wall, n / drain_cpu
     overhead = (drain_wall - base_wall) / n * 1e3
@@ -203,6 +236,16 @@ def main() -> None:
          "no target"),
         ("SQL statements per run / per bare update", f"{drain_sql / n:.1f} / {base_sql / n:.1f}", "", "no target"),
     ]
+    if ab:
+        (cw, cc, cn), (ow, oc, on) = ab[True], ab[False]
+        lines += [
+            (f"A/B, {cn:,} runs claimed by the previous run's commit", f"{cw / cn * 1e3:.3f} ms", f"[{cc / cn * 1e3:.3f}]",
+             "no target"),
+            (f"A/B, {on:,} runs claimed in their own commit", f"{ow / on * 1e3:.3f} ms", f"[{oc / on * 1e3:.3f}]",
+             "no target"),
+            ("  ratio chained / own commit", f"{cw / cn / (ow / on):.2f}x", f"[{cc / cn / (oc / on):.2f}x]",
+             "no target"),
+        ]
     print(f"bench/automation.py --records {n:,}: in process, SQLite; 1-step workflow (benchbook.text-stats, save "
           f"into an integer field) triggered by record_created; wall clock, CPU time in brackets "
           f"(Python {sys.version.split()[0]}, cpus: {os.cpu_count()}, load average now: {os.getloadavg()[0]:.1f})")

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from sqlalchemy import select
 
+from benchbook.config import write_paused
 from benchbook.domain.errors import NotFound
 from benchbook.persistence.tables import AuditBatch, Job
 from benchbook.runner import engine, queue, workflows
@@ -83,7 +84,7 @@ def test_a_drain_runs_the_workflow_as_it_is_on_disk_now(api: Any) -> None:
         write(api, {**STATS, "steps": [{**STATS["steps"][0], "plugin": "no.such-plugin"}]})
         assert engine.execute_next(db, project, drain=drain) == (second, "failed")
         assert engine.execute_next(db, project, drain=drain) is None
-    assert job(api, second).error_details["kind"] == "workflow_invalid"  # type: ignore[index]
+    assert (job(api, second).error_details or {})["kind"] == "workflow_invalid"
     done = job(api, first)
     assert done.affected_records == [{"record_id": records[0], "schema_name": "sample", "action": "updated"}]
     assert [e["status"] for e in done.step_executions or []] == ["completed"]
@@ -112,3 +113,49 @@ def test_steps_share_a_drains_scratch_folder_left_empty(tmp_path: Path) -> None:
     with StepRunner() as own:
         mine = own._step_scratch()
     assert not mine.exists() and tmp_path.is_dir()
+
+
+def test_a_chaining_drain_claims_the_next_run_with_the_end_of_the_last_and_hands_it_back(api: Any) -> None:
+    records = lab(api)
+    write(api, STATS)
+    first, second = enqueue(api, records)
+    db, project = api.app.services.db, api.project
+    with engine.Drain(chain=db) as drain:
+        assert engine.execute_next(db, project, drain=drain) == (first, "completed")
+        assert drain.next is not None and drain.next.id == second
+        assert job(api, second).status == "running"  # claimed in the commit that ended the first
+    again = job(api, second)  # the drain closed without running it: waiting again, no batch left
+    assert (again.status, again.started_at) == ("pending", None)
+    with db.session() as s:
+        assert s.scalars(select(AuditBatch.ref).where(AuditBatch.kind == "workflow")).all() == [first]
+    with engine.Drain(chain=db) as drain:
+        assert engine.execute_next(db, project, drain=drain) == (second, "completed")
+        assert drain.next is None and engine.execute_next(db, project, drain=drain) is None
+
+
+def test_a_run_ending_while_automation_is_paused_claims_nothing(api: Any) -> None:
+    records = lab(api)
+    write(api, STATS)
+    first, second = enqueue(api, records)
+    write_paused(api.project.root, True)
+    try:
+        with engine.Drain(chain=api.app.services.db) as drain:
+            assert engine.execute(api.app.services.db, api.project, first, drain=drain) == "completed"
+            assert drain.next is None
+        assert job(api, second).status == "pending"
+    finally:
+        write_paused(api.project.root, False)
+
+
+def test_a_claimed_run_asked_to_stop_before_it_ran_is_cancelled_when_handed_back(api: Any) -> None:
+    records = lab(api)
+    write(api, STATS)
+    first, second = enqueue(api, records)
+    db = api.app.services.db
+    with engine.Drain(chain=db) as drain:
+        assert engine.execute_next(db, api.project, drain=drain) == (first, "completed")
+        api.ok("POST", "/automation/stop")  # the claimed run is running: asked to stop
+        api.ok("POST", "/automation/resume")
+    stopped = job(api, second)
+    assert (stopped.status, stopped.step_executions) == ("cancelled", None)
+    assert api.ok("GET", f"/records/{records[1]}")["data"].get("words") is None

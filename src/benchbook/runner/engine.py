@@ -1,10 +1,12 @@
 """Running one queued run: its workflow's steps, in order, on its record (spec *Run status*).
 
-:func:`execute` claims a ``pending`` run (→ ``running``), then for each step:
+:func:`execute` claims a ``pending`` run (→ ``running``, committed, with its history batch),
+then for each step:
 
 1. stops first when the run was cancelled (``cancel_requested``, → ``cancelled``; the steps
    left are recorded ``cancelled``), deleted (nothing more is written to it) or the server is
-   stopping (→ ``failed``, kind ``interrupted``);
+   stopping (→ ``failed``, kind ``interrupted``); before the first step only the last is asked
+   (the run was claimed a moment before: a cancel now finds its step in progress);
 2. skips the step (``skipped``) when its ``if`` filter tree does not match the record as it is now;
 3. builds the inputs: literals, ``record.<field>`` (the record's own field, else the nearest
    ancestor's: an inherited field resolves like in the record filter), ``record.id``,
@@ -14,7 +16,10 @@
    run's ``Ctx``;
 5. saves what the workflow's ``save`` maps from this step's outputs into the record, through the
    normal record update;
-6. commits: the step's writes, the runs they trigger (``depth`` + 1), and the run's progress.
+6. commits: the step's writes, the runs they trigger (``depth`` + 1), and the run's progress;
+   the last step's commit is the run's end (status, and its batch removed if it stayed empty),
+   and in a worker's drain it also claims the next waiting run (:class:`Drain`), so a 1-step
+   run of a drain is one commit (it was four: ``docs/performance.md``).
 
 So the writes of a run are committed step by step: a step that fails leaves nothing of its own
 behind (unless its plugin called ``commit``), while the steps before it stay, as do the changes
@@ -127,11 +132,19 @@ class Drain:
     and for at most ``recheck`` seconds each the plugins as registered, schema names, where a
     ``record.<field>`` input lives and collection time zones (a change to them reaches the drain
     within that time), plus one scratch folder the in-process steps reuse (removed with the
-    drain). Use ``with Drain() as drain:``; not shared between threads."""
+    drain). Use ``with Drain() as drain:``; not shared between threads.
 
-    def __init__(self, recheck: float = workflows.RECHECK) -> None:
+    ``chain`` (the worker's drains): a run's final commit also claims the next waiting run
+    (:attr:`next`), unless the worker is stopping or automation is paused, which saves the
+    claim its own commit; a run claimed so that the drain does not run (it stopped or paused
+    in between) is handed back to ``pending`` when the drain closes (``cancelled`` when it was
+    asked to stop meanwhile, as a waiting run is)."""
+
+    def __init__(self, recheck: float = workflows.RECHECK, *, chain: Database | None = None) -> None:
         self.recheck = recheck
         self.workflows = workflows.Loaded(recheck)
+        self.chain = chain
+        self.next: _Claimed | None = None
         self._kept: dict[tuple[str, ...], tuple[float, Any]] = {}
         self._scratch: Path | None = None
 
@@ -154,10 +167,30 @@ class Drain:
         return self._scratch
 
     def close(self) -> None:
-        """Remove the scratch folder."""
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
-            self._scratch = None
+        """Hand a run claimed and not run back (``pending``) and remove the scratch folder."""
+        claimed, self.next = self.next, None
+        try:
+            if claimed is not None:
+                self._hand_back(claimed)
+        except Exception:  # it stays running: the next worker to take the lease marks it interrupted
+            log.exception("could not hand run %s back to the queue", claimed.id if claimed else "?")
+        finally:
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+                self._scratch = None
+
+    def _hand_back(self, claimed: _Claimed) -> None:
+        if self.chain is None:
+            return
+        with self.chain.session() as s, s.begin():
+            write_lock(s, RUN_WAIT)
+            # asked to stop meanwhile (POST /automation/stop, a cancel): it was waiting, so cancelled
+            s.execute(update(Job).where(Job.id == claimed.id, Job.status == "running", Job.cancel_requested)
+                      .values(status="cancelled", finished_at=utcnow(), log="cancelled before it started"))
+            s.execute(update(Job).where(Job.id == claimed.id, Job.status == "running")
+                      .values(status="pending", started_at=None))
+            s.execute(delete(AuditBatch).where(AuditBatch.id == claimed.batch_id, ~exists().where(
+                AuditEntry.batch_id == claimed.batch_id)))
 
     def __enter__(self) -> Self:
         return self
@@ -211,8 +244,15 @@ class _Run:
             self.deleted = not done.rowcount  # type: ignore[attr-defined]
         if final and not self.affected:  # a record written leaves an entry in the batch
             self._delete_empty_batch(s)
+        claimed = _claim_in(s, self.project, None) if final and self._chains() else None
         s.commit()
         self.batch_settled = final
+        if claimed is not None:
+            self.drain.next = claimed
+
+    def _chains(self) -> bool:
+        """Whether the run's final commit claims the next run (see :class:`Drain`)."""
+        return self.drain.chain is not None and not self.should_stop() and not triggers.paused(self.project.root)
 
     def _schema_name(self, s: Session, schema_id: str) -> str | None:
         name: str | None = self.drain.kept(("schema", schema_id), lambda: s.scalar(
@@ -481,18 +521,24 @@ def _claim(db: Database, project: Project, job_id: str | None) -> _Claimed | Non
     """Move run ``job_id`` (None: the oldest waiting run) from ``pending`` to ``running`` and
     open its history batch, in one commit: one UPDATE … RETURNING, so taking the next run costs
     no separate look at the queue. None when it (or any run) was not waiting."""
-    picked: Any = job_id if job_id is not None else (
-        select(Job.id).where(Job.status == "pending").order_by(Job.created_at, Job.id).limit(1).scalar_subquery())
     with db.session() as s, s.begin():
         write_lock(s, RUN_WAIT)
-        row = s.execute(update(Job).where(Job.id == picked, Job.status == "pending")
-                        .values(status="running", started_at=utcnow())
-                        .returning(Job.id, Job.workflow_name, Job.record_id, Job.depth, Job.trigger)
-                        .execution_options(synchronize_session=False)).first()
-        if row is None:
-            return None
-        ctx = Ctx(session=s, actor=project.actor, files_dir=project.files_dir)
-        batch = entries.open_batch(ctx, "workflow", row.workflow_name, row.id)
+        return _claim_in(s, project, job_id)
+
+
+def _claim_in(s: Session, project: Project, job_id: str | None) -> _Claimed | None:
+    """:func:`_claim` in ``s``'s transaction, which holds the write lock (committed by the caller)."""
+    picked: Any = job_id if job_id is not None else (
+        select(Job.id).where(Job.status == "pending").order_by(Job.created_at, Job.id).limit(1).scalar_subquery())
+    row = s.execute(update(Job).where(Job.id == picked, Job.status == "pending")
+                    .values(status="running", started_at=utcnow())
+                    .returning(Job.id, Job.workflow_name, Job.record_id, Job.depth, Job.trigger)
+                    .execution_options(synchronize_session=False)).first()
+    if row is None:
+        return None
+    ctx = Ctx(session=s, actor=project.actor, files_dir=project.files_dir)
+    batch = entries.open_batch(ctx, "workflow", row.workflow_name, row.id)
+    s.flush()
     return _Claimed(row.id, row.workflow_name, row.record_id, row.depth, row.trigger, batch.id)
 
 
@@ -518,6 +564,10 @@ def execute(db: Database, project: Project, job_id: str, *, worker: str = "",
 def execute_next(db: Database, project: Project, *, worker: str = "", should_stop: Callable[[], bool] = lambda: False,
                  drain: Drain | None = None) -> tuple[str, str] | None:
     """Take the oldest waiting run (``created_at``, then id) and run it as :func:`execute`
-    does; returns ``(its id, its final status)``, or None when no run was waiting."""
-    claimed = _claim(db, project, None)
+    does; returns ``(its id, its final status)``, or None when no run was waiting. The run the
+    previous run of a chaining ``drain`` claimed comes first."""
+    claimed = drain.next if drain is not None else None
+    if drain is not None:
+        drain.next = None
+    claimed = claimed or _claim(db, project, None)
     return None if claimed is None else (claimed.id, _run(db, project, claimed, worker, should_stop, drain))

@@ -237,7 +237,8 @@ class Worker:
 
     def _run_all(self, tally: Tally) -> None:
         try:
-            with _Heartbeat(self), engine.Drain() as kept:  # what the runs of this drain share
+            # what the runs of this drain share; each run's end claims the next
+            with _Heartbeat(self), engine.Drain(chain=self.db) as kept:
                 while not self._stopping.is_set() and not triggers.paused(self.project.root):
                     ran = engine.execute_next(self.db, self.project, worker=self.holder,
                                               should_stop=self._stopping.is_set, drain=kept)
