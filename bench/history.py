@@ -8,7 +8,11 @@ Prints, measured in the same run on fresh SQLite projects:
   switched off in this process only), and their ratio (target >= 0.6);
 - the time to delete every record of the collection as one batch (``delete_by_query``, what
   ``DELETE /collections/{name}/records`` runs) and bring them all back with restore-all
-  (``restore_all``, what ``POST /audit/restore-all`` runs) (target < 10 s at 100,000 records).
+  (``restore_all``, what ``POST /audit/restore-all`` runs) (target < 10 s at 100,000 records);
+- the room history takes, from SQLite's ``dbstat``: ``audit_entries`` and its indexes after the
+  import (one ``create`` entry a record) and again after the delete and restore-all (a
+  ``delete`` and a ``restore`` entry more), each against a bare JSON table of the same rows
+  (``sqlite3`` ``executemany`` of ``json.dumps`` of the values, written in the same run).
 
 Everything is timed in process (the domain called from this script on a SQLite file; no HTTP).
 Each line ends with its target and the verdict, ``met`` or ``missed`` (the delete + restore-all
@@ -18,6 +22,8 @@ yet are listed at the end as such.
 from __future__ import annotations
 
 import argparse
+import json
+import sqlite3
 import tempfile
 import time
 from collections.abc import Iterator
@@ -25,6 +31,7 @@ from contextlib import contextmanager
 from typing import Any
 from unittest import mock
 
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from benchbook.config import Project
@@ -77,6 +84,28 @@ def load(ctx: Ctx, session: Session, n: int) -> tuple[float, float]:
     return n / (time.perf_counter() - wall), n / (time.process_time() - cpu)
 
 
+def history_bytes(session: Session) -> tuple[int, int]:
+    """``(audit_entries, its indexes)`` in bytes, from ``dbstat`` (the session's SQLite file)."""
+    rows = session.execute(text("SELECT s.name, sum(s.pgsize) FROM dbstat s JOIN sqlite_schema m ON m.name = s.name "
+                                "WHERE m.tbl_name = 'audit_entries' GROUP BY s.name")).all()
+    session.rollback()  # a read: end it, the next step begins its own transaction
+    table = sum(int(size) for name, size in rows if name == "audit_entries")
+    return table, sum(int(size) for name, size in rows if name != "audit_entries")
+
+
+def bare_bytes(n: int) -> int:
+    """Bytes (``dbstat``) of the same ``n`` rows in one bare JSON table (id, values)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE TABLE rows (id TEXT PRIMARY KEY, data TEXT)")
+        for start in range(0, n, SLICE):
+            conn.executemany("INSERT INTO rows VALUES (?, ?)", ((f"R{start + i:025d}", json.dumps(r["data"]))
+                                                                for i, r in enumerate(rows(start, min(n, start + SLICE)))))
+        return int(conn.execute("SELECT sum(pgsize) FROM dbstat WHERE name = 'rows'").fetchone()[0])
+    finally:
+        conn.close()
+
+
 def timed(step: Any) -> tuple[Any, float, float]:
     wall, cpu = time.perf_counter(), time.process_time()
     result = step()
@@ -102,6 +131,7 @@ def main() -> None:
             with_runs.append(load(ctx, session, n))
     with project_ctx() as (ctx, session):
         load(ctx, session, n)
+        after_import = history_bytes(session)
 
         def delete_all() -> int:
             with session.begin():
@@ -115,6 +145,8 @@ def main() -> None:
         deleted, delete_wall, delete_cpu = timed(delete_all)
         session.expunge_all()
         result, restore_wall, restore_cpu = timed(restore_everything)
+        after_restore = history_bytes(session)
+    bare = bare_bytes(n)
     with_h = (max(r[0] for r in with_runs), max(r[1] for r in with_runs))
     without_h = (max(r[0] for r in without_runs), max(r[1] for r in without_runs))
     ratio = with_h[0] / without_h[0]
@@ -130,6 +162,9 @@ def main() -> None:
         ("delete + restore-all", f"{total:.2f} s", f"[{delete_cpu + restore_cpu:.2f}]",
          f"target < 10 s at 100,000: {'met' if total < 10 else 'missed'}" if n == 100_000 else
          "target < 10 s at 100,000: not judged at this size"),
+        *((f"history ({what}): audit_entries + its indexes", f"{t / 1e6:,.1f} + {i / 1e6:,.1f} MB",
+           f"[{t / bare:.2f}x + {i / bare:.2f}x the bare JSON table, {bare / 1e6:,.1f} MB]", "no target")
+          for what, (t, i) in (("after the import", after_import), ("after delete + restore-all", after_restore))),
         *(("not measured by this script", "—", "", f"target {target}") for target in NOT_MEASURED),
     ]
     print(f"bench/history.py --records {n:,}: in process, SQLite; wall clock, best of {args.rounds} alternating "
