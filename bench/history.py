@@ -12,7 +12,10 @@ Prints, measured in the same run on fresh SQLite projects:
 - the room history takes, from SQLite's ``dbstat``: ``audit_entries`` and its indexes after the
   import (one ``create`` entry a record) and again after the delete and restore-all (a
   ``delete`` and a ``restore`` entry more), each against a bare JSON table of the same rows
-  (``sqlite3`` ``executemany`` of ``json.dumps`` of the values, written in the same run).
+  (``sqlite3`` ``executemany`` of ``json.dumps`` of the values, written in the same run);
+- with ``--postgres URL`` (a server where the URL's user may create databases): the same import
+  into a new database there (dropped afterwards), and ``audit_entries``' and ``records``' table
+  and index sizes (``pg_table_size``, ``pg_indexes_size``).
 
 Everything is timed in process (the domain called from this script on a SQLite file; no HTTP).
 Each line ends with its target and the verdict, ``met`` or ``missed`` (the delete + restore-all
@@ -26,12 +29,15 @@ import json
 import sqlite3
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from sqlalchemy import text
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
 from benchbook.config import Project
@@ -106,6 +112,29 @@ def bare_bytes(n: int) -> int:
         conn.close()
 
 
+def postgres_sizes(url: str, n: int) -> list[tuple[str, str, str, str]]:
+    """Lines: table and index sizes after importing ``n`` records into a new database on the
+    PostgreSQL server of ``url`` (created, then dropped)."""
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    name = f"benchbook_bench_{uuid.uuid4().hex[:10]}"
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        db = open_database(make_url(url).set(database=name).render_as_string(hide_password=False))
+        with tempfile.TemporaryDirectory(prefix="benchbook-bench-") as folder, db.session() as session:
+            load(Ctx(session=session, actor="bench", files_dir=Path(folder)), session, n)
+        with db.engine.connect() as conn:
+            sizes = {t: conn.execute(text("SELECT pg_table_size(:t), pg_indexes_size(:t)"), {"t": t}).one()
+                     for t in ("audit_entries", "records")}
+        db.engine.dispose()
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+    return [(f"PostgreSQL after the import: {t} + its indexes", f"{a / 1e6:,.1f} + {b / 1e6:,.1f} MB", "",
+             "no target") for t, (a, b) in sizes.items()]
+
+
 def timed(step: Any) -> tuple[Any, float, float]:
     wall, cpu = time.perf_counter(), time.process_time()
     result = step()
@@ -121,6 +150,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3, help="imports each way, alternating; the best counts")
+    parser.add_argument("--postgres", metavar="URL", help="also measure the history's size on this server")
     args = parser.parse_args()
     n = args.records
     with_runs, without_runs = [], []
@@ -167,6 +197,8 @@ def main() -> None:
           for what, (t, i) in (("after the import", after_import), ("after delete + restore-all", after_restore))),
         *(("not measured by this script", "—", "", f"target {target}") for target in NOT_MEASURED),
     ]
+    if args.postgres:
+        lines += postgres_sizes(args.postgres, n)
     print(f"bench/history.py --records {n:,}: in process, SQLite; wall clock, best of {args.rounds} alternating "
           "runs; CPU time in brackets")
     widths = [max(len(line[i]) for line in lines) for i in range(3)]
