@@ -83,7 +83,7 @@ def read_table(data: bytes, filename: str, *, fmt: str | None = None, delimiter:
         return _read_json(text, name, used)
     if kind == "ndjson":
         return _read_ndjson(text, name, used)
-    sep = _delimiter(text, "tsv" if kind == "tsv" else "", delimiter)
+    sep = sniff_delimiter(text, tab=kind == "tsv", given=delimiter)
     return _read_delimited(text, name, "tsv" if sep == "\t" else "csv", sep, used)
 
 
@@ -110,10 +110,14 @@ def decode(data: bytes, encoding: str | None = None) -> tuple[str, str]:
         raise Invalid(f"the file is not valid {best.encoding}; name its encoding with --encoding") from None
 
 
-def _delimiter(text: str, kind: str, given: str | None) -> str:
+def sniff_delimiter(text: str, *, tab: bool = False, given: str | None = None) -> str:
+    """The delimiter of delimited ``text``: ``given`` when set (``tab`` or ``\\t`` meaning a tab),
+    a tab for a TSV file (``tab``), else what :class:`csv.Sniffer` finds among :data:`DELIMITERS`
+    in the first :data:`SNIFF_LINES` non-blank lines (if the header holds it), else the one the
+    header holds most of, else a comma. Shared with the ``import-table`` built-in plugin."""
     if given:
         return "\t" if given in ("tab", "\\t") else given
-    if kind == "tsv":
+    if tab:
         return "\t"
     lines = [line for line in text.splitlines()[:SNIFF_LINES] if line.strip()]
     first = lines[0] if lines else ""

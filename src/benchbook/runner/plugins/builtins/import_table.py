@@ -37,13 +37,12 @@ from datetime import date, datetime, time
 from pathlib import PurePath
 from typing import Any
 
+from benchbook.domain.imports.readers import sniff_delimiter
 from benchbook.plugin import Context, Plugin, PluginError, PluginRpcError
 from benchbook.runner.plugins.builtins._stored import Problems, StoredFile, fetch
 
 REPORT_LIMIT = 20
 """Problems listed in ``report`` (all are counted)."""
-SNIFF_LINES = 50
-CANDIDATE_DELIMITERS = ",;\t|"
 EXCEL_EXTENSIONS = (".xlsx", ".xlsm")
 ZIP_MAGIC = b"PK\x03\x04"
 OLE_MAGIC = b"\xd0\xcf\x11\xe0"
@@ -125,28 +124,11 @@ def _decode(raw: bytes) -> str:
     raise AssertionError("latin-1 decodes any bytes")  # pragma: no cover
 
 
-def _delimiter(text: str, filename: str, configured: str | None) -> str:
-    if configured:
-        return "\t" if configured in ("tab", "\\t") else configured
-    if filename.lower().endswith((".tsv", ".tab")):
-        return "\t"
-    lines = text.splitlines()[:SNIFF_LINES]
-    first = lines[0] if lines else ""
-    try:
-        found = csv.Sniffer().sniff("\n".join(lines), delimiters=CANDIDATE_DELIMITERS).delimiter
-        if found in first:
-            return found
-    except csv.Error:
-        pass
-    counts = {d: first.count(d) for d in CANDIDATE_DELIMITERS}
-    best = max(counts, key=lambda d: counts[d])
-    return best if counts[best] else ","
-
-
 def _read_text(stored: StoredFile, config: dict[str, Any]) -> Table:
     import pandas as pd
     text = _decode(stored.read())
-    sep = _delimiter(text, stored.filename, config.get("delimiter"))
+    sep = sniff_delimiter(text, tab=stored.filename.lower().endswith((".tsv", ".tab")),
+                          given=config.get("delimiter"))
     try:
         width = max((len(row) for row in csv.reader(io.StringIO(text), delimiter=sep)), default=0)
         if width == 0:
