@@ -3,6 +3,7 @@ a purged field, and are the ones the database picks for the record queries' filt
 (the index expression is the very expression the queries compare)."""
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from collections.abc import Callable, Iterator
@@ -13,12 +14,12 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.orm import Session
 
+from benchbook.domain import analytics
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.fields import delete_field, purge_field
 from benchbook.domain.catalog.lookup import find_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
-from benchbook.domain import analytics
 from benchbook.domain.records import lists as record_lists
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.lists import list_page
@@ -188,7 +189,7 @@ def test_records_growth_reads_the_growth_index_not_the_records(db: Database, buc
     if db.engine.dialect.name != "sqlite":
         pytest.skip("the growth index is SQLite's (migration 0007: PostgreSQL aggregates by hash)")
     for start, end, read in ((None, None, "SCAN"), ("2020-01-01T05:00:00Z", "2031-01-01T00:00:00+02:00", "SEARCH")):
-        found = plans_of(db, lambda s: analytics.records_growth(s, bucket=bucket, start=start, end=end))
+        found = plans_of(db, functools.partial(analytics.records_growth, bucket=bucket, start=start, end=end))
         assert found and all(f"{read} records USING COVERING INDEX {GROWTH_INDEX}" in plan for plan in found), found
         inner = [plan.split("SCAN counted")[0] for plan in found]  # the per-day count, before regrouping
         assert not any("TEMP B-TREE" in plan for plan in inner), found
