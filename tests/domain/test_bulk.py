@@ -30,7 +30,6 @@ from benchbook.domain.records.rows import (
     purge_records,
     restore_records,
     soft_delete_records,
-    value_changes,
 )
 from benchbook.domain.records.rows import snapshot as record_snapshot
 from benchbook.domain.records.writes import create_record
@@ -285,7 +284,7 @@ def reference_soft_delete(ctx: Ctx, records: list[Record], *, op: str) -> None:
     now = utcnow()
     for rec in records:
         meta = cache.meta(rec.schema_id)
-        audit.write(ctx, "delete", "record", rec.id, changes=value_changes(meta, rec.data, {}),
+        audit.write(ctx, "delete", "record", rec.id, changes=[],  # read back from old_data
                     old=record_snapshot(rec, meta), dataset_id=rec.dataset_id, schema_id=rec.schema_id)
         rec.deleted_at = now
         rec.delete_op = op
@@ -308,7 +307,7 @@ def reference_purge(ctx: Ctx, records: list[Record]) -> None:
     cache = SchemaCache(ctx.session)
     for rec in records:
         meta = cache.meta(rec.schema_id)
-        audit.write(ctx, "purge", "record", rec.id, changes=value_changes(meta, rec.data, {}),
+        audit.write(ctx, "purge", "record", rec.id, changes=[],  # read back from old_data
                     old=record_snapshot(rec, meta), dataset_id=rec.dataset_id, schema_id=rec.schema_id)
     ids = [r.id for r in records]
     s = ctx.session

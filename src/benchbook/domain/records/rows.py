@@ -250,8 +250,9 @@ def soft_delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: s
     meta = _metas(SchemaCache(s))
     now = utcnow()
     s.flush()
-    entries = [_entry(ctx, "delete", rec, changes=value_changes(meta(rec.schema_id), rec.data, {}),
-                      old=snapshot(rec, meta(rec.schema_id)), new=None) for rec in records]
+    # changes not stored: read back from old_data (history.entries.record_changes), values stored once
+    entries = [_entry(ctx, "delete", rec, changes=[], old=snapshot(rec, meta(rec.schema_id)), new=None)
+               for rec in records]
     insert_entries(s, entries)
     conn = s.connection()
     for part in chunks([r.id for r in records]):
@@ -289,8 +290,8 @@ def purge_records(ctx: Ctx, records: list[Record]) -> None:
     s = ctx.session
     meta = _metas(SchemaCache(s))
     s.flush()
-    insert_entries(s, [_entry(ctx, "purge", rec, changes=value_changes(meta(rec.schema_id), rec.data, {}),
-                              old=snapshot(rec, meta(rec.schema_id)), new=None) for rec in records])
+    insert_entries(s, [_entry(ctx, "purge", rec, changes=[], old=snapshot(rec, meta(rec.schema_id)), new=None)
+                       for rec in records])  # changes read back from old_data, as for a delete
     conn = s.connection()
     for part in chunks([r.id for r in records]):
         conn.execute(delete(_LINKS).where(_LINKS.c.source_id.in_(part)))
