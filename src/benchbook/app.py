@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import sqlite3
+import sys
 import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -35,11 +36,9 @@ from benchbook import document as api_document
 from benchbook.config import Project
 from benchbook.contract import ContractMiddleware, QueryParser
 from benchbook.domain.errors import BenchbookError
-from benchbook.domain.history import storage as history_storage
 from benchbook.limits import apply_to_document
 from benchbook.persistence.db import BUSY_TIMEOUT_MS, DatabaseBusy, is_locked_error, open_database
 from benchbook.request_limits import LimitsMiddleware
-from benchbook.runner import worker as run_worker
 from benchbook.security import GuardMiddleware, RootPathsMiddleware
 from benchbook.services import Services
 from benchbook.validation import VALIDATOR_MAP, RequestInvalid
@@ -195,19 +194,26 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     app.add_middleware(LimitsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, limits=limits)
     app.services = services
     if resume_history and not sync_only:
+        from benchbook.domain.history import storage as history_storage  # the server only (start-up)
+
         history_storage.resume(services.db.engine)
     return app
 
 
 def _lifespan(services: Services, *, serving: bool) -> Callable[[Any], AbstractAsyncContextManager[None]]:
     """Starts the server's run worker when the app starts serving (``serving``), and stops the
-    app's run worker when it shuts down."""
+    app's run worker when it shuts down (the worker module is imported only by what uses it: a
+    one-off command that never ran a workflow has no worker to stop, and skips its imports)."""
     @asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         if serving:
-            run_worker.start_serving(services.db, services.project)
+            from benchbook.runner import worker
+
+            worker.start_serving(services.db, services.project)
         yield
-        run_worker.stop(services.db)
+        run_worker = sys.modules.get("benchbook.runner.worker")
+        if run_worker is not None:
+            run_worker.stop(services.db)
     return lifespan
 
 

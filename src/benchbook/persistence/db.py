@@ -14,24 +14,27 @@ checkpointed (TRUNCATE) once it has grown past :data:`CHECKPOINT_WAL_BYTES`.
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.dialects.sqlite.base import SQLiteCompiler
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -106,19 +109,71 @@ def make_engine(url: str) -> Engine:
 
 
 def alembic_config(url: str) -> Config:
-    """An Alembic config pointing at the packaged migrations and ``url``."""
+    """An Alembic config pointing at the packaged migrations and ``url`` (imports Alembic)."""
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(resources.files("benchbook.persistence") / "migrations"))
     cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return cfg
 
 
+_REVISION = re.compile(r"^(down_revision|revision)\s*(?::[^=]*)?=\s*(?:['\"]([^'\"]+)['\"]|None)", re.MULTILINE)
+
+
+@functools.cache
+def head_revision() -> str | None:
+    """The newest revision of the packaged migrations, read from the scripts' ``revision`` /
+    ``down_revision`` lines without importing Alembic (Alembic, Mako and Pygments cost a tenth
+    of a second at start-up, issue 14 item 15): the one revision no script names as its
+    ``down_revision``. ``tests/test_startup.py`` checks it against Alembic's own
+    ``ScriptDirectory.get_heads()``. None when the lines do not give one head (a merge
+    revision's tuple, a branch): :func:`upgrade_if_needed` leaves the answer to Alembic then."""
+    versions = resources.files("benchbook.persistence") / "migrations" / "versions"
+    revisions: set[str] = set()
+    parents: set[str] = set()
+    for script in versions.iterdir():
+        if not script.name.endswith(".py") or script.name.startswith("__"):
+            continue
+        found = {key: value for key, value in _REVISION.findall(script.read_text(encoding="utf-8"))}
+        if "revision" not in found:
+            continue
+        revisions.add(found["revision"])
+        if found.get("down_revision"):
+            parents.add(found["down_revision"])
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The revision the database at ``engine`` is at (its ``alembic_version`` row, read with a
+    plain query), or None when it has none (a new database, or one with several rows)."""
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    except DBAPIError:  # no alembic_version table yet
+        return None
+    return str(rows[0]) if len(rows) == 1 else None
+
+
 def upgrade(engine: Engine) -> None:
-    """Bring the database at ``engine`` to the newest migration (idempotent)."""
+    """Bring the database at ``engine`` to the newest migration (idempotent; imports Alembic)."""
+    from alembic import command
+
     cfg = alembic_config(engine.url.render_as_string(hide_password=False))
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
+
+
+def upgrade_if_needed(engine: Engine) -> bool:
+    """Upgrade the database at ``engine`` unless it is already at :func:`head_revision` (one
+    ``SELECT`` then, and Alembic is not imported). Returns True when Alembic ran."""
+    head = head_revision()
+    if head is not None and current_revision(engine) == head:
+        return False
+    upgrade(engine)
+    return True
 
 
 class DatabaseBusy(Exception):
@@ -282,7 +337,8 @@ class Database:
 
 
 def open_database(url: str) -> Database:
-    """Open (and upgrade) the database at ``url``."""
+    """Open the database at ``url``, upgrading it first unless it is at the newest migration
+    (:func:`upgrade_if_needed`)."""
     engine = make_engine(url)
-    upgrade(engine)
+    upgrade_if_needed(engine)
     return Database(engine, sessionmaker(engine, expire_on_commit=False))
