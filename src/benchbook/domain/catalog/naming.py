@@ -1,7 +1,11 @@
 """Natural names: a schema's ``display_template`` rendered with a record's values.
 
 Template syntax: literal text with ``{field}`` or ``{field:FORMAT}`` placeholders naming
-the schema's own fields. For ``date``/``datetime`` values FORMAT uses the tokens ``YYYY``,
+the schema's own fields or inherited ones (a field of an ancestor schema, issue 14 item 8):
+an inherited placeholder shows the value of the nearest ancestor record whose schema owns the
+field (an own field of the same name shadows it; the record filters' rule, ``docs/filters.md``),
+and descendants' names follow when that value changes
+(:func:`benchbook.domain.records.derived.follow_names`). For ``date``/``datetime`` values FORMAT uses the tokens ``YYYY``,
 ``YY``, ``MM``, ``DD``, ``HH``, ``mm``, ``ss`` (e.g. ``{taken_on:YYYY-MM}``); for numbers
 it is a Python format spec (``{mass:.1f}``). Without a template the natural name is the
 value of the first string field. A blank result is ``None``.
@@ -30,7 +34,9 @@ def placeholders(template: str) -> list[str]:
 
 
 def check_template(template: str | None, field_names: set[str]) -> None:
-    """Raise ``Invalid`` when ``template`` names a field not in ``field_names``."""
+    """Raise ``Invalid`` (422, one error per unknown name) when ``template`` names a field not
+    in ``field_names`` (the schema's own and inherited field names:
+    :func:`benchbook.domain.catalog.schemas.template_fields`)."""
     if not template:
         return
     unknown = [n for n in placeholders(template) if n not in field_names]

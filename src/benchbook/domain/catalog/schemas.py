@@ -26,6 +26,20 @@ from benchbook.persistence.tables import (
 )
 
 EDITABLE = ("label", "description", "display_template")
+MAX_DEPTH = 32  # schema chains are walked at most this far up (as the record filters do)
+
+
+def template_fields(session: Session, schema: Schema, own: set[str] | None = None) -> set[str]:
+    """The field names a display template of ``schema`` may use: its own live fields (``own``,
+    read when not given) and those of every ancestor schema (inherited fields, issue 14 item 8;
+    the nearest owner's value is used, ``docs/filters.md``)."""
+    names = set(own) if own is not None else {f.name for f in fields_of(session, schema.id)}
+    parent_id, steps = schema.parent_id, 0
+    while parent_id is not None and steps < MAX_DEPTH:
+        names.update(f.name for f in fields_of(session, parent_id))
+        parent = session.get(Schema, parent_id)
+        parent_id, steps = (parent.parent_id if parent else None), steps + 1
+    return names
 
 
 def schema_response(session: Session, schema: Schema) -> dict[str, Any]:
@@ -94,7 +108,7 @@ def create_schema(ctx: Ctx, body: dict[str, Any]) -> Schema:
         seen.add(fbody["name"])
         add_field(ctx, schema, fbody, position=i, loc_prefix=["body", "fields", i], write_audit=False)
     s.flush()
-    check_template(schema.display_template, seen)
+    check_template(schema.display_template, template_fields(s, schema, seen))
     audit.write(ctx, "create", "schema", schema.id, new=_snapshot(s, schema), schema_id=schema.id)
     return schema
 
@@ -118,7 +132,7 @@ def update_schema(ctx: Ctx, name: str, body: dict[str, Any]) -> Schema:
                 old[key], new[key] = getattr(schema, key), value
                 setattr(schema, key, value)
     if "display_template" in new:
-        check_template(schema.display_template, {f.name for f in fields_of(s, schema.id)})
+        check_template(schema.display_template, template_fields(s, schema))
     if new:
         schema.updated_at = utcnow()
         changes = [{"field": k, "label": k, "dtype": "string", "before": old[k], "after": new[k],

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Row, Table, func, insert, select, text
+from sqlalchemy import ColumnElement, Row, Table, bindparam, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import dtypes
@@ -33,6 +33,7 @@ from benchbook.domain.catalog.lookup import (
 from benchbook.domain.context import Ctx, RecordChange
 from benchbook.domain.errors import BenchbookError, Invalid, NotFound, error_entry
 from benchbook.domain.ids import ID_LENGTH, new_id
+from benchbook.domain.records.derived import names_with_inherited
 from benchbook.domain.records.rows import (
     check_parent,
     check_parent_row,
@@ -296,6 +297,13 @@ class _Bulk:
         conn.execute(insert(_RECORDS), [
             {"id": r.id, "dataset_id": r.dataset_id, "schema_id": r.schema_id, "parent_id": r.parent_id,
              "data": r.data, "natural_name": r.natural_name, "created_at": now, "updated_at": now} for r in rows])
+        # names whose template uses inherited fields, once the parents (maybe among these rows) are in
+        renamed = names_with_inherited(self.s, self.cache, rows, {self.collection.id: self.collection.timezone})
+        if renamed:
+            conn.execute(update(_RECORDS).where(_RECORDS.c.id == bindparam("rid")).values(natural_name=bindparam("nn")),
+                         [{"rid": rid, "nn": name} for rid, name in renamed.items()])
+            for r in rows:
+                r.natural_name = renamed.get(r.id, r.natural_name)
         links = [{"source_id": r.id, "field_id": f.id, "target_id": target,
                   "kind": "record" if f.type in REFERENCE_TYPES else "file"}
                  for r in rows for f in r.meta.fields if f.type in REFERENCE_TYPES or f.type in FILE_TYPES

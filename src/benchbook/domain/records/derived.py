@@ -6,19 +6,26 @@ nesting for inherited fields, one for reference targets).
   (an own field of the same name shadows it, and is then not derived).
 - ``ref_field.target_field``: the ``target_field`` of the record(s) the reference field
   ``ref_field`` points at (a list for ``reference_list``).
+
+Natural names whose display template uses inherited fields (issue 14 item 8) read the same
+inherited values: :func:`inherited_name_values` for the records being written,
+:func:`follow_names` for their descendants when an ancestor's values change.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog.dtypes import display_value
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema
+from benchbook.domain.catalog.naming import placeholders
 from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.records.rows import chunks, record_name
 from benchbook.domain.records.values import REFERENCE_TYPES, as_list
-from benchbook.persistence.tables import Collection, Record
+from benchbook.persistence.tables import Collection, Field, Record, Schema
 
 
 def _ancestor_metas(cache: SchemaCache, meta: SchemaMeta) -> list[SchemaMeta]:
@@ -134,3 +141,112 @@ def _target_value(cache: SchemaCache, target: Record | None, name: str, zones: d
         return None
     return display_value(field.type, field.restrictions or {}, target.data.get(field.id),
                          tz=zones.get(target.dataset_id))
+
+
+# ------------------------------------------------------------------------------ natural names
+def inherited_placeholders(cache: SchemaCache, meta: SchemaMeta) -> dict[str, Field]:
+    """The placeholders of ``meta``'s display template that name no own field, each with the
+    field of the nearest ancestor schema owning it (the record filters' rule for inherited
+    fields, ``docs/filters.md``); placeholders nothing owns are left out. Empty without a
+    template."""
+    template = meta.schema.display_template
+    if not template:
+        return {}
+    out: dict[str, Field] = {}
+    ups = _ancestor_metas(cache, meta)
+    for name in placeholders(template):
+        if name in meta.by_name or name in out:
+            continue
+        owner = next((up for up in ups if name in up.by_name), None)
+        if owner is not None:
+            out[name] = owner.by_name[name]
+    return out
+
+
+def inherited_name_values(session: Session, cache: SchemaCache, records: Sequence[Any],
+                          tz_of: dict[str, str | None]) -> dict[str, dict[str, tuple[str, Any]]]:
+    """For each of ``records`` (anything with ``id``, ``schema_id``, ``parent_id`` and
+    ``dataset_id``; a record not yet flushed is fine) whose template uses inherited fields:
+    ``{record id: {placeholder: (dtype, shown value)}}`` as :func:`benchbook.domain.records.
+    rows.record_name` takes them, read from the nearest ancestor record owning each field (one
+    query per level up, as derived columns). ``tz_of``: collection id → display timezone."""
+    need = {r.id: inherited_placeholders(cache, cache.meta(r.schema_id)) for r in records}
+    wanted = [r for r in records if need[r.id]]
+    if not wanted:
+        return {}
+    columns = sorted({name for fields in need.values() for name in fields})
+    values = derive(session, cache, wanted, columns, tz_of)
+    return {r.id: {name: (f.type, values[r.id].get(name)) for name, f in need[r.id].items()} for r in wanted}
+
+
+def names_with_inherited(session: Session, cache: SchemaCache, records: Sequence[Any],
+                         tz_of: dict[str, str | None]) -> dict[str, str | None]:
+    """The natural names of those of ``records`` (already in the database, with ``data`` as
+    well) whose template uses inherited fields, read from their ancestors as they are now:
+    ``{record id: name}`` (records whose template uses none are left out). For writers that
+    insert many records at once (import), parents possibly among them."""
+    inherited = inherited_name_values(session, cache, records, tz_of)
+    return {r.id: record_name(cache.meta(r.schema_id), r.data, tz_of.get(r.dataset_id), inherited[r.id])
+            for r in records if r.id in inherited}
+
+
+def _dependent_schemas(session: Session, cache: SchemaCache) -> tuple[set[str], set[str]]:
+    """``(schemas whose template uses inherited fields, those schemas and all their ancestors)``
+    among live child schemas with a template (two queries when none does)."""
+    templated = session.execute(select(Schema.id, Schema.display_template).where(
+        Schema.deleted_at.is_(None), Schema.display_template.is_not(None), Schema.parent_id.is_not(None))).all()
+    if not templated:
+        return set(), set()
+    own: dict[str, set[str]] = {sid: set() for sid, _ in templated}
+    for sid, name in session.execute(select(Field.schema_id, Field.name).where(
+            Field.schema_id.in_(own), Field.deleted_at.is_(None))):
+        own[sid].add(name)
+    dependent: set[str] = set()
+    above: set[str] = set()
+    for schema_id, template in templated:
+        if set(placeholders(template or "")) <= own[schema_id]:
+            continue  # every placeholder is an own field
+        meta = cache.meta(schema_id)
+        if inherited_placeholders(cache, meta):
+            dependent.add(schema_id)
+            above.update([schema_id, *(up.schema.id for up in _ancestor_metas(cache, meta))])
+    return dependent, above
+
+
+def follow_names(session: Session, cache: SchemaCache, changed: Iterable[str]) -> int:
+    """Recompute the natural names of the live descendants of the ``changed`` records whose
+    template uses inherited fields, after those records' values (or place) changed in this
+    transaction: set-based, one query per level down and per level up, one ``UPDATE`` for the
+    names that differ. A derived name writes no history entry (as a name recomputed from a
+    record's own values writes none of its own: the values' change is the entry). Returns how
+    many names changed. Costs two queries when no template uses an inherited field."""
+    dependent, above = _dependent_schemas(session, cache)
+    level = set(changed)
+    if not dependent or not level:
+        return 0
+    found: list[Any] = []
+    seen: set[str] = set(level)
+    while level:
+        rows: list[Any] = []
+        for part in chunks(sorted(level)):
+            rows += session.execute(select(Record.id, Record.schema_id, Record.parent_id, Record.dataset_id,
+                                           Record.data, Record.natural_name)
+                                    .where(Record.parent_id.in_(part), Record.deleted_at.is_(None),
+                                           Record.schema_id.in_(above))).all()
+        rows = [r for r in rows if r.id not in seen]
+        seen.update(r.id for r in rows)
+        found += [r for r in rows if r.schema_id in dependent]
+        level = {r.id for r in rows}
+    if not found:
+        return 0
+    zones: dict[str, str | None] = {cid: tz for cid, tz in session.execute(
+        select(Collection.id, Collection.timezone).where(Collection.id.in_({r.dataset_id for r in found})))}
+    inherited = inherited_name_values(session, cache, found, zones)
+    renamed = []
+    for row in found:
+        name = record_name(cache.meta(row.schema_id), row.data, zones.get(row.dataset_id), inherited.get(row.id))
+        if name != row.natural_name:
+            renamed.append({"id": row.id, "natural_name": name})
+    if renamed:
+        session.execute(update(Record), renamed)
+    return len(renamed)

@@ -38,14 +38,23 @@ def find_record(session: Session, record_id: str, *, live: bool | None = True) -
     return rec
 
 
-def record_name(meta: SchemaMeta, data: dict[str, Any], tz: str | None) -> str | None:
+def record_name(meta: SchemaMeta, data: dict[str, Any], tz: str | None,
+                inherited: dict[str, tuple[str, Any]] | None = None) -> str | None:
     """The record's natural name; only the values the name can use are worked out (the
-    template's placeholders, else the string fields)."""
+    template's placeholders, else the string fields). ``inherited``: the template's inherited
+    placeholders, name → ``(dtype, shown value)`` of the nearest ancestor record owning the
+    field (:func:`benchbook.domain.records.derived.inherited_name_values`); an own field of the
+    same name shadows it; a placeholder missing from both renders empty."""
     template = meta.schema.display_template
     used = set(placeholders(template)) if template else {f.name for f in meta.fields if f.type == "string"}
     shown = {f.name: display_value(f.type, f.restrictions or {}, data[f.id], tz=tz)
              for f in meta.fields if f.name in used and f.id in data}
-    return natural_name(template, shown, {f.name: f.type for f in meta.fields})
+    types = {f.name: f.type for f in meta.fields}
+    if template:
+        for name, (dtype, value) in (inherited or {}).items():
+            if name not in types:
+                shown[name], types[name] = value, dtype
+    return natural_name(template, shown, types)
 
 
 def snapshot(rec: Record | Row[Any], meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from benchbook.domain.context import Ctx, RecordChange
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
+from benchbook.domain.records.derived import follow_names, inherited_name_values
 from benchbook.domain.records.rows import (
     check_parent,
     find_record,
@@ -76,8 +77,9 @@ def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
     data = coerce_data(s, meta, collection, body.get("data") or {})
     now = utcnow()
     rec = Record(id=new_id(), dataset_id=collection.id, schema_id=schema.id,
-                 parent_id=parent.id if parent else None, data=data,
-                 natural_name=record_name(meta, data, collection.timezone), created_at=now, updated_at=now)
+                 parent_id=parent.id if parent else None, data=data, created_at=now, updated_at=now)
+    inherited = inherited_name_values(s, cache, [rec], {collection.id: collection.timezone})
+    rec.natural_name = record_name(meta, data, collection.timezone, inherited.get(rec.id))
     s.add(rec)
     s.flush()
     check_unique(s, rec, schema, meta.fields)
@@ -93,7 +95,8 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
     moves the record. No entry is written when nothing changed."""
     s = ctx.session
     rec = find_record(s, record_id)
-    meta = SchemaCache(s).meta(rec.schema_id)
+    cache = SchemaCache(s)
+    meta = cache.meta(rec.schema_id)
     collection = s.get(Collection, rec.dataset_id)
     assert collection is not None
     before = dict(rec.data)
@@ -109,11 +112,13 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
     if not changes:
         return rec
     rec.data = data
-    rec.natural_name = record_name(meta, data, collection.timezone)
+    inherited = inherited_name_values(s, cache, [rec], {collection.id: collection.timezone})
+    rec.natural_name = record_name(meta, data, collection.timezone, inherited.get(rec.id))
     rec.updated_at = utcnow()
     s.flush()
     check_unique(s, rec, meta.schema, meta.fields)
     _sync_links(s, rec, meta)
+    follow_names(s, cache, [rec.id])  # descendants whose names use its fields (same transaction)
     changed_ids = {c["field"] for c in changes}
     ident = identity(rec, meta, collection)
     changed_ids.discard("parent_record_id")
