@@ -172,6 +172,33 @@ class Field(Base):
     )
 
 
+class View(Base):
+    """A saved view of a schema's records table (spec *Events* 1 names ``view`` among the audited
+    things; its fields are ours: docs/decisions.md *Storage*). ``dataset_id`` null: the view is
+    offered in every collection holding the schema. ``filter`` is a filter tree (object),
+    ``columns`` and ``sort`` lists of strings as the record list takes them."""
+
+    __tablename__ = "views"
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    schema_id: Mapped[str] = mapped_column(ForeignKey("schemas.id", ondelete="CASCADE"), index=True)
+    dataset_id: Mapped[str | None] = mapped_column(ForeignKey("collections.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(63))
+    label: Mapped[str | None] = mapped_column(String(200))
+    description: Mapped[str | None] = mapped_column(Text)
+    columns: Mapped[list[Any]] = mapped_column(default=list)
+    filter: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
+    sort: Mapped[list[Any]] = mapped_column(default=list)
+    search: Mapped[str | None] = mapped_column(Text)
+    page_size: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    deleted_at: Mapped[datetime | None]
+    __table_args__ = (
+        Index("uq_views_live_name", "schema_id", "name", unique=True, sqlite_where=LIVE,
+              postgresql_where=LIVE),
+    )
+
+
 class Record(Base):
     """A record: values keyed by field id in ``data``; optional parent record."""
 

@@ -28,13 +28,14 @@ from sqlalchemy.orm import Session
 from benchbook.domain.catalog import collections as collection_rules
 from benchbook.domain.catalog import fields as field_rules
 from benchbook.domain.catalog import schemas as schema_rules
+from benchbook.domain.catalog import views as view_rules
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound
 from benchbook.domain.history.entries import derived, record_changes
 from benchbook.domain.history.restore import record_restore_plan, restore_record
 from benchbook.domain.records.writes import delete_records, update_record
-from benchbook.persistence.tables import AuditEntry, Collection, Field, Record, Schema
+from benchbook.persistence.tables import AuditEntry, Collection, Field, Record, Schema, View
 
 STATUSES = ("revert", "unchanged", "conflict", "cannot")
 _RENAMED = {"name": "rename"}
@@ -52,7 +53,8 @@ def _entry(session: Session, audit_id: str) -> AuditEntry:
 
 
 def _current_thing(session: Session, entry: AuditEntry) -> Any:
-    model = {"record": Record, "dataset": Collection, "schema": Schema, "field": Field}.get(entry.entity_type)
+    model = {"record": Record, "dataset": Collection, "schema": Schema, "field": Field,
+             "view": View}.get(entry.entity_type)
     return session.get(model, entry.entity_id) if model is not None else None
 
 
@@ -111,6 +113,8 @@ def _attributes(entry: AuditEntry, thing: Any) -> dict[str, Any]:
         body = schema_rules.schema_response(session, thing)
         body["field_order"] = [f["name"] for f in body["fields"]]
         return body
+    if entry.entity_type == "view":
+        return view_rules.view_response(session, thing)
     return field_rules.field_response(thing)
 
 
@@ -207,6 +211,9 @@ def _put_back(ctx: Ctx, entry: AuditEntry, rows: list[dict[str, Any]]) -> None:
     if entry.entity_type == "dataset":
         collection_rules.update_collection(ctx, entry.entity_id, _update_body(targets, clear_timezone=True))
         return
+    if entry.entity_type == "view":
+        view_rules.revert_attributes(ctx, entry.entity_id, targets)
+        return
     field_rules.update_field(ctx, _schema_of_field(ctx.session, entry.entity_id), entry.entity_id,
                              _update_body(targets))
 
@@ -231,6 +238,8 @@ def _delete(ctx: Ctx, entry: AuditEntry, force: bool) -> None:
         collection_rules.delete_collection(ctx, entry.entity_id)
     elif entry.entity_type == "schema":
         schema_rules.delete_schema(ctx, entry.entity_id)
+    elif entry.entity_type == "view":
+        view_rules.delete_view_by_id(ctx, entry.entity_id)
     else:
         field_rules.delete_field(ctx, _schema_of_field(s, entry.entity_id), entry.entity_id)
 
@@ -243,6 +252,8 @@ def _restore(ctx: Ctx, entry: AuditEntry) -> None:
         collection_rules.restore_collection(ctx, entry.entity_id)
     elif entry.entity_type == "schema":
         schema_rules.restore_schema(ctx, entry.entity_id)
+    elif entry.entity_type == "view":
+        view_rules.restore_view(ctx, entry.entity_id)
     else:
         field_rules.restore_field(ctx, _schema_of_field(s, entry.entity_id), entry.entity_id)
 
