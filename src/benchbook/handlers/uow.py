@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.history import entries as audit
-from benchbook.runner import triggers, worker
+from benchbook.runner import triggers
 from benchbook.services import Services
 
 BATCH_HEADER = "x-service-batch"
@@ -62,5 +62,7 @@ def write() -> Iterator[Ctx]:
 
 def kick_worker() -> None:
     """Runs were just committed to the queue (by a trigger, a manual run, a rerun): run them."""
+    from benchbook.runner import worker  # only when runs were queued: a command's start-up skips it
+
     svc = services()
     worker.kick(svc.db, svc.project)
