@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.api.helpers import make_collection, make_schema, study_tree
+from tests.api.helpers import make_collection, make_record, make_schema, study_tree
 
 REF_FIELDS = [{"name": "label", "type": "string"},
               {"name": "origin", "type": "reference", "restrictions": {"schema": "study"}}]
@@ -183,3 +183,32 @@ def test_views_of_a_deleted_schema_are_hidden(api):
                                                                          "value": 1}}).status_code == 422
     api.ok("DELETE", "/schemas/solo", 204)
     assert api.ok("GET", "/views") == []
+
+
+def test_record_list_applies_a_view(api):
+    tree = study_tree(api)
+    for site, depth in (("North", 1.0), ("North", 7.5), ("South", 9.0)):
+        make_record(api, "lab", "sample", {"site": site, "depth_m": depth}, parent=tree["study"]["id"])
+    view = api.ok("POST", "/schemas/sample/views", 201,
+                  json={"name": "north", "collection": "lab", "columns": ["site", "title", "natural_name"],
+                        "filter": {"field": "site", "op": "eq", "value": "North"}, "sort": ["depth_m:desc"]})
+    page = api.ok("GET", "/collections/lab/records", params={"view": view["id"]})
+    assert [r["data"]["depth_m"] for r in page["items"]] == [7.5, 2.5, 1.0]
+    assert {r["schema_name"] for r in page["items"]} == {"sample"}
+    assert page["items"][0]["derived"] == {"title": "Lake survey"}  # only the derived column is asked for
+    by_name = api.ok("GET", "/collections/lab/records", params={"view": "north", "schema": "sample",
+                                                                  "sort": "depth_m:asc"})
+    assert [r["data"]["depth_m"] for r in by_name["items"]] == [1.0, 2.5, 7.5]  # the request's sort wins
+    searched = api.ok("GET", "/collections/lab/records", params={"view": "north", "schema": "sample",
+                                                                   "filter": '{"field": "site", "op": "eq", "value": "South"}'})
+    assert [r["data"]["site"] for r in searched["items"]] == ["South"]
+    for params, type_ in (({"view": "north"}, "unknown_view"), ({"view": "nope", "schema": "sample"}, "unknown_view"),
+                          ({"view": view["id"], "schema": "study"}, "view_schema")):
+        bad = api.get("/collections/lab/records", params=params)
+        assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == ["query", "view"], params
+        assert bad.json()["errors"][0]["type"] == type_
+    make_collection(api, "lab2", ["study", "sample"])
+    elsewhere = api.get("/collections/lab2/records", params={"view": view["id"]})
+    assert elsewhere.status_code == 422 and elsewhere.json()["errors"][0]["type"] == "view_collection"
+    api.ok("DELETE", "/schemas/sample/views/north", 204)
+    assert api.get("/collections/lab/records", params={"view": view["id"]}).status_code == 422

@@ -5,6 +5,7 @@ from typing import Any
 
 from starlette.responses import StreamingResponse
 
+from benchbook.domain.catalog import views
 from benchbook.domain.history import restore
 from benchbook.domain.records import lists
 from benchbook.domain.records import writes as domain
@@ -22,9 +23,12 @@ def _query(params: dict[str, Any]) -> RecordQuery:
 
 
 def list_records(dataset_name: str, limit: int = 50, offset: int = 0, child_counts: bool = False,
-                 columns: list[str] | None = None, **params: Any) -> tuple[Body, int]:
+                 columns: list[str] | None = None, view: str | None = None, **params: Any) -> tuple[Body, int]:
     with read() as s:
-        return lists.list_page(s, dataset_name, _query(params), limit=limit, offset=offset,
+        query = _query(params)
+        if view:
+            query, columns = views.with_view(s, dataset_name, view, query, columns)
+        return lists.list_page(s, dataset_name, query, limit=limit, offset=offset,
                                child_counts=child_counts, columns=columns), 200
 
 

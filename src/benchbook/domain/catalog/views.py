@@ -17,6 +17,7 @@ that collection's other schemas); when none does yet, against the schema alone.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import ColumnElement, select
@@ -297,3 +298,43 @@ def revert_attributes(ctx: Ctx, view_id: str, targets: dict[str, Any]) -> View:
         raise NotFound(f"view {view_id} not found")
     body = {("rename" if k == "name" else k): val for k, val in targets.items()}
     return update_view(ctx, v.schema_id, v.id, body)
+
+
+def with_view(session: Session, collection_name: str, view: str, query: RecordQuery,
+              columns: list[str] | None) -> tuple[RecordQuery, list[str] | None]:
+    """The record list's query and ``columns`` with the saved view ``view`` (id, or name among
+    the views of ``query.schema``) supplying each part the request left out: ``schema``,
+    ``filter``, ``sort``, ``search`` and the derived ``columns`` (base columns and own fields
+    are not derived, so not passed). The request's own parts win; ``where``, ``within`` and
+    ``parent_record_id`` only come from the request, and ``page_size`` is the client's to send
+    as ``limit``. Raises ``Invalid`` (``loc`` ``["query", "view"]``) for an unknown or deleted
+    view, a view of another schema than ``schema``, or one saved for another collection."""
+    def bad(msg: str, type_: str) -> Invalid:
+        return Invalid(f"view {view!r}: {msg}", [error_entry(["query", "view"], msg, type_, view)])
+
+    found = session.scalars(select(View).where(View.id == view.strip().upper(), View.deleted_at.is_(None))).first()
+    if found is None and query.schema:
+        try:
+            found = find_view(session, find_schema(session, query.schema), view)
+        except NotFound:
+            found = None
+    if found is None:
+        raise bad(f"no live view has this id or name among schema {query.schema!r}'s views" if query.schema
+                  else "no live view has this id (a view's name needs `schema`)", "unknown_view")
+    schema = session.get(Schema, found.schema_id)
+    assert schema is not None
+    if schema.deleted_at is not None:
+        raise bad(f"its schema {schema.name!r} is deleted", "unknown_view")
+    if query.schema and find_schema(session, query.schema).id != schema.id:
+        raise bad(f"it is a view of schema {schema.name!r}, not {query.schema!r}", "view_schema")
+    collection = find_collection(session, collection_name)
+    if found.dataset_id is not None and found.dataset_id != collection.id:
+        other = session.get(Collection, found.dataset_id)
+        raise bad(f"it is saved for collection {other.name if other else found.dataset_id!r}, "
+                  f"not {collection.name!r}", "view_collection")
+    own = {f.name for f in SchemaCache(session).meta(schema.id).fields}
+    merged = replace(query, schema=query.schema or schema.name,
+                     filter=query.filter or (json.dumps(found.filter) if found.filter is not None else None),
+                     sort=query.sort or list(found.sort or []), search=query.search or found.search)
+    derived = [c for c in found.columns or [] if c not in BASE_COLUMNS and c not in own]
+    return merged, columns or derived or None
