@@ -134,6 +134,8 @@ def test_history_entries_and_revert(api):
     assert {c["field"]: (c["before"], c["after"]) for c in update["changes"]} == {
         "sort": (["depth_m:desc", "study.title"], ["site"]), "search": ("lake", None)}
     assert api.ok("GET", "/audit", params={"entity_id": made["id"]})["total"] == 2
+    events = api.ok("GET", "/audit/events", params={"filter": '{"field": "entity_type", "op": "eq", "value": "view"}'})
+    assert [e["entry"]["action"] for e in events["items"]] == ["update", "create"]
     api.ok("PATCH", "/schemas/sample/views/north", json={"label": "North samples"})  # no change, no entry
     assert len(view_entries(api)) == 2
 
