@@ -14,13 +14,9 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import re
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,52 +24,17 @@ from typing import Any
 import httpx
 import pytest
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+from tests.live_server import served
+
 PACKAGE = "benchbook_generated_client"
-
-
-def _free_port() -> int:
-    try:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            return int(sock.getsockname()[1])
-    except OSError as exc:
-        pytest.skip(f"this machine cannot listen on 127.0.0.1, so no server can run here: {exc}")
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``benchbook serve`` on a free port over a new project; its base URL."""
-    port = _free_port()
     project = tmp_path_factory.mktemp("served-project")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
-    env.pop("BENCHBOOK_URL", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "benchbook.cli.main", "serve", "--port", str(port), "--project", str(project)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            if proc.poll() is not None:
-                output = proc.stdout.read().decode() if proc.stdout else ""
-                pytest.fail(f"server exited with {proc.returncode}:\n{output}")
-            try:
-                if httpx.get(f"{url}/api/health", timeout=3.0).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("no answer from /api/health within 30 s")
-            time.sleep(0.2)
+    with served(project, project.parent / f"{project.name}.log") as (url, _port):
         yield url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
 
 
 @pytest.fixture(scope="module")

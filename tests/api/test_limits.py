@@ -239,34 +239,15 @@ def test_default_document_states_the_limits(api):
 def test_a_live_server_answers_long_targets_and_repeated_origins_in_the_envelope(tmp_path):
     """uvicorn itself answers a request target of 64 KiB or more with a plain-text 400 under
     httptools: ``benchbook serve`` runs h11 with room past the limits, so benchbook answers."""
-    import os
-    import signal
     import socket
-    import subprocess
-    import sys
-    import time
 
     import httpx
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-    env = {k: v for k, v in os.environ.items() if k != "BENCHBOOK_URL"}
-    log = (tmp_path / "server.log").open("wb")  # a file, not a pipe: the access log line is 70 KB
-    proc = subprocess.Popen([sys.executable, "-m", "benchbook.cli.main", "serve", "--port", str(port),
-                             "--project", str(tmp_path / "project")], stdout=log, stderr=subprocess.STDOUT,
-                            env=env, start_new_session=True)
-    base = f"http://127.0.0.1:{port}/api"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, (tmp_path / "server.log").read_text()
-            try:
-                httpx.get(base + "/health", timeout=3.0)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "the server did not answer within 30 s"
-                time.sleep(0.2)
+    from tests.live_server import served
+
+    # the log in a file, not a pipe: the access log line is 70 KB
+    with served(tmp_path / "project", tmp_path / "server.log") as (root, port):
+        base = root + "/api"
         with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
             conn.sendall(b"GET /api/records?search=" + b"x" * 70_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                          b"Connection: close\r\n\r\n")
@@ -283,14 +264,6 @@ def test_a_live_server_answers_long_targets_and_repeated_origins_in_the_envelope
                        headers=[("origin", "https://evil.example"), ("origin", "http://127.0.0.1")])
         assert r.status_code == 400
         assert httpx.get(base + "/collections/x").status_code == 404
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def test_serve_names_a_bad_limits_key_instead_of_a_traceback(tmp_path):

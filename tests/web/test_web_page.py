@@ -11,12 +11,9 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import struct
 import subprocess
-import sys
 import tempfile
-import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,8 +27,8 @@ from benchbook.config import Project
 from benchbook.demo import build_demo
 from benchbook.persistence.db import open_database
 from benchbook.runner import worker
+from tests.live_server import served
 
-SRC = Path(__file__).resolve().parents[2] / "src"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 if not os.access(CHROMIUM, os.X_OK):
     pytest.skip("chromium is not installed (Debian package 'chromium'; .ci/run installs it when apt-get "
@@ -129,12 +126,6 @@ def records_table(dom: Node) -> tuple[list[str], list[list[Node]]]:
 
 
 # ---------------------------------------------------------------- the server and the browser
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``benchbook serve`` on a free port over a fresh demo project; yields its base URL."""
@@ -146,41 +137,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         assert worker.for_database(db, project).drain().completed == PENGUINS
     finally:
         db.engine.dispose()
-    port = _free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
-    for name in ("BENCHBOOK_URL", "BENCHBOOK_PROJECT"):
-        env.pop(name, None)
-    log_path = root / "server.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "benchbook.cli.main", "serve", "--project", str(root / "project"),
-             "--port", str(port)],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        last: object = None
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"benchbook serve exited with {proc.returncode}:\n{log_path.read_text()}")
-            try:
-                response = httpx.get(base + "/api/health", timeout=3.0)
-                if response.status_code == 200:
-                    break
-                last = response.status_code
-            except httpx.HTTPError as exc:
-                last = exc
-            if time.monotonic() > deadline:
-                pytest.fail(f"no answer from {base}/api/health within 30 s (last: {last!r}):\n{log_path.read_text()}")
-            time.sleep(0.2)
+    with served(root / "project", root / "server.log") as (base, _port):
         yield base
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def chromium(url: str, *, screenshot: Path | None = None) -> str:

@@ -1,0 +1,76 @@
+"""A live ``benchbook serve`` (uvicorn in a subprocess) for the tests that need real HTTP: the
+web page in Chromium, a generated client, limits that only the real server applies."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+START_SECONDS = 30.0
+"""How long the server may take to answer ``/api/health``."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on now; skips the test where none can be bound."""
+    try:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            return int(sock.getsockname()[1])
+    except OSError as exc:
+        pytest.skip(f"this machine cannot listen on 127.0.0.1, so no server can run here: {exc}")
+
+
+@contextmanager
+def served(project: Path, log_path: Path) -> Iterator[tuple[str, int]]:
+    """``benchbook serve --project project`` on a free port, this checkout's ``src`` first on the
+    path and no ``BENCHBOOK_URL``/``BENCHBOOK_PROJECT`` from the caller; yields ``(base URL,
+    port)`` once ``/api/health`` answers 200, and stops it with SIGTERM (SIGKILL after 10 s).
+    Its output goes to ``log_path`` (a file, not a pipe: nothing blocks on a long log line).
+
+    Fails the test, with the log, when the server exits or does not answer within
+    :data:`START_SECONDS`.
+    """
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
+    for name in ("BENCHBOOK_URL", "BENCHBOOK_PROJECT"):
+        env.pop(name, None)
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "benchbook.cli.main", "serve", "--project", str(project), "--port", str(port)],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + START_SECONDS
+        last: object = None
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"benchbook serve exited with {proc.returncode}:\n{log_path.read_text()}")
+            try:
+                response = httpx.get(base + "/api/health", timeout=3.0)
+                if response.status_code == 200:
+                    break
+                last = response.status_code
+            except httpx.HTTPError as exc:
+                last = exc
+            if time.monotonic() > deadline:
+                pytest.fail(f"no answer from {base}/api/health within {START_SECONDS:.0f} s (last: {last!r}):\n"
+                            f"{log_path.read_text()}")
+            time.sleep(0.2)
+        yield base, port
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
