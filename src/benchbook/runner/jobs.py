@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.history.entries import parse_since
-from benchbook.domain.history.filters import compile_tree
+from benchbook.domain.history.filters import compile_tree, read_leaf
 from benchbook.domain.ids import resolve_prefix
 from benchbook.domain.records.search import like_pattern
 from benchbook.persistence.tables import Job, Record, utcnow
@@ -105,27 +105,14 @@ def _column(name: str) -> Any:
 
 
 def _leaf(node: dict[str, Any], loc: list[Any]) -> ColumnElement[bool]:
-    def bad(msg: str) -> Invalid:
-        return Invalid(f"filter {'/'.join(map(str, loc[2:])) or 'root'}: {msg}", [error_entry(loc, msg, "filter", node)])
-    if set(node) - {"field", "op", "value", "schema"}:
-        raise bad(f"unknown keys {sorted(set(node) - {'field', 'op', 'value', 'schema'})}")
-    name = node.get("field")
-    spec = _BY_NAME.get(name) if isinstance(name, str) else None
-    if spec is None:
-        raise bad(f"unknown field {node.get('field')!r} (see GET /jobs/filter-fields)")
-    op, value = node.get("op"), node.get("value")
-    if op not in spec["operators"]:
-        raise bad(f"operator {op!r} does not apply to {spec['name']} (use {', '.join(spec['operators'])})")
-    col = _column(spec["name"])
+    leaf = read_leaf(node, loc, _BY_NAME, _column, "GET /jobs/filter-fields")
+    name, op, value, col, bad = leaf.spec["name"], leaf.op, leaf.value, leaf.column, leaf.bad
     if op == "is_null":
-        if value is not None and not isinstance(value, bool):
-            raise bad("is_null takes true, false or no value")
-        return col.is_(None) if value in (None, True) else col.is_not(None)  # type: ignore[no-any-return]
-    kind = spec["type"]
+        return leaf.null_test()
+    kind = leaf.spec["type"]
     if op == "in":
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise bad("in needs a list of strings")
-        return col.in_([v.upper() for v in value] if name == "record_id" else value)  # type: ignore[no-any-return]
+        values = leaf.strings()
+        return col.in_([v.upper() for v in values] if name == "record_id" else values)  # type: ignore[no-any-return]
     if kind == "integer":
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise bad("value must be a number")

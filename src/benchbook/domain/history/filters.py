@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import ColumnElement, and_, or_, select
@@ -49,28 +50,68 @@ def _column(name: str) -> Any:
     return getattr(AuditEntry, name)
 
 
-def _leaf(node: dict[str, Any], loc: list[Any]) -> ColumnElement[bool]:
-    def bad(msg: str) -> Invalid:
-        return Invalid(f"filter {'/'.join(map(str, loc[2:])) or 'root'}: {msg}",
-                       [error_entry(loc, msg, "filter", node)])
+@dataclass
+class Leaf:
+    """One leaf of a run or history filter tree, checked against its fields (:func:`read_leaf`):
+    the field's descriptor ``spec`` (``name``, ``type``, ``operators``…), ``op``, ``value`` and the
+    SQL ``column`` the field reads."""
+
+    node: dict[str, Any]
+    loc: list[Any]
+    spec: dict[str, Any]
+    op: str
+    value: Any
+    column: Any
+
+    def bad(self, msg: str) -> Invalid:
+        """A 422 for this leaf: ``filter <path>: msg``, its entry at ``loc``."""
+        return bad_leaf(self.node, self.loc, msg)
+
+    def null_test(self) -> ColumnElement[bool]:
+        """``is_null``: true or no value (column is null), false (it is not). Raises ``Invalid``."""
+        if self.value is not None and not isinstance(self.value, bool):
+            raise self.bad("is_null takes true, false or no value")
+        return self.column.is_(None) if self.value in (None, True) else self.column.is_not(None)  # type: ignore[no-any-return]
+
+    def strings(self) -> list[str]:
+        """``in``'s value: a list of strings. Raises ``Invalid``."""
+        if not isinstance(self.value, list) or not all(isinstance(v, str) for v in self.value):
+            raise self.bad("in needs a list of strings")
+        return self.value
+
+
+def bad_leaf(node: Any, loc: list[Any], msg: str) -> Invalid:
+    """A 422 for the filter leaf ``node`` at ``loc`` (``["query", "filter", …path]``)."""
+    return Invalid(f"filter {'/'.join(map(str, loc[2:])) or 'root'}: {msg}", [error_entry(loc, msg, "filter", node)])
+
+
+def read_leaf(node: dict[str, Any], loc: list[Any], fields: dict[str, dict[str, Any]],
+              column: Callable[[str], Any], listed_at: str) -> Leaf:
+    """Check a leaf's keys (``field``, ``op``, ``value``, ``schema``), its field (one of ``fields``,
+    by name; ``listed_at`` names the endpoint that lists them) and its operator (one of the
+    field's). Shared by the history filter and the run filter (spec *Shared rules*: the same tree
+    form). Raises ``Invalid`` naming what is wrong."""
     if set(node) - {"field", "op", "value", "schema"}:
-        raise bad(f"unknown keys {sorted(set(node) - {'field', 'op', 'value', 'schema'})}")
+        raise bad_leaf(node, loc, f"unknown keys {sorted(set(node) - {'field', 'op', 'value', 'schema'})}")
     name = node.get("field")
-    spec = _BY_NAME.get(name) if isinstance(name, str) else None
+    spec = fields.get(name) if isinstance(name, str) else None
     if spec is None:
-        raise bad(f"unknown field {node.get('field')!r} (see GET /audit/filter-fields)")
-    op, value = node.get("op"), node.get("value")
+        raise bad_leaf(node, loc, f"unknown field {node.get('field')!r} (see {listed_at})")
+    op = node.get("op")
     if op not in spec["operators"]:
-        raise bad(f"operator {op!r} does not apply to {spec['name']} (use {', '.join(spec['operators'])})")
-    col = _column(spec["name"])
+        raise bad_leaf(node, loc, f"operator {op!r} does not apply to {spec['name']} "
+                                  f"(use {', '.join(spec['operators'])})")
+    return Leaf(node, loc, spec, str(op), node.get("value"), column(spec["name"]))
+
+
+def _leaf(node: dict[str, Any], loc: list[Any]) -> ColumnElement[bool]:
+    leaf = read_leaf(node, loc, _BY_NAME, _column, "GET /audit/filter-fields")
+    spec, op, value, col, bad = leaf.spec, leaf.op, leaf.value, leaf.column, leaf.bad
     if op == "is_null":
-        if value is not None and not isinstance(value, bool):
-            raise bad("is_null takes true, false or no value")
-        return col.is_(None) if value in (None, True) else col.is_not(None)  # type: ignore[no-any-return]
+        return leaf.null_test()
     if op == "in":
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise bad("in needs a list of strings")
-        return col.in_([v.upper() for v in value] if spec["name"] == "entity_id" else value)  # type: ignore[no-any-return]
+        values = leaf.strings()
+        return col.in_([v.upper() for v in values] if spec["name"] == "entity_id" else values)  # type: ignore[no-any-return]
     if not isinstance(value, str):
         raise bad("value must be a string")
     if spec["type"] == "datetime":
