@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from starlette.testclient import TestClient
 from benchbook.cli.main import build_cli
 from benchbook.cli.serve import is_local_host, serve, server_url
 from benchbook.config import Project
+from tests.live_server import free_port
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -108,16 +108,6 @@ def test_reload_uses_the_env_factory(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     assert os.environ["BENCHBOOK_ALLOW_REMOTE"] == "0" and os.environ["BENCHBOOK_SYNC_ONLY"] == "0"
 
 
-def _free_port() -> int:
-    """A free TCP port on 127.0.0.1; skips when this machine cannot listen on its loopback at all."""
-    try:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            return int(sock.getsockname()[1])
-    except OSError as exc:
-        pytest.skip(f"this machine cannot listen on 127.0.0.1, so no server can run here: {exc}")
-
-
 def _get(app: object, path: str, host: str = "127.0.0.1") -> httpx.Response:
     with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
         return client.get(path, headers={"host": host})
@@ -185,7 +175,7 @@ def test_app_from_env_uses_the_project_of_the_variable(monkeypatch: pytest.Monke
 
 
 def test_live_server_answers_health(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
     env.pop("BENCHBOOK_URL", None)
     proc = subprocess.Popen(
