@@ -44,9 +44,14 @@ def test_web_page_is_the_app_and_keeps_the_host_rule(api):
     assert page.status_code == 200
     assert page.headers["content-type"].startswith("text/html")
     assert "<title>benchbook</title>" in page.text
-    assert '<script src="/static/app.js"></script>' in page.text
-    script = c.get("/static/app.js")
-    assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
+    assert '<script type="module" src="/static/app.js"></script>' in page.text
+    for path in ("/static/app.js", "/static/lib/api.js", "/static/pages/collections.js",
+                 "/static/vendor/preact-10.29.8.module.js", "/sw.js"):
+        script = c.get(path)
+        assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript"), path
+    for path in ("/static/../openapi.yaml", "/static/lib/../../routes.py", "/static/.hidden", "/static/lib//api.js",
+                 "/static/lib", "/static/missing.js"):
+        assert c.get(path).status_code == 404, path
     for path in ("/", "/static/app.js", "/docs/", "/openapi.json"):
         forged = c.get(path, headers={"host": "evil.example"})
         assert forged.status_code == 403, path

@@ -1,0 +1,104 @@
+// Background work for the status bar (spec *Events* 5): uploads started in this page (with their
+// progress), the run queue (GET /automation: waiting, running, and the current stretch's
+// succeeded/failed/cancelled counts, failures counting as done) and the history conversion
+// (GET /audit/storage). The bar polls while something is under way, slowly otherwise.
+import { html, useEffect, useState } from "./html.js";
+import { ApiError, get } from "./api.js";
+import { useNotices, formatBytes } from "./ui.js";
+import { href } from "./router.js";
+
+const uploads = new Map();
+const listeners = new Set();
+let nextUpload = 0;
+const changed = () => listeners.forEach((l) => l());
+
+// POST a FormData with upload progress shown in the status bar; resolves to the JSON answer,
+// rejects with ApiError (status 0 when the server cannot be reached).
+export function upload(path, form, label) {
+  const id = ++nextUpload;
+  uploads.set(id, { label, loaded: 0, total: 0 });
+  changed();
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", "/api" + path);
+    xhr.setRequestHeader("accept", "application/json");
+    xhr.upload.onprogress = (e) => { uploads.set(id, { label, loaded: e.loaded, total: e.total }); changed(); };
+    const done = () => { uploads.delete(id); changed(); };
+    xhr.onload = () => {
+      done();
+      let body = null;
+      try { body = JSON.parse(xhr.responseText); } catch { body = null; }
+      if (xhr.status >= 200 && xhr.status < 300) resolve(body);
+      else reject(new ApiError(xhr.status, body, `${xhr.status} ${xhr.statusText}`));
+    };
+    xhr.onerror = () => { done(); reject(new ApiError(0, null, "The server cannot be reached: is `benchbook serve` still running?")); };
+    xhr.send(form);
+  });
+}
+
+// Ask the bar to poll quickly now (after starting runs, say).
+export function pokeStatus() { listeners.forEach((l) => l(true)); }
+
+export function StatusBar() {
+  const [, setTick] = useState(0);
+  const [automation, setAutomation] = useState(null);
+  const [storage, setStorage] = useState(null);
+  const [offline, setOffline] = useState(false);
+  const notice = useNotices();
+  useEffect(() => {
+    let timer;
+    let stopped = false;
+    const poll = async () => {
+      clearTimeout(timer);
+      try {
+        const a = await get("/automation");
+        setAutomation(a);
+        setOffline(false);
+        const busy = a.pending > 0 || a.running > 0;
+        let converting = false;
+        if (!busy) {
+          const s = await get("/audit/storage").catch(() => null);
+          setStorage(s);
+          converting = !!(s && s.converting);
+        }
+        if (!stopped) timer = setTimeout(poll, busy || converting ? 700 : 5000);
+      } catch (error) {
+        setOffline(error.status === 0);
+        if (!stopped) timer = setTimeout(poll, 5000);
+      }
+    };
+    const listener = (urgent) => { setTick((t) => t + 1); if (urgent) poll(); };
+    listeners.add(listener);
+    poll();
+    return () => { stopped = true; clearTimeout(timer); listeners.delete(listener); };
+  }, []);
+  const batch = automation && automation.batch;
+  const items = [];
+  if (offline) items.push(html`<span class="offline">Server unreachable: showing what was loaded; retrying…</span>`);
+  if (automation && automation.paused) items.push(html`<a href=${href("/automation")}>Automation paused</a>`);
+  if (batch) {
+    const total = batch.pending + batch.succeeded + batch.failed + batch.cancelled;
+    const done = total - batch.pending;
+    items.push(html`<a href=${href("/automation/runs")} class="runs" data-testid="status-runs">
+      <span>Runs ${done} of ${total} done</span>
+      <progress max=${total || 1} value=${done} aria-label="runs done"></progress>
+      <span data-testid="status-waiting">${batch.pending} waiting</span> ·
+      <span data-testid="status-succeeded">${batch.succeeded} succeeded</span> ·
+      <span data-testid="status-failed" class=${batch.failed ? "bad" : ""}>${batch.failed} failed</span>
+      ${batch.cancelled ? html` · <span>${batch.cancelled} cancelled</span>` : null}</a>`);
+  } else if (automation && (automation.pending || automation.running)) {
+    items.push(html`<span>${automation.pending} runs waiting, ${automation.running} running</span>`);
+  }
+  for (const [id, u] of uploads) {
+    items.push(html`<span key=${"u" + id} class="upload">Uploading ${u.label}
+      <progress max=${u.total || 1} value=${u.loaded} aria-label=${"upload of " + u.label}></progress>
+      ${u.total ? `${formatBytes(u.loaded)} of ${formatBytes(u.total)}` : ""}</span>`);
+  }
+  if (storage && storage.converting) {
+    items.push(html`<a href=${href("/history/storage")}>Converting history ${storage.done ?? 0} of ${storage.total ?? "?"}</a>`);
+  }
+  return html`<footer class="status-bar" aria-label="Background work">
+    <div class="status-items" role="status" aria-live="polite">${items.length ? items : html`<span class="muted">Idle</span>`}</div>
+    <div class=${"notice " + (notice ? notice.kind : "")} role="status" aria-live="polite">${notice ? notice.message : ""}</div>
+  </footer>`;
+}

@@ -1,0 +1,97 @@
+"""Browser fixtures for the web app's tests: Playwright for Python driving Debian's headless
+``chromium`` (``executable_path``; no browser download), against a real ``benchbook serve``.
+
+- ``browser`` (one per test process) and ``page`` (a fresh context per test, 1400×900; the test
+  fails if the page throws an uncaught error or logs a console error other than a failed request
+  the test caused on purpose).
+- ``demo_server`` (one per test module): a served demo project (3 islands, 344 penguins, their
+  ``penguin-tag`` runs drained), its base URL.
+- ``empty_server`` (one per test module): a served empty project.
+
+Helpers for the tests are in :mod:`tests.web.pages` (``open_app``, ``shoot``, ``check_axe``).
+Skipped, saying why, when ``chromium`` or the ``playwright`` package is missing.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchbook.config import Project
+from benchbook.demo import build_demo
+from benchbook.persistence.db import open_database
+from benchbook.runner import worker
+from tests.live_server import served
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+PENGUINS = 344
+ISLANDS = 3
+
+if not os.access(CHROMIUM, os.X_OK):
+    pytest.skip("chromium is not installed (Debian package 'chromium'; .ci/run installs it when apt-get "
+                "works): the web app tests need a real headless browser", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api", reason="the web app tests drive Chromium with Playwright "
+                               "(pip install -e '.[test]')")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the test process."""
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic"])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page (own cookies, storage and service workers) 1400×900 wide; fails the test on an
+    uncaught script error. ``page.console_errors`` lists console errors for tests to inspect."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, service_workers="block")
+    context.set_default_timeout(15_000)
+    opened = context.new_page()
+    errors: list[str] = []
+    console: list[str] = []
+    opened.on("pageerror", lambda exc: errors.append(str(exc)))
+    opened.on("console", lambda msg: console.append(msg.text) if msg.type == "error" else None)
+    opened.console_errors = console
+    try:
+        yield opened
+    finally:
+        context.close()
+    assert not errors, f"the page threw: {errors}"
+
+
+def _serve_project(root: Path, project: Path) -> Iterator[str]:
+    with served(project, root / "server.log") as (base, _port):
+        yield base
+
+
+@pytest.fixture(scope="module")
+def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``benchbook serve`` over a fresh demo project (runs drained); yields its base URL."""
+    root = tmp_path_factory.mktemp("web-demo")
+    project = Project.init(root / "project")
+    assert build_demo(project) == ISLANDS + PENGUINS
+    db = open_database(project.database_url)
+    try:
+        assert worker.for_database(db, project).drain().completed == PENGUINS
+    finally:
+        db.engine.dispose()
+    yield from _serve_project(root, root / "project")
+
+
+@pytest.fixture(scope="module")
+def empty_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``benchbook serve`` over a fresh empty project; yields its base URL."""
+    root = tmp_path_factory.mktemp("web-empty")
+    Project.init(root / "project")
+    yield from _serve_project(root, root / "project")
