@@ -13,7 +13,9 @@ in 10,000 holds the rare word ``quixotic``). Prints, measured in the same run:
   and ``json.dumps`` of the values) into a single JSON table;
 - p50/p95 latency over HTTP (``benchbook serve`` as a subprocess on a free port, httpx) of a
   page of 50 with a 3-leaf filter tree sorted by ``n``; the same with an ancestor leaf; a
-  rare-word search; the plots with ``child_counts=true``; a single record;
+  rare-word search; the plots with ``child_counts=true``; a single record; the first page of
+  ``GET /api/audit/events`` and one record's history (``GET /api/records/{id}/audit``), over
+  the history the import wrote (one ``create`` entry a record, in one import batch);
 - the database's size and the bare JSON table's, their ratio, and each table and index of
   1 MB or more from SQLite's ``dbstat`` (bytes of its pages) with its ratio to the bare table;
 - with ``--datasette``: Datasette 0.65 (in its own venv, ``bench/.venv-datasette``, never a
@@ -72,14 +74,15 @@ AT = 1_000_000  # --records the latency and size targets are set for
 FILTERED = "filter (3 leaves) + sort, page of 50"
 ANCESTOR = "same + ancestor leaf"
 SINGLE = "single record"
-#: HTTP query → its p50 target in ms (judged at AT records only)
-LATENCY_TARGETS: dict[str, float] = {FILTERED: 50.0, ANCESTOR: 100.0}
+EVENTS = "audit/events first page"
+RECORD_HISTORY = "a record's history (records/{id}/audit)"
+#: HTTP query → its p50 target in ms (judged at AT records only; the history reads at AT records,
+#: i.e. more than AT history entries: one create entry a record)
+LATENCY_TARGETS: dict[str, float] = {FILTERED: 50.0, ANCESTOR: 100.0, EVENTS: 20.0, RECORD_HISTORY: 20.0}
 #: query → the most benchbook's p50 may be as a share of Datasette's, judged only at AT when True
 DATASETTE_TARGETS: dict[str, tuple[float, bool]] = {FILTERED: (0.05, True), SINGLE: (0.5, False)}
 NOT_MEASURED = [
     "import / `sqlite-utils insert --csv` of the same rows >= 0.5",
-    "GET /api/audit/events first page at 1,000,000 history entries: p50 < 20 ms",
-    "GET /api/records/{id}/audit (a record's history) at 1,000,000 history entries: p50 < 20 ms",
 ]
 
 
@@ -274,6 +277,8 @@ def benchbook_queries(n: int, obs_ids: list[str]) -> dict[str, Callable[..., Any
         "plots with child_counts=true": lambda rnd: (base, {"schema": "plot", "child_counts": "true", "limit": 50,
                                                              "offset": rnd.randrange(PLOTS - 50)}),
         SINGLE: lambda rnd: (f"/api/records/{rnd.choice(obs_ids)}", {}),
+        EVENTS: lambda rnd: ("/api/audit/events", {}),
+        RECORD_HISTORY: lambda rnd: (f"/api/records/{rnd.choice(obs_ids)}/audit", {}),
     }
 
 
