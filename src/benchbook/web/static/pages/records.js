@@ -1,0 +1,371 @@
+// A collection's records table (#/c/:collection): a tab per schema; own, inherited and
+// `ref.target` columns through a column chooser; the filter builder (lib/records-filter.js);
+// sort by header; search; paging anywhere; child counts linking to the children; ticked rows for
+// bulk delete, run-many and export; CSV export of the same query; saved views. Every part of the
+// state lives in the hash query: schema, filter, sort, q, page, limit, columns, parent, view.
+import { html, useState, useEffect, useRef } from "../lib/html.js";
+import { get, post, del, apiUrl } from "../lib/api.js";
+import { href, navigate, seg } from "../lib/router.js";
+import { useLoad, useAction, Loading, ErrorBox, Field, Modal, Confirm, notify, useTitle, formatValue, formatCount } from "../lib/ui.js";
+import { pokeStatus } from "../lib/status.js";
+import { catalogue, FilterBuilder, parseFilter, errorPathOf, asRoot, compact } from "../lib/records-filter.js";
+import { ColumnChooser, columnsParam, sortKeyOf, cellValue, toCsv, download } from "../lib/records-table.js";
+import { NewRecord } from "../lib/records-new.js";
+
+const LIMITS = [25, 50, 100, 200, 500];
+
+export default function Records({ params, query, path }) {
+  const name = params.collection;
+  useTitle(name);
+  const meta = useLoad((signal) => Promise.all([
+    get(`/collections/${seg(name)}`, {}, { signal }),
+    get("/schemas", {}, { signal }),
+    get("/schemas/field-types", {}, { signal }),
+  ]), [name]);
+  if (meta.loading && !meta.data) return html`<section class="page"><h1>${name}</h1><${Loading} /></section>`;
+  if (meta.error) return html`<section class="page"><h1>${name}</h1><${ErrorBox} error=${meta.error} onRetry=${meta.reload} />
+    <p><a href=${href("/")}>All collections</a></p></section>`;
+  const [collection, schemas, types] = meta.data;
+  return html`<${Table} collection=${collection} schemas=${schemas} types=${types} query=${query} path=${path} />`;
+}
+
+function Table({ collection, schemas, types, query, path }) {
+  const name = collection.name;
+  const schemaNames = collection.schemas || [];
+  const schema = query.schema || schemaNames[0];
+  const cat = schema ? catalogue(schemas, schema, schemaNames) : null;
+  const set = (changes, { keepPage = false, replace = false } = {}) => {
+    const next = { ...query, view: undefined, ...changes };
+    if (!keepPage && !("page" in changes)) next.page = undefined;
+    navigate(path, next, { replace });
+  };
+  const head = html`<div class="page-head">
+      <h1>${name}</h1>
+      ${collection.description ? html`<p class="muted">${collection.description}</p>` : null}
+      <div class="actions">
+        <a href=${href(`/c/${seg(name)}/import`, { schema })}>Import a file</a>
+        <a href=${href(`/c/${seg(name)}/settings`)}>Settings</a>
+      </div>
+    </div>
+    <nav class="tabs" aria-label="Schemas">
+      ${schemaNames.map((s) => html`<a href=${href(path, { schema: s })} aria-current=${s === schema ? "page" : undefined}>${s}</a>`)}
+    </nav>`;
+  if (!schemaNames.length) {
+    return html`<section class="page records">${head}<div class="card"><p>This collection lists no schemas yet.</p>
+      <p><a href=${href(`/c/${seg(name)}/settings`)}>Add schemas in its settings</a>, or
+      <a href=${href(`/c/${seg(name)}/import`)}>import a file</a> creating a schema from it.</p></div></section>`;
+  }
+  if (!cat || !schemaNames.includes(schema)) {
+    return html`<section class="page records">${head}<${ErrorBox} error=${new Error(`The collection ${name} has no schema '${schema}'.`)} /></section>`;
+  }
+  return html`<section class="page records">${head}
+    <${SchemaTable} key=${schema} collection=${collection} cat=${cat} types=${types} query=${query} path=${path} set=${set} schema=${schema} /></section>`;
+}
+
+function useViewExpansion(name, schema, query, path) {
+  const done = useRef(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    if (!query.view) { done.current = null; return; }
+    const key = `${schema}/${query.view}`;
+    if (done.current === key) return;
+    done.current = key;
+    let live = true;
+    get(`/schemas/${seg(schema)}/views/${seg(query.view)}`).then((v) => {
+      if (!live) return;
+      setError(null);
+      navigate(path, { ...query, schema: v.schema,
+        filter: query.filter || (v.filter ? JSON.stringify(v.filter) : undefined),
+        sort: query.sort || (v.sort && v.sort.length ? v.sort.join(",") : undefined),
+        q: query.q || v.search || undefined,
+        columns: query.columns || (v.columns && v.columns.length ? v.columns.join(",") : undefined),
+        limit: query.limit || v.page_size || undefined, view: v.name }, { replace: true });
+    }, (e) => live && setError(e));
+    return () => { live = false; };
+  }, [schema, query.view]);
+  return error;
+}
+
+function SchemaTable({ collection, cat, types, query, path, set, schema }) {
+  const name = collection.name;
+  const tree = parseFilter(query.filter);
+  const sort = query.sort ? query.sort.split(",").filter(Boolean) : [];
+  const limit = LIMITS.includes(Number(query.limit)) ? Number(query.limit) : (Number(query.limit) > 0 && Number(query.limit) <= 1000 ? Number(query.limit) : 50);
+  const page = Math.max(1, parseInt(query.page, 10) || 1);
+  const chosen = (query.columns ? query.columns.split(",") : cat.defaultColumns).filter((c) => cat.columns[c]);
+  const columns = chosen.includes("natural_name") ? chosen : ["natural_name", ...chosen];
+  const viewError = useViewExpansion(name, schema, query, path);
+  const waitingForView = query.view && !query.columns && !query.filter && !query.sort && !viewError;
+
+  const common = { schema, filter: tree || undefined, sort: sort.length ? sort : undefined, search: query.q || undefined,
+    parent_record_id: query.parent || undefined };
+  const records = useLoad((signal) => waitingForView ? Promise.resolve(undefined)
+    : get(`/collections/${seg(name)}/records`, { ...common, limit, offset: (page - 1) * limit,
+      child_counts: cat.children.length ? true : undefined, columns: columnsParam(cat, columns) }, { signal }),
+  [name, schema, query.filter, query.sort, query.q, query.parent, page, limit, query.columns, waitingForView]);
+  const views = useLoad((signal) => get(`/schemas/${seg(schema)}/views`, {}, { signal }), [schema]);
+  const data = records.data;
+  const total = data ? data.total : 0;
+  const pages = Math.max(1, Math.ceil(total / limit));
+  const [selected, setSelected] = useState(() => new Set());
+  useEffect(() => setSelected(new Set()), [data]);
+  const [dialog, setDialog] = useState(null);
+  const filterError = records.error && errorPathOf(records.error) !== null ? records.error : null;
+
+  const exportHref = apiUrl(`/collections/${seg(name)}/export.csv`, common);
+  const items = data ? data.items : [];
+  const toggle = (id) => { const s = new Set(selected); if (s.has(id)) s.delete(id); else s.add(id); setSelected(s); };
+  const allTicked = items.length > 0 && items.every((r) => selected.has(r.id));
+
+  return html`
+    ${cat.schema.description ? html`<p class="muted schema-description">${cat.schema.description}</p>` : null}
+    <${ViewsBar} views=${views} schema=${schema} collection=${name} query=${query} path=${path} viewError=${viewError}
+      state=${{ columns, filter: tree, sort, search: query.q || null, page_size: limit }} />
+    <${SearchBox} key=${query.q || ""} value=${query.q || ""} onSearch=${(q) => set({ q: q || undefined })} schema=${cat.schema} />
+    <${FilterBuilder} cat=${cat} types=${types} tree=${tree} errorPath=${filterError ? errorPathOf(filterError) : null}
+      onChange=${(t) => set({ filter: t ? JSON.stringify(t) : undefined })} />
+    ${query.parent ? html`<${ParentChip} id=${query.parent} onRemove=${() => set({ parent: undefined })} />` : null}
+    ${query.q && data && total === 0 && cat.ancestors.length ? html`<${InheritedSearchHint} name=${name} cat=${cat} q=${query.q}
+      onUse=${(leafGroup) => set({ q: undefined, filter: JSON.stringify(compact({ and: [...(tree ? [asRoot(tree)] : []), leafGroup] })) })} />` : null}
+    <${ErrorBox} error=${records.error} onRetry=${records.reload} />
+    <div class="toolbar records-actions">
+      <${ColumnChooser} cat=${cat} columns=${columns} onChange=${(cols) => set({ columns: cols.join(",") }, { keepPage: true })} />
+      <a class="button" href=${exportHref} download=${`${name}-${schema}.csv`}
+        title="Every record this query matches (all pages), with all of its fields">Export CSV</a>
+      <button type="button" onClick=${() => setDialog({ kind: "new" })}>New record</button>
+      ${selected.size ? html`<span class="selection" role="status"><strong>${selected.size} selected</strong></span>
+        <button type="button" class="danger" onClick=${() => setDialog({ kind: "delete" })}>Delete selected…</button>
+        <button type="button" onClick=${() => setDialog({ kind: "run" })}>Run a workflow on selected…</button>
+        <button type="button" onClick=${() => download(`${name}-${schema}-selected.csv`,
+          toCsv(cat, columns, items.filter((r) => selected.has(r.id))))}>Export selected</button>
+        <button type="button" class="link" onClick=${() => setSelected(new Set())}>Clear selection</button>` : null}
+    </div>
+    ${records.loading && !data ? html`<${Loading} label="Loading records…" />` : null}
+    ${data ? html`<${Grid} cat=${cat} columns=${columns} items=${items} sort=${sort} collection=${name} path=${path}
+      selected=${selected} toggle=${toggle} allTicked=${allTicked}
+      toggleAll=${() => setSelected(allTicked ? new Set() : new Set(items.map((r) => r.id)))}
+      onSort=${(key, add) => {
+        const current = sort.find((s) => s.split(":")[0] === key);
+        const dir = current && !current.endsWith(":desc") ? "desc" : "asc";
+        const keyed = `${key}:${dir}`;
+        const next = add ? [...sort.filter((s) => s.split(":")[0] !== key), keyed] : [keyed];
+        set({ sort: next.join(",") });
+      }} />
+      ${!items.length ? html`<p class="muted empty">No ${schema} records match.</p>` : null}
+      <${Pager} page=${page} pages=${pages} total=${total} limit=${limit} count=${items.length}
+        go=${(p) => set({ page: p > 1 ? p : undefined })} setLimit=${(l) => set({ limit: l === 50 ? undefined : l })} />` : null}
+    ${records.loading && data ? html`<p class="loading-more muted" aria-live="polite">Updating…</p>` : null}
+    ${dialog && dialog.kind === "delete" ? html`<${Confirm} title="Delete records" danger confirmLabel=${`Delete ${selected.size} records`}
+      message=${html`<p>Delete the ${selected.size} ticked ${schema} records? They go to <a href=${href("/trash")}>Recently deleted</a>,
+        from where they can be restored.</p>`}
+      onConfirm=${async () => {
+        const r = await post("/records/bulk-delete", { ids: [...selected] });
+        notify(`Deleted ${r.deleted} records`, "ok");
+        records.reload();
+        return r;
+      }} onClose=${() => setDialog(null)} />` : null}
+    ${dialog && dialog.kind === "run" ? html`<${RunMany} schema=${schema} ids=${[...selected]} onClose=${() => setDialog(null)} />` : null}
+    ${dialog && dialog.kind === "new" ? html`<${NewRecord} collection=${name} cat=${cat} types=${types} parent=${query.parent}
+      onClose=${() => setDialog(null)} onDone=${(r) => { setDialog(null); notify(`Created ${r.natural_name || r.id}`, "ok"); records.reload(); }} />` : null}`;
+}
+
+function SearchBox({ value, onSearch, schema }) {
+  const [text, setText] = useState(value);
+  return html`<form class="toolbar search" role="search" onSubmit=${(e) => { e.preventDefault(); onSearch(text.trim()); }}>
+    <input type="search" data-search aria-label="Search records" placeholder=${`Search ${schema.name} values (press /)`}
+      value=${text} onInput=${(e) => setText(e.target.value)} aria-describedby="search-hint" />
+    <button type="submit">Search</button>
+    ${value ? html`<button type="button" class="link" onClick=${() => { setText(""); onSearch(""); }}>Clear search</button>` : null}
+    <small id="search-hint" class="muted">Searches the ${schema.label || schema.name} records' own values.</small>
+  </form>`;
+}
+
+// The API's search looks at a record's own values only: a value of an ancestor (the island of a
+// penguin) finds nothing from the child tab. Say so, count the matches among the ancestors, and
+// offer the same search as an ancestor filter.
+function InheritedSearchHint({ name, cat, q, onUse }) {
+  const hits = useLoad((signal) => Promise.all(cat.ancestors.map((a) =>
+    get(`/collections/${seg(name)}/records`, { schema: a.name, search: q, limit: 0 }, { signal })
+      .then((r) => ({ schema: a, total: r.total }), () => ({ schema: a, total: 0 })))), [name, cat.schema.name, q]);
+  const found = (hits.data || []).filter((h) => h.total > 0);
+  const textTypes = ["string", "url", "tags"];
+  return html`<div class="warn-box" role="status" data-testid="inherited-search">
+    <p>Search looks only at the <strong>${cat.schema.name}</strong> records' own values, not at values they inherit
+      from ${cat.ancestors.map((a) => a.name).join(", ")}.
+      ${hits.data && !found.length ? " No ancestor record matches either." : null}</p>
+    ${found.map((h) => {
+      const leaves = (h.schema.fields || []).filter((f) => !f.deleted_at && textTypes.includes(f.type))
+        .map((f) => ({ field: f.name, op: "contains", value: q, schema: h.schema.name }));
+      return html`<p>“${q}” matches ${formatCount(h.total)} ${h.schema.name} record${h.total === 1 ? "" : "s"}.
+        ${leaves.length ? html`<button type="button" onClick=${() => onUse({ or: leaves })}>
+          Show ${cat.schema.name} records whose ${h.schema.name} contains “${q}”</button>` : null}</p>`;
+    })}
+  </div>`;
+}
+
+function ParentChip({ id, onRemove }) {
+  const parent = useLoad((signal) => get(`/records/${seg(id)}`, {}, { signal }), [id]);
+  const label = parent.data ? `${parent.data.schema_name} ${parent.data.natural_name || id}` : id;
+  return html`<p class="chips parent-chip"><span class="chip">Children of
+    <a href=${href(`/r/${seg(id)}`)}>${label}</a>
+    <button type="button" class="icon" aria-label="Remove the parent condition" onClick=${onRemove}>×</button></span></p>`;
+}
+
+function Grid({ cat, columns, items, sort, collection, selected, toggle, allTicked, toggleAll, onSort }) {
+  const [active, setActive] = useState(0);
+  const body = useRef(null);
+  const rows = () => (body.current ? [...body.current.querySelectorAll("tr[data-id]")] : []);
+  const onKey = (e) => {
+    const tr = e.target.closest && e.target.closest("tr[data-id]");
+    if (!tr) return;
+    const list = rows();
+    const at = list.indexOf(tr);
+    let next = null;
+    if (e.key === "ArrowDown") next = Math.min(list.length - 1, at + 1);
+    else if (e.key === "ArrowUp") next = Math.max(0, at - 1);
+    else if (e.key === "Home" && e.target === tr) next = 0;
+    else if (e.key === "End" && e.target === tr) next = list.length - 1;
+    else if (e.key === "Enter" && e.target === tr) { e.preventDefault(); navigate(`/r/${seg(tr.dataset.id)}`); return; }
+    if (next === null) return;
+    e.preventDefault();
+    setActive(next);
+    list[next].focus();
+  };
+  const sortOf = (key) => {
+    const s = key && sort.find((x) => x.split(":")[0] === key);
+    return s ? (s.endsWith(":desc") ? "descending" : "ascending") : undefined;
+  };
+  return html`<div class="table-wrap">
+    <table class="grid records-grid" aria-label=${`${cat.schema.name} records`} aria-describedby="grid-keys">
+      <thead><tr>
+        <th scope="col" class="tick"><input type="checkbox" aria-label="Select all rows on this page" checked=${allTicked} onChange=${toggleAll} /></th>
+        ${columns.map((key) => {
+          const col = cat.columns[key];
+          const sortKey = sortKeyOf(col);
+          const dir = sortOf(sortKey);
+          const num = col.field && ["integer", "float"].includes(col.field.type);
+          return html`<th scope="col" aria-sort=${dir || (sortKey ? "none" : undefined)} class=${(num ? "num " : "") + col.kind}
+              data-column=${key}>
+            ${sortKey ? html`<button type="button" class="sort" title="Sort (shift-click adds a second sort)"
+              onClick=${(e) => onSort(sortKey, e.shiftKey)}>${col.label}${dir ? (dir === "ascending" ? " ▲" : " ▼") : ""}</button>` : col.label}</th>`;
+        })}
+        ${cat.children.length ? html`<th scope="col">Children</th>` : null}
+      </tr></thead>
+      <tbody ref=${body} onKeyDown=${onKey}>
+        ${items.map((r, i) => html`<tr key=${r.id} data-id=${r.id} tabindex=${i === Math.min(active, items.length - 1) ? 0 : -1}
+            onFocus=${(e) => { if (e.target === e.currentTarget) setActive(i); }} class=${selected.has(r.id) ? "ticked" : ""}>
+          <td class="tick"><input type="checkbox" aria-label=${`Select ${r.natural_name || r.id}`} checked=${selected.has(r.id)}
+            onChange=${() => toggle(r.id)} /></td>
+          ${columns.map((key) => {
+            const col = cat.columns[key];
+            if (key === "natural_name") return html`<td class="name"><a href=${href(`/r/${seg(r.id)}`)} tabindex="-1">${r.natural_name || r.id}</a></td>`;
+            const num = col.field && ["integer", "float"].includes(col.field.type);
+            return html`<td class=${num ? "num" : ""}>${cellValue(col, r)}</td>`;
+          })}
+          ${cat.children.length ? html`<td class="children">${cat.children.map((c) => {
+            const n = (r.child_counts || {})[c.name] || 0;
+            return html`<a href=${href(`/c/${seg(collection)}`, { schema: c.name, parent: r.id })} tabindex="-1"
+              aria-label=${`${n} ${c.name} children of ${r.natural_name || r.id}`}>${formatCount(n)} ${c.name}</a> `;
+          })}</td>` : null}
+        </tr>`)}
+      </tbody>
+    </table>
+    <p id="grid-keys" class="sr-only">Arrow keys move through the rows; Enter opens the record.</p>
+  </div>`;
+}
+
+function Pager({ page, pages, total, limit, count, go, setLimit }) {
+  const [text, setText] = useState(String(page));
+  useEffect(() => setText(String(page)), [page]);
+  const first = total ? (page - 1) * limit + 1 : 0;
+  return html`<nav class="pager" aria-label="Pages">
+    <button type="button" onClick=${() => go(1)} disabled=${page <= 1}>First</button>
+    <button type="button" onClick=${() => go(page - 1)} disabled=${page <= 1}>Previous</button>
+    <form class="page-jump" onSubmit=${(e) => { e.preventDefault(); const n = parseInt(text, 10); if (n >= 1) go(Math.min(n, pages)); }}>
+      <label for="page-number">Page</label>
+      <input id="page-number" type="number" min="1" max=${pages} value=${text} onInput=${(e) => setText(e.target.value)} />
+      <span> of <span data-testid="pages">${formatCount(pages)}</span></span>
+      <button type="submit">Go</button>
+    </form>
+    <button type="button" onClick=${() => go(page + 1)} disabled=${page >= pages}>Next</button>
+    <button type="button" onClick=${() => go(pages)} disabled=${page >= pages}>Last</button>
+    <span class="muted" data-testid="range">${count ? `${formatCount(first)}–${formatCount(first + count - 1)} of ` : ""}<span data-testid="total">${formatCount(total)}</span> records</span>
+    <label class="page-size">Per page
+      <select value=${limit} onChange=${(e) => setLimit(Number(e.target.value))}>
+        ${[...new Set([...LIMITS, limit])].sort((a, b) => a - b).map((l) => html`<option value=${l}>${l}</option>`)}</select></label>
+  </nav>`;
+}
+
+function ViewsBar({ views, schema, collection, query, path, state, viewError }) {
+  const [saving, setSaving] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+  const list = views.data || [];
+  const current = list.find((v) => v.name === query.view || v.id === query.view);
+  return html`<div class="toolbar views-bar">
+    <label class="inline">Saved view
+      <select value=${current ? current.name : ""} onChange=${(e) => navigate(path, { schema, view: e.target.value || undefined })}>
+        <option value="">${query.view && !current && !views.loading ? `(${query.view}: not found)` : "— none —"}</option>
+        ${list.map((v) => html`<option value=${v.name}>${v.label || v.name}</option>`)}
+      </select></label>
+    <button type="button" onClick=${() => setSaving(true)}>Save as view…</button>
+    ${current ? html`<button type="button" class="link" onClick=${() => setDeleting(true)}>Delete view ${current.label || current.name}</button>` : null}
+    <${ErrorBox} error=${viewError || views.error} />
+    ${saving ? html`<${SaveView} schema=${schema} collection=${collection} state=${state} onClose=${() => setSaving(false)}
+      onDone=${(v) => { setSaving(false); views.reload(); notify(`Saved view ${v.name}`, "ok"); navigate(path, { ...query, view: v.name }); }} />` : null}
+    ${deleting && current ? html`<${Confirm} title="Delete view" danger confirmLabel="Delete view"
+      message=${html`<p>Delete the saved view <strong>${current.label || current.name}</strong>? Its history entry can bring it back.</p>`}
+      onConfirm=${async () => { await del(`/schemas/${seg(schema)}/views/${seg(current.name)}`); views.reload();
+        notify(`Deleted view ${current.name}`, "ok"); navigate(path, { ...query, view: undefined }); return true; }}
+      onClose=${() => setDeleting(false)} />` : null}
+  </div>`;
+}
+
+function SaveView({ schema, collection, state, onClose, onDone }) {
+  const [form, setForm] = useState({ name: "", label: "", here: true });
+  const action = useAction(() => post(`/schemas/${seg(schema)}/views`, {
+    name: form.name, label: form.label || null, collection: form.here ? collection : null,
+    columns: state.columns, filter: state.filter || null, sort: state.sort, search: state.search, page_size: state.page_size }));
+  const errors = action.error && action.error.fieldErrors ? action.error.fieldErrors() : {};
+  const placed = ["name", "label"].some((k) => errors[k]);
+  return html`<${Modal} title="Save as view" onClose=${onClose}>
+    <form class="dialog-body" onSubmit=${async (e) => { e.preventDefault(); const v = await action.run(); if (v) onDone(v); }}>
+      <p class="muted">Saves this table's columns, filter, sort, search and page size.</p>
+      <${Field} label="View name" error=${errors.name} hint="Lower-case letters, digits and _, starting with a letter.">
+        ${(id, d) => html`<input id=${id} aria-describedby=${d} required value=${form.name} autofocus
+          onInput=${(e) => setForm({ ...form, name: e.target.value })} />`}<//>
+      <${Field} label="Label" error=${errors.label}>
+        ${(id, d) => html`<input id=${id} aria-describedby=${d} value=${form.label} onInput=${(e) => setForm({ ...form, label: e.target.value })} />`}<//>
+      <label class="check"><input type="checkbox" checked=${form.here} onChange=${(e) => setForm({ ...form, here: e.target.checked })} />
+        Only for the collection ${collection}</label>
+      <${ErrorBox} error=${action.error && !placed ? action.error : null} />
+      <footer class="dialog-foot"><button type="button" onClick=${onClose}>Cancel</button>
+        <button type="submit" class="primary" disabled=${action.busy}>${action.busy ? "Saving…" : "Save view"}</button></footer>
+    </form><//>`;
+}
+
+function RunMany({ schema, ids, onClose }) {
+  const flows = useLoad((signal) => get("/workflows", {}, { signal }), []);
+  const mine = (flows.data || []).filter((w) => w.record_schema === schema);
+  const [chosen, setChosen] = useState("");
+  const [result, setResult] = useState(null);
+  const action = useAction(() => post(`/workflows/${seg(chosen || (mine[0] && mine[0].name))}/run-many`, { record_ids: ids }));
+  return html`<${Modal} title="Run a workflow" onClose=${onClose}>
+    <div class="dialog-body">
+      ${flows.loading ? html`<${Loading} />` : null}
+      <${ErrorBox} error=${flows.error} />
+      ${flows.data && !mine.length ? html`<p>No workflow works on ${schema} records. <a href=${href("/automation")}>Automation</a></p>` : null}
+      ${mine.length ? html`<${Field} label="Workflow" hint=${`One run for each of the ${ids.length} ticked records.`}>
+        ${(id, d) => html`<select id=${id} aria-describedby=${d} value=${chosen || mine[0].name} onChange=${(e) => setChosen(e.target.value)}>
+          ${mine.map((w) => html`<option value=${w.name}>${w.name}${w.valid ? "" : " (has problems)"}</option>`)}</select>`}<//>` : null}
+      <${ErrorBox} error=${action.error} />
+      ${result ? html`<div class="ok-box" role="status">Started ${result.started} runs.
+        ${result.skipped.length ? html`<ul>${result.skipped.map((s) => html`<li>${s.id}: ${s.reason}</li>`)}</ul>` : null}
+        <a href=${href("/automation/runs")}>See the runs</a></div>` : null}
+    </div>
+    <footer class="dialog-foot"><button type="button" onClick=${onClose}>${result ? "Close" : "Cancel"}</button>
+      ${!result && mine.length ? html`<button type="button" class="primary" disabled=${action.busy} onClick=${async () => {
+        const r = await action.run();
+        if (r) { setResult(r); pokeStatus(); notify(`Started ${r.started} runs`, "ok"); }
+      }}>${action.busy ? "Starting…" : "Run"}</button>` : null}</footer>
+  <//>`;
+}
