@@ -126,10 +126,10 @@ function valueText(leaf) {
 
 export function LeafEditor({ cat, types, leaf, onSave, onClose }) {
   const choices = leafChoices(cat);
-  const keyOf = (schema, field) => `${schema || ""}\u0000${field}`;
+  const keyOf = (schema, field) => `${schema || ""}::${field}`;
   const first = choices[0].fields[0];
   const [key, setKey] = useState(leaf ? keyOf(leaf.schema, leaf.field) : keyOf(undefined, first && first.name));
-  const [schemaName, fieldName] = key.split("\u0000");
+  const [schemaName, fieldName] = key.split("::");
   const group = choices.find((g) => (g.schema || "") === schemaName) || choices[0];
   const field = group.fields.find((f) => f.name === fieldName);
   const type = field && types.find((t) => t.name === field.type);

@@ -99,9 +99,13 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
 
   const common = { schema, filter: tree || undefined, sort: sort.length ? sort : undefined, search: query.q || undefined,
     parent_record_id: query.parent || undefined };
-  const records = useLoad((signal) => waitingForView ? Promise.resolve(undefined)
-    : get(`/collections/${seg(name)}/records`, { ...common, limit, offset: (page - 1) * limit,
-      child_counts: cat.children.length ? true : undefined, columns: columnsParam(cat, columns) }, { signal }),
+  const records = useLoad((signal) => {
+    if (waitingForView) return Promise.resolve(undefined);
+    const at = location.hash;
+    return get(`/collections/${seg(name)}/records`, { ...common, limit, offset: (page - 1) * limit,
+      child_counts: cat.children.length ? true : undefined, columns: columnsParam(cat, columns) }, { signal })
+      .then((d) => ({ ...d, hash: at }));
+  },
   [name, schema, query.filter, query.sort, query.q, query.parent, page, limit, query.columns, waitingForView]);
   const views = useLoad((signal) => get(`/schemas/${seg(schema)}/views`, {}, { signal }), [schema]);
   const data = records.data;
@@ -117,7 +121,8 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
   const toggle = (id) => { const s = new Set(selected); if (s.has(id)) s.delete(id); else s.add(id); setSelected(s); };
   const allTicked = items.length > 0 && items.every((r) => selected.has(r.id));
 
-  return html`
+  return html`<div class="records-body" aria-busy=${records.loading ? "true" : "false"}
+      data-loaded-for=${data && !records.loading ? data.hash : ""}>
     ${cat.schema.description ? html`<p class="muted schema-description">${cat.schema.description}</p>` : null}
     <${ViewsBar} views=${views} schema=${schema} collection=${name} query=${query} path=${path} viewError=${viewError}
       state=${{ columns, filter: tree, sort, search: query.q || null, page_size: limit }} />
@@ -154,7 +159,7 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
       ${!items.length ? html`<p class="muted empty">No ${schema} records match.</p>` : null}
       <${Pager} page=${page} pages=${pages} total=${total} limit=${limit} count=${items.length}
         go=${(p) => set({ page: p > 1 ? p : undefined })} setLimit=${(l) => set({ limit: l === 50 ? undefined : l })} />` : null}
-    ${records.loading && data ? html`<p class="loading-more muted" aria-live="polite">Updating…</p>` : null}
+    ${records.loading && data ? html`<p class="loading loading-more muted" aria-live="polite">Updating…</p>` : null}
     ${dialog && dialog.kind === "delete" ? html`<${Confirm} title="Delete records" danger confirmLabel=${`Delete ${selected.size} records`}
       message=${html`<p>Delete the ${selected.size} ticked ${schema} records? They go to <a href=${href("/trash")}>Recently deleted</a>,
         from where they can be restored.</p>`}
@@ -166,7 +171,8 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
       }} onClose=${() => setDialog(null)} />` : null}
     ${dialog && dialog.kind === "run" ? html`<${RunMany} schema=${schema} ids=${[...selected]} onClose=${() => setDialog(null)} />` : null}
     ${dialog && dialog.kind === "new" ? html`<${NewRecord} collection=${name} cat=${cat} types=${types} parent=${query.parent}
-      onClose=${() => setDialog(null)} onDone=${(r) => { setDialog(null); notify(`Created ${r.natural_name || r.id}`, "ok"); records.reload(); }} />` : null}`;
+      onClose=${() => setDialog(null)} onDone=${(r) => { setDialog(null); notify(`Created ${r.natural_name || r.id}`, "ok"); records.reload(); }} />` : null}
+  </div>`;
 }
 
 function SearchBox({ value, onSearch, schema }) {
