@@ -191,6 +191,10 @@ def test_save_a_view_and_apply_it_by_url(page: Any, demo_server: str) -> None:
     assert page.get_by_label("Saved view").input_value() == "dream_adelie"
     expected = api_records(demo_server, schema="penguin", view="dream_adelie")
     assert shown_ids(page) == [r["id"] for r in expected["items"]]
+    page.get_by_role("button", name="Delete view dream_adelie").click()
+    page.get_by_role("dialog").get_by_role("button", name="Delete view").click()
+    expect(page.get_by_label("Saved view")).to_have_value("")
+    assert "dream_adelie" not in [v["name"] for v in httpx.get(f"{demo_server}/api/schemas/penguin/views").json()]
 
 
 def test_csv_export_holds_the_rows_shown(page: Any, demo_server: str) -> None:
@@ -221,3 +225,61 @@ def test_arrow_keys_move_through_rows_and_enter_opens(page: Any, demo_server: st
     assert page.evaluate("() => document.activeElement.dataset.id") == ids[1]
     page.keyboard.press("Enter")
     page.wait_for_url(f"**#/r/{ids[1]}")
+
+
+def test_child_counts_link_to_the_children_and_a_descendant_leaf(page: Any, demo_server: str) -> None:
+    open_app(page, demo_server, "/c/penguins?schema=island&sort=natural_name")
+    dream = api_records(demo_server, schema="island", search="Dream")["items"][0]
+    link = page.get_by_role("link", name="124 penguin children of Dream")
+    link.click()
+    loaded(page)
+    assert hash_query(page) == {"schema": "penguin", "parent": dream["id"]}
+    expect(page.locator(".parent-chip")).to_contain_text("island Dream")
+    assert page.get_by_test_id("total").inner_text() == "124"
+    page.get_by_role("button", name="Remove the parent condition").click()
+    loaded(page)
+    assert page.get_by_test_id("total").inner_text() == f"{PENGUINS}"
+    # islands having any Gentoo penguin: a descendant leaf
+    page.get_by_role("link", name="island", exact=True).click()
+    loaded(page)
+    add_condition(page, "penguin::species", "eq", "Gentoo")
+    assert page.locator("table.records-grid tbody td.name").all_inner_texts() == ["Biscoe"]
+
+
+def test_run_a_workflow_on_ticked_rows(page: Any, demo_server: str) -> None:
+    flow = ("name: penguin-hand\nrecord_schema: penguin\ntriggers:\n  manual: {}\nsteps:\n  - id: mark\n"
+            "    plugin: benchbook.set-fields\n    config:\n      fields:\n        tag: \"by-hand\"\n")
+    httpx.put(f"{demo_server}/api/workflows/penguin-hand", json={"content": flow},
+              headers={"origin": demo_server}).raise_for_status()
+    open_app(page, demo_server, "/c/penguins?schema=penguin&sort=natural_name:desc&limit=25")
+    ids = shown_ids(page)[:2]
+    rows = page.locator("table.records-grid tbody tr")
+    rows.nth(0).get_by_role("checkbox").check()
+    rows.nth(1).get_by_role("checkbox").check()
+    page.get_by_role("button", name="Run a workflow on selected…").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Workflow").select_option("penguin-hand")
+    assert "penguin-tag" in dialog.inner_text()  # listed as not runnable by hand
+    dialog.get_by_role("button", name="Run", exact=True).click()
+    expect(dialog.locator(".ok-box")).to_contain_text("Started 2 runs")
+    page.wait_for_function("""async (ids) => {
+        const tags = await Promise.all(ids.map(id => fetch('/api/records/' + id).then(r => r.json()).then(r => r.data.tag)));
+        return tags.every(t => t === 'by-hand'); }""", arg=ids)
+
+
+def test_new_record_form_with_a_parent_picker(page: Any, demo_server: str) -> None:
+    open_app(page, demo_server, "/c/penguins?schema=penguin&filter=" + json.dumps({"field": "bill_length_mm", "op": "eq", "value": 99.5}))
+    expect(page.locator("table.records-grid tbody tr")).to_have_count(0)
+    page.get_by_role("button", name="New record").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Species *").select_option("Gentoo")
+    dialog.get_by_label("Study year").fill("2031")
+    dialog.get_by_label("Parent island").select_option(label="Dream")
+    dialog.get_by_role("button", name="Create record").click()
+    expect(dialog.locator(".field-error")).to_contain_text("2009")
+    dialog.get_by_label("Study year").fill("2009")
+    dialog.get_by_label("Bill length").fill("99.5")
+    dialog.get_by_role("button", name="Create record").click()
+    expect(page.locator("table.records-grid tbody tr")).to_have_count(1)
+    made = httpx.get(f"{demo_server}/api/records/{shown_ids(page)[0]}").json()
+    assert (made["data"]["species"], made["data"]["year"], made["ancestors"][0]["natural_name"]) == ("Gentoo", 2009, "Dream")

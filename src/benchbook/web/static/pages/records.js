@@ -351,7 +351,9 @@ function SaveView({ schema, collection, state, onClose, onDone }) {
 
 function RunMany({ schema, ids, onClose }) {
   const flows = useLoad((signal) => get("/workflows", {}, { signal }), []);
-  const mine = (flows.data || []).filter((w) => w.record_schema === schema);
+  const ofSchema = (flows.data || []).filter((w) => w.record_schema === schema);
+  const mine = ofSchema.filter((w) => w.triggers && "manual" in w.triggers);
+  const automatic = ofSchema.filter((w) => !mine.includes(w));
   const [chosen, setChosen] = useState("");
   const [result, setResult] = useState(null);
   const action = useAction(() => post(`/workflows/${seg(chosen || (mine[0] && mine[0].name))}/run-many`, { record_ids: ids }));
@@ -359,7 +361,9 @@ function RunMany({ schema, ids, onClose }) {
     <div class="dialog-body">
       ${flows.loading ? html`<${Loading} />` : null}
       <${ErrorBox} error=${flows.error} />
-      ${flows.data && !mine.length ? html`<p>No workflow works on ${schema} records. <a href=${href("/automation")}>Automation</a></p>` : null}
+      ${flows.data && !mine.length ? html`<p>No workflow of ${schema} records can be run by hand (a <code>manual</code> trigger).
+        <a href=${href("/automation")}>Automation</a></p>` : null}
+      ${automatic.length ? html`<p class="muted">Not run by hand (no manual trigger): ${automatic.map((w) => w.name).join(", ")}.</p>` : null}
       ${mine.length ? html`<${Field} label="Workflow" hint=${`One run for each of the ${ids.length} ticked records.`}>
         ${(id, d) => html`<select id=${id} aria-describedby=${d} value=${chosen || mine[0].name} onChange=${(e) => setChosen(e.target.value)}>
           ${mine.map((w) => html`<option value=${w.name}>${w.name}${w.valid ? "" : " (has problems)"}</option>`)}</select>`}<//>` : null}
