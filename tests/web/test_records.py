@@ -283,3 +283,29 @@ def test_new_record_form_with_a_parent_picker(page: Any, demo_server: str) -> No
     expect(page.locator("table.records-grid tbody tr")).to_have_count(1)
     made = httpx.get(f"{demo_server}/api/records/{shown_ids(page)[0]}").json()
     assert (made["data"]["species"], made["data"]["year"], made["ancestors"][0]["natural_name"]) == ("Gentoo", 2009, "Dream")
+
+
+def test_nested_any_of_group_and_the_in_operator(page: Any, demo_server: str) -> None:
+    open_app(page, demo_server, "/c/penguins?schema=penguin")
+    add_condition(page, "::sex", "eq", "female")
+    page.get_by_role("button", name="Add an any-of group").click()
+    dialog = page.get_by_role("dialog", name="First condition of the new any-of group")
+    dialog.get_by_label("Field").select_option(value="::species")
+    dialog.get_by_label("Value").fill("Gentoo")
+    dialog.get_by_role("button", name="Add condition").click()
+    loaded(page)
+    group = page.get_by_role("group", name="group: any of")
+    group.get_by_role("button", name="Add to group").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Field").select_option(value="::body_mass_g")
+    dialog.get_by_label("Operator").select_option(value="in")
+    dialog.get_by_label("Value").fill("3000, 3050")
+    dialog.get_by_role("button", name="Add condition").click()
+    loaded(page)
+    tree = {"and": [{"field": "sex", "op": "eq", "value": "female"},
+                    {"or": [{"field": "species", "op": "eq", "value": "Gentoo"},
+                            {"field": "body_mass_g", "op": "in", "value": ["3000", "3050"]}]}]}
+    assert json.loads(hash_query(page)["filter"]) == tree
+    expected = api_records(demo_server, schema="penguin", filter=tree, limit=0)["total"]
+    assert page.get_by_test_id("total").inner_text() == str(expected)
+    assert 58 <= expected < 80

@@ -124,14 +124,14 @@ function valueText(leaf) {
   return Array.isArray(leaf.value) ? leaf.value.join(", ") : String(leaf.value);
 }
 
-export function LeafEditor({ cat, types, leaf, onSave, onClose }) {
+export function LeafEditor({ cat, types, leaf, group, onSave, onClose }) {
   const choices = leafChoices(cat);
   const keyOf = (schema, field) => `${schema || ""}::${field}`;
   const first = choices[0].fields[0];
   const [key, setKey] = useState(leaf ? keyOf(leaf.schema, leaf.field) : keyOf(undefined, first && first.name));
   const [schemaName, fieldName] = key.split("::");
-  const group = choices.find((g) => (g.schema || "") === schemaName) || choices[0];
-  const field = group.fields.find((f) => f.name === fieldName);
+  const chosenGroup = choices.find((g) => (g.schema || "") === schemaName) || choices[0];
+  const field = chosenGroup.fields.find((f) => f.name === fieldName);
   const type = field && types.find((t) => t.name === field.type);
   const ops = type ? type.operators : ALL_OPS;
   const [op, setOp] = useState(leaf ? leaf.op : "eq");
@@ -149,7 +149,7 @@ export function LeafEditor({ cat, types, leaf, onSave, onClose }) {
     else out.value = text;
     onSave(out);
   };
-  return html`<${Modal} title=${leaf ? "Edit condition" : "Add condition"} onClose=${onClose}>
+  return html`<${Modal} title=${leaf ? "Edit condition" : group ? `First condition of the new ${group === "or" ? "any-of" : "all-of"} group` : "Add condition"} onClose=${onClose}>
     <form class="dialog-body leaf-editor" onSubmit=${submit}>
       <div class="field"><label for="leaf-field">Field</label>
         <select id="leaf-field" value=${key} onChange=${(e) => setKey(e.target.value)}>
@@ -189,10 +189,10 @@ export function FilterBuilder({ cat, types, tree, onChange, errorPath }) {
   const root = asRoot(tree);
   const commit = (next) => onChange(compact(next));
   const save = (leaf) => {
-    const { path, add } = editing;
+    const { path, add, group } = editing;
     setEditing(null);
     commit(replaceAt(root, path, (node) => {
-      if (add) { const k = kindOf(node); return { [k]: [...node[k], leaf] }; }
+      if (add) { const k = kindOf(node); return { [k]: [...node[k], group ? { [group]: [leaf] } : leaf] }; }
       return leaf;
     }));
   };
@@ -220,9 +220,8 @@ export function FilterBuilder({ cat, types, tree, onChange, errorPath }) {
       </ul>
       <span class="group-actions">
         <button type="button" onClick=${() => setEditing({ path, add: true })}>${depth ? "Add to group" : "Add condition"}</button>
-        <button type="button" onClick=${() => commit(replaceAt(root, path, (n) => {
-          const kk = kindOf(n); return { [kk]: [...n[kk], { [kk === "and" ? "or" : "and"]: [] }] };
-        }))}>Add ${k === "and" ? "an any-of" : "an all-of"} group</button>
+        <button type="button" onClick=${() => setEditing({ path, add: true, group: k === "and" ? "or" : "and" })}
+          title="A nested group, starting with its first condition">Add ${k === "and" ? "an any-of" : "an all-of"} group</button>
         ${depth ? html`<button type="button" class="link" onClick=${() => commit(replaceAt(root, path, () => null))}>Remove group</button>` : null}
         ${!depth && group[k].length ? html`<button type="button" class="link" onClick=${() => onChange(null)}>Clear filter</button>` : null}
       </span>
@@ -230,7 +229,7 @@ export function FilterBuilder({ cat, types, tree, onChange, errorPath }) {
   };
   return html`<div class="filter-builder">
     ${renderGroup(root, [], 0)}
-    ${editing ? html`<${LeafEditor} cat=${cat} types=${types} leaf=${editing.leaf} onSave=${save} onClose=${() => setEditing(null)} />` : null}
+    ${editing ? html`<${LeafEditor} cat=${cat} types=${types} leaf=${editing.leaf} group=${editing.group} onSave=${save} onClose=${() => setEditing(null)} />` : null}
   </div>`;
 }
 

@@ -136,7 +136,7 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
     <div class="toolbar records-actions">
       <${ColumnChooser} cat=${cat} columns=${columns} onChange=${(cols) => set({ columns: cols.join(",") }, { keepPage: true })} />
       <a class="button" href=${exportHref} download=${`${name}-${schema}.csv`}
-        title="Every record this query matches (all pages), with all of its fields">Export CSV</a>
+        title="Every record this query matches (all pages), with all of its own fields">Export CSV${data ? ` (${formatCount(total)})` : ""}</a>
       <button type="button" onClick=${() => setDialog({ kind: "new" })}>New record</button>
       ${selected.size ? html`<span class="selection" role="status"><strong>${selected.size} selected</strong></span>
         <button type="button" class="danger" onClick=${() => setDialog({ kind: "delete" })}>Delete selected…</button>
