@@ -78,7 +78,8 @@ function findField(cat, leaf) {
 export function describeLeaf(cat, leaf) {
   const field = cat && findField(cat, leaf);
   const name = field ? (field.label || field.name) : leaf.field;
-  const where = leaf.schema && leaf.schema !== (cat && cat.schema.name) ? `${leaf.schema}.` : "";
+  const below = cat && cat.descendants.some((d) => d.name === leaf.schema);
+  const where = leaf.schema && leaf.schema !== (cat && cat.schema.name) ? `${below ? "any " : ""}${leaf.schema} › ` : "";
   if (leaf.op === "is_null") return `${where}${name} ${leaf.value === false ? "is not empty" : "is empty"}`;
   const value = Array.isArray(leaf.value) ? leaf.value.join(", ") : String(leaf.value);
   return `${where}${name} ${OP_LABELS[leaf.op] || leaf.op} ${value}`;

@@ -3,7 +3,7 @@
 // upload's progress shows in the status bar. Then what happened: created, updated, unchanged,
 // skipped, the inferred schema, notes, the problem lines (also of a refused import) and the
 // rejected rows, with "Undo this import" (POST /imports/{batch_id}/undo).
-import { html, useState } from "../lib/html.js";
+import { html, useState, useEffect, useRef } from "../lib/html.js";
 import { get, post, apiUrl } from "../lib/api.js";
 import { href, seg } from "../lib/router.js";
 import { upload } from "../lib/status.js";
@@ -140,8 +140,10 @@ function Result({ name, result }) {
   const [force, setForce] = useState(false);
   const undo = useAction(() => post(`/imports/${seg(result.batch_id)}/undo`, force ? { force: true } : {}));
   const schemaLink = result.schema ? { schema: result.schema } : {};
+  const heading = useRef(null);
+  useEffect(() => { if (heading.current) heading.current.focus(); }, [result]);
   return html`<section class="card result" aria-label="Import result" data-testid="import-result">
-    <h2>${result.dry_run ? "Dry run: nothing was written" : `Imported ${result.file}`}</h2>
+    <h2 tabindex="-1" ref=${heading}>${result.dry_run ? "Dry run: nothing was written" : `Imported ${result.file}`}</h2>
     <dl>
       <dt>Created</dt><dd data-testid="created">${formatCount(result.created)}</dd>
       <dt>Updated</dt><dd data-testid="updated">${formatCount(result.updated)}</dd>
