@@ -305,7 +305,7 @@ function Pager({ page, pages, total, limit, count, go, setLimit }) {
 function ViewsBar({ views, schema, collection, query, path, state, viewError }) {
   const [saving, setSaving] = useState(false);
   const [deleting, setDeleting] = useState(false);
-  const list = views.data || [];
+  const list = (views.data || []).filter((v) => !v.collection || v.collection === collection);
   const current = list.find((v) => v.name === query.view || v.id === query.view);
   return html`<div class="toolbar views-bar">
     <label class="inline">Saved view
