@@ -200,7 +200,8 @@ def test_save_a_view_and_apply_it_by_url(page: Any, demo_server: str) -> None:
 def test_csv_export_holds_the_rows_shown(page: Any, demo_server: str) -> None:
     where = {"and": [{"field": "name", "op": "eq", "value": "Biscoe", "schema": "island"},
                      {"field": "sex", "op": "eq", "value": "female"}]}
-    open_app(page, demo_server, "/c/penguins?schema=penguin&limit=100&sort=bill_length_mm:desc&filter=" + json.dumps(where))
+    open_app(page, demo_server, "/c/penguins?schema=penguin&limit=100&sort=bill_length_mm:desc"
+             "&columns=natural_name,name,sex,bill_length_mm&filter=" + json.dumps(where))
     link = page.get_by_role("link", name="Export CSV")
     target = unquote(link.get_attribute("href") or "")
     assert target.startswith("/api/collections/penguins/export.csv?")
@@ -208,6 +209,10 @@ def test_csv_export_holds_the_rows_shown(page: Any, demo_server: str) -> None:
     response.raise_for_status()
     rows = list(csv.DictReader(io.StringIO(response.text)))
     assert rows and [r["id"] for r in rows] == shown_ids(page)
+    shown_columns = page.locator("table.records-grid thead th[data-column]").evaluate_all(
+        "ths => ths.map(th => th.dataset.column)")
+    assert list(rows[0]) == ["id", *shown_columns]  # the columns shown, in order, the inherited island name too
+    assert {r["name"] for r in rows} == {"Biscoe"}
     column = page.locator("table.records-grid thead th").evaluate_all(
         "ths => ths.findIndex(th => th.dataset.column === 'bill_length_mm')") + 1
     shown_bills = page.locator(f"table.records-grid tbody td:nth-child({column})").all_inner_texts()

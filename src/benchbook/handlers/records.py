@@ -43,10 +43,10 @@ def delete_records(dataset_name: str, force: bool = False, **params: Any) -> tup
         return lists.delete_by_query(ctx, dataset_name, _query(params), force=force), 200
 
 
-def export_csv(collection_name: str, **params: Any) -> StreamingResponse:
+def export_csv(collection_name: str, columns: list[str] | None = None, **params: Any) -> StreamingResponse:
     session = services().db.sessions()
     try:
-        chunks = lists.export_rows(session, collection_name, _query(params))
+        chunks = lists.export_rows(session, collection_name, _query(params), columns=columns)
         first = next(chunks)  # raises NotFound / Invalid before the response starts
     except BaseException:
         session.close()

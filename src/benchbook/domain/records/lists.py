@@ -7,6 +7,7 @@ import io
 import logging
 import tempfile
 import zipfile
+from collections.abc import Collection as Sized
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
@@ -163,28 +164,27 @@ def search_records(session: Session, *, limit: int, schema: str | None, search: 
     return RecordShaper(session).shape(rows)
 
 
-def export_rows(session: Session, collection_name: str, query: RecordQuery) -> Iterator[str]:
-    """The CSV export, streamed as text chunks: columns ``id``, ``schema_name``,
-    ``parent_record_id``, ``natural_name``, then each listed schema's fields in schema order
-    (a field name shared by two schemas is one column). Lists join with ``, ``."""
+def export_rows(session: Session, collection_name: str, query: RecordQuery, *,
+                columns: list[str] | None = None) -> Iterator[str]:
+    """The CSV export (``GET /collections/{name}/export.csv``), streamed as text chunks.
+
+    Default columns: ``id``, ``schema_name``, ``parent_record_id``, ``natural_name``, then each
+    listed schema's fields in schema order (a field name shared by two schemas is one column).
+    ``columns`` chooses them, in order, as :func:`export_columns` reads them (own fields, base
+    columns, inherited fields and ``ref_field.target_field``). Lists join with ``, ``. Raises
+    ``NotFound`` / ``Invalid`` (loc ``query.columns.i``) when the first chunk is taken."""
     collection = find_collection(session, collection_name)
     cache = SchemaCache(session)
-    metas = [cache.meta(find_schema(session, n).id) for n in
-             ([query.schema] if query.schema else schema_names(session, collection.id))]
-    columns = list(dict.fromkeys(f.name for m in metas for f in m.fields))
+    chosen, derived = export_columns(session, cache, collection.id, query, columns, loc=["query", "columns"])
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(EXPORT_BASE + columns)
+    writer.writerow(chosen)
     shaper = RecordShaper(session, cache)
     statement = query.select(session, collection).execution_options(yield_per=500)
     batch: list[Record] = []
 
     def flush() -> str:
-        for item in shaper.shape(batch):
-            data = item["data"]
-            writer.writerow([item["id"], item["schema_name"], item["parent_record_id"] or "",
-                             item["natural_name"] or "", *[_cell(data.get(c)) for c in columns]])
-        batch.clear()
+        write_rows(writer, shaper, batch, chosen, derived)
         text = buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()
@@ -196,6 +196,23 @@ def export_rows(session: Session, collection_name: str, query: RecordQuery) -> I
         if len(batch) >= 500:
             yield flush()
     yield flush()
+
+
+def export_columns(session: Session, cache: SchemaCache, collection_id: str, query: RecordQuery,
+                   columns: list[str] | None, *, loc: list[str]) -> tuple[list[str], list[str]]:
+    """``(chosen, derived)``: the export's columns in order and those of them read as derived
+    columns. Default: :data:`EXPORT_BASE` then the listed schemas' own fields. A chosen column
+    that some listed schema lacks as its own field is asked for as derived (an inherited value
+    for those records; own values are read from ``data`` either way) and checked by
+    :func:`check_columns`, which raises ``Invalid`` at ``loc + [position]`` for an unknown one."""
+    metas = [cache.meta(find_schema(session, n).id) for n in
+             ([query.schema] if query.schema else schema_names(session, collection_id))]
+    own = list(dict.fromkeys(f.name for m in metas for f in m.fields))
+    chosen = list(dict.fromkeys(columns)) if columns else EXPORT_BASE + own
+    derived = [c for c in chosen if c not in EXPORT_BASE and not all(c in m.by_name for m in metas)]
+    if derived:
+        check_columns(cache, metas, derived, loc=loc, positions=[chosen.index(c) for c in derived])
+    return chosen, derived
 
 
 def _cell(value: Any) -> str:
@@ -228,15 +245,9 @@ def export_zip(session: Session, files_dir: Path, collection_name: str, query: R
     anything is written."""
     collection = find_collection(session, collection_name)
     cache = SchemaCache(session)
+    chosen, derived = export_columns(session, cache, collection.id, query, columns, loc=["body", "columns"])
     metas = [cache.meta(find_schema(session, n).id) for n in
              ([query.schema] if query.schema else schema_names(session, collection.id))]
-    own = list(dict.fromkeys(f.name for m in metas for f in m.fields))
-    chosen = list(dict.fromkeys(columns)) if columns else EXPORT_BASE + own
-    # a column some listed schema lacks as its own field is asked for as derived too: an
-    # inherited value for those records (own values are read from data either way)
-    derived = [c for c in chosen if c not in EXPORT_BASE and not all(c in m.by_name for m in metas)]
-    if derived:
-        check_columns(cache, metas, derived, loc=["body", "columns"], positions=[chosen.index(c) for c in derived])
     file_columns = {f.name for m in metas for f in m.fields if f.type in FILE_TYPES and f.name in chosen}
     statement = query.select(session, collection).execution_options(yield_per=500)
     shaper = RecordShaper(session, cache)
@@ -251,8 +262,8 @@ def export_zip(session: Session, files_dir: Path, collection_name: str, query: R
                 for rec in session.scalars(statement):
                     batch.append(rec)
                     if len(batch) >= 500:
-                        _zip_rows(writer, shaper, batch, chosen, derived, file_columns, shas)
-                _zip_rows(writer, shaper, batch, chosen, derived, file_columns, shas)
+                        write_rows(writer, shaper, batch, chosen, derived, file_columns, shas)
+                write_rows(writer, shaper, batch, chosen, derived, file_columns, shas)
             if files:
                 _zip_files(session, files_dir, archive, shas)
         out.seek(0)
@@ -262,9 +273,10 @@ def export_zip(session: Session, files_dir: Path, collection_name: str, query: R
         raise
 
 
-def _zip_rows(writer: Any, shaper: RecordShaper, batch: list[Record], chosen: list[str], derived: list[str],
-              file_columns: set[str], shas: list[str]) -> None:
-    """Write ``batch`` as CSV rows of ``chosen``; note the sha256s its file columns name."""
+def write_rows(writer: Any, shaper: RecordShaper, batch: list[Record], chosen: list[str], derived: list[str],
+               file_columns: Sized[str] = (), shas: list[str] | None = None) -> None:
+    """Write ``batch`` as CSV rows of ``chosen`` and empty it; with ``shas``, note the sha256s
+    its ``file_columns`` name."""
     for item in shaper.shape(batch, columns=derived or None):
         data, extra = item["data"], item.get("derived") or {}
         base = {"id": item["id"], "schema_name": item["schema_name"],
@@ -272,7 +284,7 @@ def _zip_rows(writer: Any, shaper: RecordShaper, batch: list[Record], chosen: li
         row = []
         for column in chosen:
             value = base[column] if column in base else data[column] if column in data else extra.get(column)
-            if column in file_columns and value:
+            if shas is not None and column in file_columns and value:
                 shas.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str))
             row.append(_cell(value))
         writer.writerow(row)

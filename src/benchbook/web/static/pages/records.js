@@ -116,7 +116,9 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
   const [dialog, setDialog] = useState(null);
   const filterError = records.error && errorPathOf(records.error) !== null ? records.error : null;
 
-  const exportHref = apiUrl(`/collections/${seg(name)}/export.csv`, common);
+  // the export holds the columns shown, in order (inherited and ref.target ones too), with the id first
+  const exportHref = apiUrl(`/collections/${seg(name)}/export.csv`,
+    { ...common, columns: ["id", ...columns.filter((c) => c !== "id")] });
   const items = data ? data.items : [];
   const toggle = (id) => { const s = new Set(selected); if (s.has(id)) s.delete(id); else s.add(id); setSelected(s); };
   const allTicked = items.length > 0 && items.every((r) => selected.has(r.id));
@@ -136,7 +138,7 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
     <div class="toolbar records-actions">
       <${ColumnChooser} cat=${cat} columns=${columns} onChange=${(cols) => set({ columns: cols.join(",") }, { keepPage: true })} />
       <a class="button" href=${exportHref} download=${`${name}-${schema}.csv`}
-        title="Every record this query matches (all pages), with all of its own fields">Export CSV${data ? ` (${formatCount(total)})` : ""}</a>
+        title="Every record this query matches (all pages), with the columns shown">Export CSV${data ? ` (${formatCount(total)})` : ""}</a>
       <button type="button" onClick=${() => setDialog({ kind: "new" })}>New record</button>
       ${selected.size ? html`<span class="selection" role="status"><strong>${selected.size} selected</strong></span>
         <button type="button" class="danger" onClick=${() => setDialog({ kind: "delete" })}>Delete selected…</button>
