@@ -24,8 +24,8 @@ export const ROUTES = [
   ["/automation/workflows/:workflow", "workflow"],
   ["/automation/runs", "runs"],
   ["/automation/runs/:job", "run"],
-  ["/analytics", "analytics"],
-  ["/assistant", "assistant"],
+  ["/analytics", "charts"],
+  ["/assistant", "chat"],
 ];
 
 const NAV = [
@@ -34,8 +34,8 @@ const NAV = [
   ["/history", "History", ["history", "storage", "batch", "entry"]],
   ["/trash", "Recently deleted", ["trash"]],
   ["/automation", "Automation", ["automation", "workflow", "runs", "run"]],
-  ["/analytics", "Analytics", ["analytics"]],
-  ["/assistant", "Assistant", ["assistant"]],
+  ["/analytics", "Analytics", ["charts"]],
+  ["/assistant", "Assistant", ["chat"]],
 ];
 
 const modules = new Map();
