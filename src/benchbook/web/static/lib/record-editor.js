@@ -1,0 +1,120 @@
+// The record's values as a form: one control per live field of its schema, by type, with the
+// API's 422 message next to the field it names. `toValue` turns a control's text into what the
+// API takes; text that is not a number stays text, so the API's own message says why.
+import { html, useState } from "./html.js";
+import { get } from "./api.js";
+import { Field, formatValue, notify } from "./ui.js";
+import { href, seg } from "./router.js";
+import { upload } from "./status.js";
+
+export function toValue(field, raw) {
+  if (raw === "" || raw === null || raw === undefined) return null;
+  switch (field.type) {
+    case "integer": case "float": {
+      const n = Number(raw);
+      return Number.isFinite(n) && String(raw).trim() !== "" ? n : raw;
+    }
+    case "boolean": return raw === "true" ? true : raw === "false" ? false : raw;
+    case "tags": return String(raw).split(",").map((s) => s.trim()).filter(Boolean);
+    case "reference_list": case "file_list": return Array.isArray(raw) ? raw : String(raw).split(",").map((s) => s.trim()).filter(Boolean);
+    case "json": try { return JSON.parse(raw); } catch { return raw; }
+    default: return raw;
+  }
+}
+
+export function toText(field, value) {
+  if (value === null || value === undefined) return "";
+  if (field.type === "boolean") return value ? "true" : "false";
+  if (Array.isArray(value)) return value.join(", ");
+  if (field.type === "json" || typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}
+
+function ReferencePicker({ id, describedBy, field, value, label, collection, onChange }) {
+  const [q, setQ] = useState("");
+  const [options, setOptions] = useState(null);
+  const [error, setError] = useState(null);
+  const search = async () => {
+    setError(null);
+    try {
+      setOptions(await get("/records", { schema: field.restrictions && field.restrictions.schema, search: q || undefined,
+        reachable_from: collection, limit: 20 }));
+    } catch (e) { setError(e); }
+  };
+  return html`<div class="ref-picker">
+    <p class="muted">Now: ${value ? html`<a href=${href("/r/" + seg(value))}>${label || value}</a>` : "none"}</p>
+    <div class="toolbar">
+      <input id=${id} aria-describedby=${describedBy} type="search" placeholder="Find a record to link" value=${q}
+        onInput=${(e) => setQ(e.target.value)} onKeyDown=${(e) => { if (e.key === "Enter") { e.preventDefault(); search(); } }} />
+      <button type="button" onClick=${search}>Find</button>
+      ${value ? html`<button type="button" onClick=${() => onChange(null)}>Clear</button>` : null}
+    </div>
+    ${error ? html`<p class="error" role="alert">${error.message}</p>` : null}
+    ${options ? html`<ul class="picker-options" aria-label=${"records for " + field.name}>
+      ${options.length ? options.map((o) => html`<li><button type="button" class="link" onClick=${() => { onChange(o.id, o.natural_name); setOptions(null); }}>
+        ${o.natural_name || o.id}</button> <span class="muted">${o.schema_name}${o.collection ? " · " + o.collection : ""}</span></li>`)
+        : html`<li class="muted">No record found.</li>`}</ul>` : null}
+  </div>`;
+}
+
+function FileInput({ id, describedBy, field, onUploaded, onError }) {
+  const [busy, setBusy] = useState(false);
+  const onPick = async (e) => {
+    const file = e.target.files && e.target.files[0];
+    if (!file) return;
+    const form = new FormData();
+    form.append("file", file, file.name);
+    setBusy(true);
+    try { onUploaded((await upload("/files", form, file.name)).sha256); } catch (error) { onError(error); } finally { setBusy(false); }
+  };
+  return html`<input id=${id} aria-describedby=${describedBy} type="file" disabled=${busy} onChange=${onPick}
+    accept=${field.restrictions && field.restrictions.accept ? [].concat(field.restrictions.accept).join(",") : undefined} />`;
+}
+
+// One field's control; `draft[field.name]` holds its text (or value for references and files).
+export function FieldControl({ field, draft, setDraft, error, record, labels }) {
+  const r = field.restrictions || {};
+  const unit = r.unit ? ` (${r.unit})` : "";
+  const label = `${field.label || field.name}${unit}${field.required ? " *" : ""}`;
+  const value = draft[field.name];
+  const set = (v) => setDraft({ ...draft, [field.name]: v });
+  const hint = [r.min !== undefined ? `min ${r.min}` : null, r.max !== undefined ? `max ${r.max}` : null,
+    r.max_length ? `at most ${r.max_length} characters` : null].filter(Boolean).join(", ") || undefined;
+  return html`<${Field} label=${label} error=${error} hint=${hint}>${(id, d) => {
+    if (r.choices && field.type === "string") {
+      return html`<select id=${id} aria-describedby=${d} value=${value ?? ""} onChange=${(e) => set(e.target.value)}>
+        <option value="">—</option>${r.choices.map((c) => html`<option value=${c}>${c}</option>`)}</select>`;
+    }
+    switch (field.type) {
+      case "boolean":
+        return html`<select id=${id} aria-describedby=${d} value=${value ?? ""} onChange=${(e) => set(e.target.value)}>
+          <option value="">—</option><option value="true">yes</option><option value="false">no</option></select>`;
+      case "integer": case "float":
+        return html`<input id=${id} aria-describedby=${d} inputmode="decimal" value=${value ?? ""} onInput=${(e) => set(e.target.value)} />`;
+      case "date":
+        return html`<input id=${id} aria-describedby=${d} type="date" value=${value ?? ""} onInput=${(e) => set(e.target.value)} />`;
+      case "json":
+        return html`<textarea id=${id} aria-describedby=${d} class="code" rows="4" value=${value ?? ""} onInput=${(e) => set(e.target.value)}></textarea>`;
+      case "reference":
+        return html`<${ReferencePicker} id=${id} describedBy=${d} field=${field} value=${value} collection=${record.collection}
+          label=${labels[value] || (record.reference_labels || {})[value]} onChange=${(v, name) => { if (name) labels[v] = name; set(v); }} />`;
+      case "file":
+        return html`<div>${value ? html`<p class="muted">Now: ${String(value).slice(0, 12)}…</p>` : null}
+          <${FileInput} id=${id} describedBy=${d} field=${field} onUploaded=${set} onError=${(e) => notify(`Upload of a file for ${field.name} failed: ${e.message}`, "error")} /></div>`;
+      default:
+        return html`<input id=${id} aria-describedby=${d} value=${value ?? ""} onInput=${(e) => set(e.target.value)} />`;
+    }
+  }}<//>`;
+}
+
+// The read-only value of one field, with reference labels as links.
+export function ShowValue({ field, value, record }) {
+  if (value === null || value === undefined || (Array.isArray(value) && !value.length)) return html`<span class="muted">—</span>`;
+  if (field.type === "reference" || field.type === "reference_list") {
+    const labels = record.reference_labels || {};
+    return html`${[].concat(value).map((id, i) => html`${i ? ", " : ""}<a href=${href("/r/" + seg(id))}>${labels[id] || id}</a>`)}`;
+  }
+  if (field.type === "url") return html`<a href=${value} rel="noopener noreferrer">${value}</a>`;
+  const unit = field.restrictions && field.restrictions.unit;
+  return html`${formatValue(value, field.type)}${unit ? ` ${unit}` : ""}`;
+}
