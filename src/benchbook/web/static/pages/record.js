@@ -88,9 +88,9 @@ function Referrers({ record }) {
 }
 
 function DeletedAround({ record, schema, reload }) {
-  const above = useAction(() => post(`/records/${enc(record.id)}/restore-above`, {}));
-  const field = useAction((id) => post(`/schemas/${enc(schema.name)}/fields/${enc(id)}/restore`, {}));
-  const restore = useAction(() => post(`/records/${enc(record.id)}/restore`, {}));
+  const above = useAction(() => post(`/records/${enc(record.id)}/restore-above`));
+  const field = useAction((id) => post(`/schemas/${enc(schema.name)}/fields/${enc(id)}/restore`));
+  const restore = useAction(() => post(`/records/${enc(record.id)}/restore`));
   const plan = useLoad((signal) => record.deleted_at ? get(`/records/${enc(record.id)}/restore-plan`, {}, { signal }) : null, [record.id, record.deleted_at]);
   return html`
     ${record.deleted_at ? html`<div class="warn-box" role="status">
