@@ -1,0 +1,94 @@
+// The history as events (#/history): one line per event, a batch one line that opens to its
+// entries; filters (action, kind of thing, collection, schema, record, time) and `q` in the hash
+// query; paging. `?schema=<name>` and `?record=<id>` show one schema's or record's history.
+import { html, useState } from "../lib/html.js";
+import { get } from "../lib/api.js";
+import { href, navigate, seg } from "../lib/router.js";
+import { useLoad, Loading, ErrorBox, Field, useTitle, formatTime, formatCount } from "../lib/ui.js";
+import { EntryLine } from "../lib/entries.js";
+
+const PAGE = 25;
+const ACTIONS = ["create", "update", "delete", "restore", "purge"];
+const KINDS = ["record", "schema", "field", "dataset", "view"];
+
+// The filter tree for the query's choices (fields from GET /audit/filter-fields).
+export function historyTree(query) {
+  const leaves = [];
+  if (query.action) leaves.push({ field: "action", op: "eq", value: query.action });
+  if (query.kind) leaves.push({ field: "entity_type", op: "eq", value: query.kind });
+  if (query.collection) leaves.push({ field: "collection", op: "eq", value: query.collection });
+  if (query.schema) leaves.push({ field: "schema", op: "eq", value: query.schema });
+  if (query.record) leaves.push({ field: "entity_id", op: "eq", value: query.record });
+  if (query.since) leaves.push({ field: "timestamp", op: "gte", value: query.since });
+  if (query.until) leaves.push({ field: "timestamp", op: "lte", value: query.until });
+  return leaves.length ? { and: leaves } : null;
+}
+
+function BatchEntries({ batch }) {
+  const state = useLoad((signal) => get(`/audit/batches/${seg(batch.id)}/entries`, { limit: 50 }, { signal }), [batch.id]);
+  const items = state.data ? state.data.items || state.data : [];
+  return html`<div class="batch-entries">
+    <${ErrorBox} error=${state.error} onRetry=${state.reload} />
+    ${state.loading && !state.data ? html`<${Loading} />` : items.map((e) => html`<${EntryLine} key=${e.id} entry=${e} />`)}
+    ${state.data && state.data.total > items.length ? html`<p><a href=${href("/history/batch/" + seg(batch.id))}>
+      All ${formatCount(state.data.total)} entries of this batch</a></p>` : null}
+  </div>`;
+}
+
+function EventLine({ event }) {
+  const [open, setOpen] = useState(false);
+  if (event.kind === "entry") return html`<li><${EntryLine} entry=${event.entry} /></li>`;
+  const parts = event.parts.map((p) => `${p.count} ${p.entity_type} ${p.action}`).join(", ");
+  return html`<li><details class="card event batch" data-testid="batch-event" onToggle=${(e) => setOpen(e.currentTarget.open)}>
+    <summary><span class="badge">${event.batch.kind}</span> ${event.batch.label || ""}
+      <strong> ${formatCount(event.count)} changes</strong> · <time datetime=${event.timestamp}>${formatTime(event.timestamp)}</time>
+      ${event.actor ? ` · ${event.actor}` : ""}<span class="muted"> · ${parts}</span></summary>
+    <p><a href=${href("/history/batch/" + seg(event.id))}>Open this batch</a></p>
+    ${open ? html`<${BatchEntries} batch=${event.batch} />` : null}
+  </details></li>`;
+}
+
+function Filters({ query }) {
+  const [q, setQ] = useState(query.q || "");
+  const set = (changes) => navigate("/history", { ...query, ...changes, page: undefined });
+  return html`<form class="history-filters" role="search" aria-label="Filter the history"
+      onSubmit=${(e) => { e.preventDefault(); set({ q: q || undefined }); }}>
+    <div class="form-row">
+      <${Field} label="Find text in the changes">${(id) => html`<input id=${id} type="search" data-search value=${q}
+        onInput=${(e) => setQ(e.target.value)} placeholder="a value, a name, a batch label" />`}<//>
+      <${Field} label="Action">${(id) => html`<select id=${id} value=${query.action || ""} onChange=${(e) => set({ action: e.target.value || undefined })}>
+        <option value="">any</option>${ACTIONS.map((a) => html`<option value=${a}>${a}</option>`)}</select>`}<//>
+      <${Field} label="Kind of thing">${(id) => html`<select id=${id} value=${query.kind || ""} onChange=${(e) => set({ kind: e.target.value || undefined })}>
+        <option value="">any</option>${KINDS.map((k) => html`<option value=${k}>${k === "dataset" ? "collection" : k}</option>`)}</select>`}<//>
+      <${Field} label="Since">${(id) => html`<input id=${id} type="date" value=${query.since || ""} onChange=${(e) => set({ since: e.target.value || undefined })} />`}<//>
+    </div>
+    <div class="toolbar"><button type="submit" class="primary">Search the history</button>
+      ${["schema", "record", "collection"].filter((k) => query[k]).map((k) => html`<span class="chip">${k}: ${query[k]}
+        <button type="button" aria-label=${"remove the " + k + " filter"} onClick=${() => set({ [k]: undefined })}>×</button></span>`)}
+      <a href=${href("/history/storage")}>Storage and restore-all</a></div>
+  </form>`;
+}
+
+export default function History({ query }) {
+  useTitle("History");
+  const page = Math.max(1, parseInt(query.page, 10) || 1);
+  const tree = historyTree(query);
+  const state = useLoad((signal) => get("/audit/events", { filter: tree || undefined, q: query.q || undefined,
+    limit: PAGE, offset: (page - 1) * PAGE }, { signal }), [JSON.stringify(query)]);
+  const data = state.data;
+  const pages = data ? Math.max(1, Math.ceil(data.total / PAGE)) : 1;
+  const heading = query.record ? "History of a record" : query.schema ? `History of schema ${query.schema}` : "History";
+  return html`<section class="page history">
+    <div class="page-head"><h1>${heading}</h1>${data ? html`<span class="muted">${formatCount(data.total)} events</span>` : null}</div>
+    <${Filters} key=${query.q || ""} query=${query} />
+    <${ErrorBox} error=${state.error} onRetry=${state.reload} />
+    ${state.loading && !data ? html`<${Loading} />` : null}
+    ${data ? html`<ul class="plain events" aria-label="events">${data.items.map((ev) => html`<${EventLine} key=${ev.id} event=${ev} />`)}</ul>
+      ${!data.items.length ? html`<p class="muted">No change matches.</p>` : null}
+      <nav class="pager" aria-label="pages of the history">
+        <button type="button" disabled=${page <= 1} onClick=${() => navigate("/history", { ...query, page: page - 1 })}>Newer</button>
+        <span>Page ${page} of ${pages}</span>
+        <button type="button" disabled=${page >= pages} onClick=${() => navigate("/history", { ...query, page: page + 1 })}>Older</button>
+      </nav>` : null}
+  </section>`;
+}
