@@ -15,7 +15,7 @@ import httpx
 from playwright.sync_api import expect
 
 from tests.web.conftest import PENGUINS
-from tests.web.pages import look, open_app
+from tests.web.pages import eventually, look, open_app
 
 DREAM_ADELIE = {"and": [{"field": "name", "op": "eq", "value": "Dream", "schema": "island"},
                         {"field": "species", "op": "eq", "value": "Adelie"}]}
@@ -267,9 +267,8 @@ def test_run_a_workflow_on_ticked_rows(page: Any, demo_server: str) -> None:
     assert "penguin-tag" in dialog.inner_text()  # listed as not runnable by hand
     dialog.get_by_role("button", name="Run", exact=True).click()
     expect(dialog.locator(".ok-box")).to_contain_text("Started 2 runs")
-    page.wait_for_function("""async (ids) => {
-        const tags = await Promise.all(ids.map(id => fetch('/api/records/' + id).then(r => r.json()).then(r => r.data.tag)));
-        return tags.every(t => t === 'by-hand'); }""", arg=ids)
+    eventually(lambda: all(httpx.get(f"{demo_server}/api/records/{rid}").json()["data"].get("tag") == "by-hand"
+                           for rid in ids), "both runs to write their tag")
 
 
 def test_new_record_form_with_a_parent_picker(page: Any, demo_server: str) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import httpx
 
-from tests.web.pages import look, open_app
+from tests.web.pages import eventually, look, open_app
 
 
 def make(base: str, name: str, codes: list[str]) -> list[str]:
@@ -32,7 +32,8 @@ def test_delete_records_and_restore_them_from_recently_deleted(page: Any, empty_
     assert "restores" in plan.inner_text() and "2" in plan.inner_text()
     look(page, "trash")
     batch.get_by_role("button", name="Restore").click()
-    page.wait_for_function(f"() => fetch('/api/records/{ids[0]}').then(r => r.json()).then(r => r.deleted_at === null)")
+    eventually(lambda: all(httpx.get(f"{base}/api/records/{rid}").json()["deleted_at"] is None for rid in ids[:2]),
+               "the two records to be live again")
     for rid in ids[:2]:
         assert httpx.get(f"{base}/api/records/{rid}").json()["deleted_at"] is None
     single = page.locator("[data-testid=deleted-record]").first
@@ -55,4 +56,4 @@ def test_a_deleted_collection_comes_back(page: Any, empty_server: str) -> None:
     item.get_by_role("button", name="Show what restoring brings back").click()
     item.locator(".plan-box").wait_for()
     item.get_by_role("button", name="Restore").click()
-    page.wait_for_function("() => fetch('/api/collections').then(r => r.json()).then(cs => cs.some(c => c.name === 'tubes'))")
+    eventually(lambda: any(c["name"] == "tubes" for c in httpx.get(f"{base}/api/collections").json()), "tubes to be back")
