@@ -24,25 +24,32 @@ function DataTable({ caption, days, series }) {
     </table></div></details>`;
 }
 
-export function TimeChart({ caption, days, series, bars = false }) {
+const BUCKET_SECONDS = { day: 86400, week: 7 * 86400, month: 31 * 86400 };
+
+// `bucket` (day, week, month) sets the x range's padding: half a bucket either side, so one
+// bucket is drawn as one bar, not stretched over years.
+export function TimeChart({ caption, days, series, bars = false, bucket = "day" }) {
   const box = useRef(null);
+  const asBars = bars || days.length < 3;
   useEffect(() => {
     const el = box.current;
     if (!el || !days.length) return undefined;
     const xs = days.map((d) => Date.parse(d + "T00:00:00Z") / 1000);
+    const pad = (BUCKET_SECONDS[bucket] || 86400) / 2;
     const opts = {
       width: Math.max(240, el.clientWidth), height: 220, legend: { show: true },
-      scales: { x: { time: true } }, axes: [{}, { size: 60 }],
+      scales: { x: { time: true, auto: false, range: () => [xs[0] - pad, xs[xs.length - 1] + pad] }, y: { range: (u, min, max) => [0, Math.max(1, max) * 1.1] } },
+      axes: [{}, { size: 60 }],
       series: [{}, ...series.map((s, i) => ({ label: String(s.label), stroke: COLOURS[i % COLOURS.length],
-        fill: bars ? COLOURS[i % COLOURS.length] + "55" : undefined, width: 2,
-        paths: bars && uPlot.paths && uPlot.paths.bars ? uPlot.paths.bars({ size: [0.6, 60] }) : undefined,
+        fill: asBars ? COLOURS[i % COLOURS.length] + "55" : undefined, width: 2,
+        paths: asBars && uPlot.paths && uPlot.paths.bars ? uPlot.paths.bars({ size: [0.6, 60] }) : undefined,
         points: { show: days.length < 40 } }))],
     };
     const plot = new uPlot(opts, [xs, ...series.map((s) => s.values)], el);
     const observer = new ResizeObserver(() => plot.setSize({ width: Math.max(240, el.clientWidth), height: 220 }));
     observer.observe(el);
     return () => { observer.disconnect(); plot.destroy(); };
-  }, [JSON.stringify(days), JSON.stringify(series), bars]);
+  }, [JSON.stringify(days), JSON.stringify(series), asBars, bucket]);
   if (!days.length) return html`<p class="muted">Nothing in this range.</p>`;
   return html`<div class="chart" ref=${box} role="img" aria-label=${`${caption}: ${series.map((s) =>
     `${s.label} ${formatCount(s.values.reduce((a, b) => a + b, 0))}`).join(", ")} over ${days.length} periods`}></div>

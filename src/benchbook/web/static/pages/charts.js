@@ -40,11 +40,11 @@ export default function Charts({ query }) {
         ${(d) => html`<${Bars} caption="records by collection and schema" items=${d.items.map((i) => ({ label: `${i.dataset} · ${i.schema_name}`, count: i.count }))} />`}<//>
       <${Panel} title=${`Records created per ${bucket}`} id="c-growth" deps=${deps} load=${(signal) => get("/analytics/records/growth", range, { signal })}>
         ${(d) => { const p = pivot(d.items, (r) => `${r.dataset} · ${r.schema_name}`); return html`<div data-testid="growth">
-          <${TimeChart} caption=${`records created per ${bucket}`} days=${p.days} series=${p.series} bars=${true} /></div>`; }}<//>
+          <${TimeChart} bucket=${bucket} caption=${`records created per ${bucket}`} days=${p.days} series=${p.series} bars=${true} /></div>`; }}<//>
       <${Panel} title=${`History activity per ${bucket}`} id="c-audit" deps=${deps} load=${(signal) => get("/analytics/audit/events", range, { signal })}>
-        ${(d) => { const p = pivot(d.items, "action"); return html`<${TimeChart} caption=${`changes per ${bucket}`} days=${p.days} series=${p.series} />`; }}<//>
+        ${(d) => { const p = pivot(d.items, "action"); return html`<${TimeChart} bucket=${bucket} caption=${`changes per ${bucket}`} days=${p.days} series=${p.series} />`; }}<//>
       <${Panel} title=${`Runs per ${bucket} by status`} id="c-jobs" deps=${deps} load=${(signal) => get("/analytics/jobs/status", range, { signal })}>
-        ${(d) => { const p = pivot(d.items, "status"); return html`<${TimeChart} caption=${`runs per ${bucket} by status`} days=${p.days} series=${p.series} bars=${true} />`; }}<//>
+        ${(d) => { const p = pivot(d.items, "status"); return html`<${TimeChart} bucket=${bucket} caption=${`runs per ${bucket} by status`} days=${p.days} series=${p.series} bars=${true} />`; }}<//>
       <${Panel} title="Run durations" id="c-duration" deps=${[query.start, query.end]} load=${(signal) => get("/analytics/jobs/duration", { start: range.start, end: range.end }, { signal })}>
         ${(d) => html`<p class="muted">${d.count} runs · mean ${seconds(d.avg_seconds)}</p>
           <${Bars} caption="runs by duration" items=${(d.bins || []).map((b) => ({ label: b.label, count: b.count }))}
@@ -53,11 +53,11 @@ export default function Charts({ query }) {
       <${Panel} title="Runs by trigger" id="c-trigger" deps=${[query.start, query.end]} load=${(signal) => get("/analytics/jobs/by-trigger", { start: range.start, end: range.end }, { signal })}>
         ${(d) => html`<${Bars} caption="runs by trigger" items=${d.items.map((i) => ({ label: i.trigger, count: i.count }))} />`}<//>
       <${Panel} title=${`Failures per ${bucket} by plugin`} id="c-failures" deps=${deps} load=${(signal) => get("/analytics/jobs/failures-by-plugin", range, { signal })}>
-        ${(d) => { const p = pivot(d.items, (r) => r.plugin || r.plugin_id || "?"); return html`<${TimeChart} caption=${`failures per ${bucket} by plugin`} days=${p.days} series=${p.series} bars=${true} />`; }}<//>
+        ${(d) => { const p = pivot(d.items, (r) => r.plugin || r.plugin_id || "?"); return html`<${TimeChart} bucket=${bucket} caption=${`failures per ${bucket} by plugin`} days=${p.days} series=${p.series} bars=${true} />`; }}<//>
       <${Panel} title=${`AI tokens per ${bucket}`} id="c-ai" deps=${deps} load=${(signal) => get("/analytics/ai/usage", range, { signal })}>
         ${(d) => { const rows = d.items.flatMap((r) => [{ bucket: r.bucket, kind: "input", count: r.input_tokens ?? 0 },
           { bucket: r.bucket, kind: "output", count: r.output_tokens ?? 0 }]);
-          const p = pivot(rows, "kind"); return html`<${TimeChart} caption=${`AI tokens per ${bucket}`} days=${p.days} series=${p.series} bars=${true} />`; }}<//>
+          const p = pivot(rows, "kind"); return html`<${TimeChart} bucket=${bucket} caption=${`AI tokens per ${bucket}`} days=${p.days} series=${p.series} bars=${true} />`; }}<//>
     </div>
   </section>`;
 }
