@@ -57,3 +57,20 @@ def test_a_deleted_collection_comes_back(page: Any, empty_server: str) -> None:
     item.locator(".plan-box").wait_for()
     item.get_by_role("button", name="Restore").click()
     eventually(lambda: any(c["name"] == "tubes" for c in httpx.get(f"{base}/api/collections").json()), "tubes to be back")
+
+
+def test_a_deleted_field_comes_back_with_its_values(page: Any, empty_server: str) -> None:
+    base = empty_server
+    ids = make(base, "jar", ["J-1"])
+    origin = {"origin": base}
+    httpx.post(f"{base}/api/schemas/jar/fields", headers=origin, json={"name": "volume", "type": "float"}).raise_for_status()
+    httpx.patch(f"{base}/api/records/{ids[0]}", headers=origin, json={"data": {"volume": 2.5}}).raise_for_status()
+    httpx.delete(f"{base}/api/schemas/jar/fields/volume", headers=origin).raise_for_status()
+    assert "volume" not in httpx.get(f"{base}/api/records/{ids[0]}").json()["data"]
+    open_app(page, base, "/trash")
+    item = page.locator("[data-testid=deleted-field]", has_text="volume")
+    item.get_by_role("button", name="Show what restoring brings back").click()
+    item.locator(".plan-box").wait_for()
+    item.get_by_role("button", name="Restore").click()
+    eventually(lambda: httpx.get(f"{base}/api/records/{ids[0]}").json()["data"].get("volume") == 2.5,
+               "the field's value to be back")

@@ -7,7 +7,8 @@ import { get, post, del, enc } from "../lib/api.js";
 import { href, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Confirm, notify, useTitle, formatTime, formatCount } from "../lib/ui.js";
 
-const RECORD_DELETES = { and: [{ field: "action", op: "eq", value: "delete" }, { field: "entity_type", op: "eq", value: "record" }] };
+const deletesOf = (kind) => ({ and: [{ field: "action", op: "eq", value: "delete" }, { field: "entity_type", op: "eq", value: kind }] });
+const RECORD_DELETES = deletesOf("record");
 
 function Plan({ plan }) {
   if (!plan) return null;
@@ -86,11 +87,26 @@ function Records() {
   </section>`;
 }
 
+// Deleted fields come from the history's field deletes; one restored or purged since says so in
+// its plan (the plan of a live field is refused, and is shown as such).
+function Fields() {
+  const state = useLoad((signal) => get("/audit/events", { filter: deletesOf("field"), limit: 50 }, { signal }), []);
+  const items = state.data ? state.data.items.filter((ev) => ev.kind === "entry" && ev.entry.old_data) : [];
+  return html`<section aria-labelledby="trash-fields"><h2 id="trash-fields">Fields</h2>
+    <${ErrorBox} error=${state.error} onRetry=${state.reload} />
+    ${state.loading && !state.data ? html`<${Loading} />` : items.length ? html`<ul class="plain">
+      ${items.map((ev) => { const f = ev.entry.old_data; const base = `/schemas/${enc(f.schema_name)}/fields/${enc(f.id)}`;
+        return html`<${Item} key=${ev.id} title=${`${f.schema_name} › ${f.label || f.name}`} meta=${`${f.type} · deleted ${formatTime(ev.timestamp)}`}
+          planPath=${{ path: base + "/restore-plan" }} purgePath=${base + "/purge"} onRestore=${() => post(base + "/restore")}
+          reload=${state.reload} testid="deleted-field" />`; })}</ul>` : html`<p class="muted">No deleted fields.</p>`}
+  </section>`;
+}
+
 export default function Trash() {
   useTitle("Recently deleted");
   return html`<section class="page trash">
     <div class="page-head"><h1>Recently deleted</h1></div>
     <p class="muted">Deleting keeps everything: restore it here, after seeing what comes back. Purging removes it for good.</p>
-    <${Records} /><${Collections} /><${Schemas} />
+    <${Records} /><${Fields} /><${Collections} /><${Schemas} />
   </section>`;
 }
