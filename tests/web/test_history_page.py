@@ -43,6 +43,13 @@ def test_a_batch_opens_to_its_entries_and_text_search_filters(page: Any, demo_se
     batch.locator("summary").first.click()
     batch.locator(".batch-entries details.entry").first.wait_for()
     assert batch.locator(".batch-entries details.entry").count() >= 10
+    batch.get_by_role("link", name="Open this batch").click()
+    page.get_by_role("navigation", name="pages of the batch").wait_for()
+    assert "palmerpenguins" in page.locator("h1").inner_text()
+    assert page.locator(".entries details.entry").count() == 50
+    look(page, "batch")
+    page.go_back()
+    page.wait_for_url("**#/history?q=palmerpenguins")
     page.get_by_label("Find text in the changes").fill("Torgersen")
     page.get_by_role("button", name="Search the history").click()
     page.wait_for_url("**q=Torgersen*")

@@ -16,14 +16,16 @@ export default function Batch({ params, query }) {
   const plan = useLoad((signal) => get("/audit/restore-all", { batch: id }, { signal }), [id]);
   const restore = useAction(() => post("/audit/restore-all", { batch: id }));
   useTitle("History batch");
-  const b = batch.data;
+  const ev = batch.data;  // the batch as one history event: {count, parts, batch: {kind, label, created_at}}
+  const b = ev && ev.batch;
   const e = entries.data;
   const pages = e ? Math.max(1, Math.ceil(e.total / PAGE)) : 1;
   return html`<section class="page batch-page">
     <p><a href=${href("/history")}>← History</a></p>
     <${ErrorBox} error=${batch.error} onRetry=${batch.reload} />
     ${b ? html`<div class="page-head"><h1><span class="badge">${b.kind}</span> ${b.label || "batch"}</h1>
-      <span class="muted">${formatTime(b.created_at)}${e ? ` · ${formatCount(e.total)} entries` : ""}</span></div>` : html`<${Loading} />`}
+      <span class="muted">${formatTime(b.created_at)} · ${formatCount(ev.count)} changes:
+        ${(ev.parts || []).map((p) => `${formatCount(p.count)} ${p.entity_type} ${p.action}`).join(", ")}</span></div>` : html`<${Loading} />`}
     ${plan.data && plan.data.things > 0 ? html`<div class="card"><p>This batch deleted ${formatCount(plan.data.things)} things still deleted;
       restoring brings back ${formatCount(plan.data.restores)} records${plan.data.blocked ? `, ${plan.data.blocked} blocked` : ""}.</p>
       <button type="button" class="primary" disabled=${restore.busy} onClick=${async () => {
