@@ -75,7 +75,9 @@ def test_upload_an_image_and_a_csv_and_preview_them(page: Any, demo_server: str,
     page.get_by_label("table").set_input_files(str(table))
     page.wait_for_function("() => [...document.querySelectorAll('.record-form .muted')].filter(p => p.textContent.startsWith('Now:')).length >= 2")
     page.get_by_role("button", name="Save").click()
-    page.get_by_role("img", name="preview of scan.png").wait_for()
+    page.locator("button:has-text('Edit values'), .record-form [role=alert]").first.wait_for(timeout=30_000)
+    assert page.get_by_role("button", name="Edit values").count() == 1, page.locator("main").inner_text()
+    page.get_by_role("img", name="preview of scan.png").wait_for(timeout=30_000)
     assert page.get_by_role("img", name="preview of scan.png").evaluate("img => img.naturalWidth") == 2
     preview = page.get_by_role("table", name="first rows of weights.csv")
     preview.wait_for()

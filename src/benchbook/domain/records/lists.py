@@ -176,6 +176,8 @@ def export_rows(session: Session, collection_name: str, query: RecordQuery, *,
     collection = find_collection(session, collection_name)
     cache = SchemaCache(session)
     chosen, derived = export_columns(session, cache, collection.id, query, columns, loc=["query", "columns"])
+    if columns is None:
+        derived = []  # the default file holds each record's own values only, so it imports back as it is
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(chosen)
