@@ -75,10 +75,10 @@ def _serve_project(root: Path, project: Path) -> Iterator[str]:
         yield base
 
 
-@pytest.fixture(scope="module")
-def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``benchbook serve`` over a fresh demo project (runs drained); yields its base URL."""
-    root = tmp_path_factory.mktemp("web-demo")
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A demo project built once per test process (runs drained): each module serves a copy."""
+    root = tmp_path_factory.mktemp("web-demo-template")
     project = Project.init(root / "project")
     assert build_demo(project) == ISLANDS + PENGUINS
     db = open_database(project.database_url)
@@ -86,6 +86,14 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         assert worker.for_database(db, project).drain().completed == PENGUINS
     finally:
         db.engine.dispose()
+    return root / "project"
+
+
+@pytest.fixture(scope="module")
+def demo_server(tmp_path_factory: pytest.TempPathFactory, demo_template: Path) -> Iterator[str]:
+    """``benchbook serve`` over a fresh copy of the demo project; yields its base URL."""
+    root = tmp_path_factory.mktemp("web-demo")
+    shutil.copytree(demo_template, root / "project")
     yield from _serve_project(root, root / "project")
 
 

@@ -77,7 +77,7 @@ export function FieldControl({ field, draft, setDraft, error, record, labels }) 
   const unit = r.unit ? ` (${r.unit})` : "";
   const label = `${field.label || field.name}${unit}${field.required ? " *" : ""}`;
   const value = draft[field.name];
-  const set = (v) => setDraft({ ...draft, [field.name]: v });
+  const set = (v) => setDraft((d) => ({ ...d, [field.name]: v }));  // functional: two uploads may finish together
   const hint = [r.min !== undefined ? `min ${r.min}` : null, r.max !== undefined ? `max ${r.max}` : null,
     r.max_length ? `at most ${r.max_length} characters` : null].filter(Boolean).join(", ") || undefined;
   return html`<${Field} label=${label} error=${error} hint=${hint}>${(id, d) => {
