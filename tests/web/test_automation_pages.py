@@ -33,6 +33,12 @@ def test_write_a_workflow_and_watch_the_status_bar_count_its_runs(page: Any, dem
     lines = sorted(problems.evaluate_all("lis => lis.map(li => li.dataset.line)"))
     assert lines == ["2", "7"], lines  # record_schema on line 2, the step's plugin on line 7
     editor.fill(GOOD)
+    editor.press("Tab")  # indents inside the editor…
+    assert page.evaluate("() => document.activeElement.id") == "wf-text" and editor.input_value().endswith("  ")
+    editor.fill(GOOD)
+    editor.press("Escape")
+    editor.press("Tab")  # …and Escape then Tab moves on: no keyboard trap
+    assert page.evaluate("() => document.activeElement.textContent") == "Create workflow"
     page.get_by_role("button", name="Create workflow").click()
     page.wait_for_url("**#/automation/workflows/penguin-note")
     page.get_by_role("heading", name="Run it on records").wait_for()

@@ -1,7 +1,7 @@
 // One workflow (#/automation/workflows/<name>): its YAML in an editor, saved with PUT (every
 // problem the server finds listed beside the text, with the line it points at), delete (409
 // while runs wait; force behind a confirmation), and runs started by hand on chosen records.
-import { html, useState } from "../lib/html.js";
+import { html, useRef, useState } from "../lib/html.js";
 import { get, put, post, del, enc } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, Confirm, notify, useTitle } from "../lib/ui.js";
@@ -45,6 +45,7 @@ export function lineOf(text, loc) {
 
 function Editor({ name, content, isNew, onSaved }) {
   const [text, setText] = useState(content);
+  const escaped = useRef(false);  // Escape, then Tab, moves the focus on (no keyboard trap)
   const save = useAction(() => put(`/workflows/${enc(name)}`, { content: text }));
   const problems = save.error && save.error.errors && save.error.errors.length ? save.error.errors : null;
   const lines = text.split("\n").length;
@@ -55,15 +56,18 @@ function Editor({ name, content, isNew, onSaved }) {
       <textarea id="wf-text" class="code" spellcheck="false" rows=${Math.max(14, lines + 1)} value=${text}
         aria-invalid=${problems ? "true" : "false"} aria-describedby=${problems ? "wf-problems" : undefined}
         onInput=${(e) => setText(e.target.value)}
-        onKeyDown=${(e) => { if (e.key === "Tab" && !e.shiftKey) { e.preventDefault(); const t = e.target; const at = t.selectionStart;
-          setText(text.slice(0, at) + "  " + text.slice(t.selectionEnd)); requestAnimationFrame(() => { t.selectionStart = t.selectionEnd = at + 2; }); } }}></textarea>
+        onKeyDown=${(e) => {
+          if (e.key === "Escape") { escaped.current = true; return; }
+          if (e.key === "Tab" && !e.shiftKey && !escaped.current) { e.preventDefault(); const t = e.target; const at = t.selectionStart;
+            setText(text.slice(0, at) + "  " + text.slice(t.selectionEnd)); requestAnimationFrame(() => { t.selectionStart = t.selectionEnd = at + 2; }); }
+          escaped.current = false; }}></textarea>
     </div>
     ${problems ? html`<div id="wf-problems" class="error-box" role="alert"><strong>${problems.length} problem${problems.length === 1 ? "" : "s"}:</strong>
       <ul class="problems">${problems.map((p) => { const line = lineOf(text, p.loc); return html`<li data-line=${line || ""}>
         ${line ? html`<strong>line ${line}</strong> ` : null}<code>${(p.loc || []).filter((x) => x !== "body" && x !== "content").join(".")}</code>: ${p.msg}</li>`; })}</ul></div>`
       : html`<${ErrorBox} error=${save.error} />`}
     <div class="toolbar"><button type="submit" class="primary" disabled=${save.busy}>${isNew ? "Create workflow" : "Save workflow"}</button>
-      <span class="muted">Tab indents by two spaces; Shift+Tab leaves the editor.</span></div>
+      <span class="muted">Tab indents by two spaces; Escape then Tab (or Shift+Tab) leaves the editor.</span></div>
   </form>`;
 }
 
