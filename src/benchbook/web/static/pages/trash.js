@@ -8,7 +8,6 @@ import { href, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Confirm, notify, useTitle, formatTime, formatCount } from "../lib/ui.js";
 
 const deletesOf = (kind) => ({ and: [{ field: "action", op: "eq", value: "delete" }, { field: "entity_type", op: "eq", value: kind }] });
-const RECORD_DELETES = deletesOf("record");
 
 function Plan({ plan }) {
   if (!plan) return null;
@@ -44,62 +43,42 @@ function Item({ title, meta, planPath, onRestore, purgePath, reload, testid }) {
   </li>`;
 }
 
-function Collections() {
-  const state = useLoad((signal) => get("/collections/deleted", {}, { signal }), []);
-  return html`<section aria-labelledby="trash-collections"><h2 id="trash-collections">Collections</h2>
+// The paths of a thing restored through its own endpoints (``<base>/restore-plan`` …).
+const thing = (base) => ({ planPath: { path: base + "/restore-plan" }, purgePath: base + "/purge", onRestore: () => post(base + "/restore") });
+
+// One section of the page: what `load` answers, each turned into an Item's props by `items`.
+function Section({ id, title, intro, empty, load, items }) {
+  const state = useLoad(load, []);
+  const list = state.data ? items(state.data) : [];
+  return html`<section aria-labelledby=${id}><h2 id=${id}>${title}</h2>
+    ${intro ? html`<p class="muted">${intro}</p>` : null}
     <${ErrorBox} error=${state.error} onRetry=${state.reload} />
-    ${state.loading && !state.data ? html`<${Loading} />` : (state.data || []).length ? html`<ul class="plain">
-      ${state.data.map((c) => html`<${Item} key=${c.id} title=${c.name} meta=${`deleted ${formatTime(c.deleted_at)} · ${formatCount(c.record_count)} records`}
-        planPath=${{ path: `/collections/${enc(c.id)}/restore-plan` }} purgePath=${`/collections/${enc(c.id)}/purge`}
-        onRestore=${() => post(`/collections/${enc(c.id)}/restore`)} reload=${state.reload} testid="deleted-collection" />`)}</ul>`
-      : html`<p class="muted">No deleted collections.</p>`}
+    ${state.loading && !state.data ? html`<${Loading} />` : list.length
+      ? html`<ul class="plain">${list.map((props) => html`<${Item} ...${props} reload=${state.reload} />`)}</ul>`
+      : html`<p class="muted">${empty}</p>`}
   </section>`;
 }
 
-function Schemas() {
-  const state = useLoad((signal) => get("/schemas/deleted", {}, { signal }), []);
-  return html`<section aria-labelledby="trash-schemas"><h2 id="trash-schemas">Schemas</h2>
-    <${ErrorBox} error=${state.error} onRetry=${state.reload} />
-    ${state.loading && !state.data ? html`<${Loading} />` : (state.data || []).length ? html`<ul class="plain">
-      ${state.data.map((s) => html`<${Item} key=${s.id} title=${s.name} meta=${`deleted ${formatTime(s.deleted_at)}`}
-        planPath=${{ path: `/schemas/${enc(s.id)}/restore-plan` }} purgePath=${`/schemas/${enc(s.id)}/purge`}
-        onRestore=${() => post(`/schemas/${enc(s.id)}/restore`)} reload=${state.reload} testid="deleted-schema" />`)}</ul>`
-      : html`<p class="muted">No deleted schemas.</p>`}
-  </section>`;
+const deletes = (kind) => (signal) => get("/audit/events", { filter: deletesOf(kind), limit: 50 }, { signal });
+
+// A record deletion from the history: a batch is restored with restore-all, one record on its own.
+function recordItem(ev) {
+  if (ev.kind === "batch") {
+    return { key: ev.id, title: `${ev.count} records (${ev.batch.label || ev.batch.kind})`, meta: `deleted ${formatTime(ev.timestamp)}`,
+      planPath: { path: "/audit/restore-all", query: { batch: ev.id } }, onRestore: () => post("/audit/restore-all", { batch: ev.id }),
+      testid: "deleted-records" };
+  }
+  const e = ev.entry;
+  return { key: ev.id, title: (e.old_data && (e.old_data.natural_name || e.old_data.name)) || `record ${e.entity_id.slice(-8)}`,
+    meta: html`deleted ${formatTime(ev.timestamp)} · <a href=${href("/r/" + seg(e.entity_id))}>open</a>`,
+    ...thing(`/records/${enc(e.entity_id)}`), testid: "deleted-record" };
 }
 
-function Records() {
-  const state = useLoad((signal) => get("/audit/events", { filter: RECORD_DELETES, limit: 50 }, { signal }), []);
-  const items = state.data ? state.data.items : [];
-  return html`<section aria-labelledby="trash-records"><h2 id="trash-records">Records</h2>
-    <p class="muted">Each deletion from the history, newest first: a bulk delete or a delete that took children with it is one line.</p>
-    <${ErrorBox} error=${state.error} onRetry=${state.reload} />
-    ${state.loading && !state.data ? html`<${Loading} />` : items.length ? html`<ul class="plain">
-      ${items.map((ev) => ev.kind === "batch"
-        ? html`<${Item} key=${ev.id} title=${`${ev.count} records (${ev.batch.label || ev.batch.kind})`}
-            meta=${`deleted ${formatTime(ev.timestamp)}`} planPath=${{ path: "/audit/restore-all", query: { batch: ev.id } }}
-            onRestore=${() => post("/audit/restore-all", { batch: ev.id })} reload=${state.reload} testid="deleted-records" />`
-        : html`<${Item} key=${ev.id} title=${(ev.entry.old_data && (ev.entry.old_data.natural_name || ev.entry.old_data.name)) || `record ${ev.entry.entity_id.slice(-8)}`}
-            meta=${html`deleted ${formatTime(ev.timestamp)} · <a href=${href("/r/" + seg(ev.entry.entity_id))}>open</a>`}
-            planPath=${{ path: `/records/${enc(ev.entry.entity_id)}/restore-plan` }} purgePath=${`/records/${enc(ev.entry.entity_id)}/purge`}
-            onRestore=${() => post(`/records/${enc(ev.entry.entity_id)}/restore`)} reload=${state.reload} testid="deleted-record" />`)}
-    </ul>` : html`<p class="muted">No deleted records.</p>`}
-  </section>`;
-}
-
-// Deleted fields come from the history's field deletes; one restored or purged since says so in
-// its plan (the plan of a live field is refused, and is shown as such).
-function Fields() {
-  const state = useLoad((signal) => get("/audit/events", { filter: deletesOf("field"), limit: 50 }, { signal }), []);
-  const items = state.data ? state.data.items.filter((ev) => ev.kind === "entry" && ev.entry.old_data) : [];
-  return html`<section aria-labelledby="trash-fields"><h2 id="trash-fields">Fields</h2>
-    <${ErrorBox} error=${state.error} onRetry=${state.reload} />
-    ${state.loading && !state.data ? html`<${Loading} />` : items.length ? html`<ul class="plain">
-      ${items.map((ev) => { const f = ev.entry.old_data; const base = `/schemas/${enc(f.schema_name)}/fields/${enc(f.id)}`;
-        return html`<${Item} key=${ev.id} title=${`${f.schema_name} › ${f.label || f.name}`} meta=${`${f.type} · deleted ${formatTime(ev.timestamp)}`}
-          planPath=${{ path: base + "/restore-plan" }} purgePath=${base + "/purge"} onRestore=${() => post(base + "/restore")}
-          reload=${state.reload} testid="deleted-field" />`; })}</ul>` : html`<p class="muted">No deleted fields.</p>`}
-  </section>`;
+// A field deletion from the history; one restored or purged since says so in its plan.
+function fieldItem(ev) {
+  const f = ev.entry.old_data;
+  return { key: ev.id, title: `${f.schema_name} › ${f.label || f.name}`, meta: `${f.type} · deleted ${formatTime(ev.timestamp)}`,
+    ...thing(`/schemas/${enc(f.schema_name)}/fields/${enc(f.id)}`), testid: "deleted-field" };
 }
 
 export default function Trash() {
@@ -107,6 +86,17 @@ export default function Trash() {
   return html`<section class="page trash">
     <div class="page-head"><h1>Recently deleted</h1></div>
     <p class="muted">Deleting keeps everything: restore it here, after seeing what comes back. Purging removes it for good.</p>
-    <${Records} /><${Fields} /><${Collections} /><${Schemas} />
+    <${Section} id="trash-records" title="Records" empty="No deleted records." load=${deletes("record")}
+      intro="Each deletion from the history, newest first: a bulk delete or a delete that took children with it is one line."
+      items=${(d) => d.items.map(recordItem)} />
+    <${Section} id="trash-fields" title="Fields" empty="No deleted fields." load=${deletes("field")}
+      items=${(d) => d.items.filter((ev) => ev.kind === "entry" && ev.entry.old_data).map(fieldItem)} />
+    <${Section} id="trash-collections" title="Collections" empty="No deleted collections."
+      load=${(signal) => get("/collections/deleted", {}, { signal })}
+      items=${(d) => d.map((c) => ({ key: c.id, title: c.name, testid: "deleted-collection",
+        meta: `deleted ${formatTime(c.deleted_at)} · ${formatCount(c.record_count)} records`, ...thing(`/collections/${enc(c.id)}`) }))} />
+    <${Section} id="trash-schemas" title="Schemas" empty="No deleted schemas." load=${(signal) => get("/schemas/deleted", {}, { signal })}
+      items=${(d) => d.map((x) => ({ key: x.id, title: x.name, testid: "deleted-schema", meta: `deleted ${formatTime(x.deleted_at)}`,
+        ...thing(`/schemas/${enc(x.id)}`) }))} />
   </section>`;
 }
