@@ -73,6 +73,9 @@ def test_write_a_workflow_and_watch_the_status_bar_count_its_runs(page: Any, dem
     open_app(page, demo_server, "/automation/runs?workflow=penguin-note&status=completed")
     assert f"{PENGUINS} runs" in page.locator(".page-head").inner_text()
     look(page, "runs")
+    page.get_by_role("button", name=f"Rerun all {PENGUINS} shown by the filters").click()
+    eventually(lambda: httpx.get(f"{demo_server}/api/jobs/count", params={"workflow": "penguin-note"}).json()["count"]
+               == 2 * PENGUINS, "the reruns to be queued")
     page.get_by_role("table", name="runs").get_by_role("link").first.click()
     page.get_by_role("table", name="steps").wait_for()
     assert "note" in page.get_by_role("table", name="steps").inner_text()

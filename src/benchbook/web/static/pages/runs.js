@@ -62,7 +62,8 @@ export default function Runs({ query }) {
       ${ticked.size ? html`<strong>${ticked.size} ticked</strong>
         <button type="button" onClick=${() => act.run("rerun", { ids: [...ticked] })}>Rerun ticked</button>
         <button type="button" class="danger" onClick=${() => setAsking({ ids: [...ticked] })}>Delete ticked…</button>` : null}
-      <button type="button" disabled=${!total} onClick=${() => act.run("rerun", tree ? { filter: tree } : { filter: null })}>Rerun all ${formatCount(total)} shown by the filters</button>
+      <button type="button" disabled=${!total || !!query.search} title=${query.search ? "A text search cannot pick runs to rerun: use the filters" : undefined}
+        onClick=${() => act.run("rerun", { filter: tree || { field: "status", op: "in", value: STATUSES } })}>Rerun all ${formatCount(total)} shown by the filters</button>
     </div>
     <${ErrorBox} error=${runs.error || act.error || cancel.error} onRetry=${runs.reload} />
     ${runs.loading && !runs.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="grid" aria-label="runs">
