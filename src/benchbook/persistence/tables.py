@@ -50,6 +50,7 @@ HAS_PARENT = text("parent_id IS NOT NULL")
 HAS_DELETE_OP = text("delete_op IS NOT NULL")
 SCHEMA_THINGS = text("entity_type IN ('schema', 'field')")
 COLLECTION_THINGS = text("entity_type = 'dataset'")
+LONE = text("batch_id IS NULL")
 
 
 class ValuesJSON(JSON):
@@ -281,6 +282,13 @@ class AuditBatch(Base):
     ref: Mapped[str | None] = mapped_column(String(64))
     actor: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # what GET /audit/events shows of the batch, kept with its entries' transaction
+    # (domain.history.batch_figures; migration 0010): entries, the newest entry's time, and the
+    # entries per "action entity_type" (its parts)
+    entry_count: Mapped[int] = mapped_column(default=0, server_default=text("0"))
+    last_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    parts: Mapped[dict[str, Any]] = mapped_column(default=dict, server_default=text("'{}'"))
+    __table_args__ = (Index("ix_audit_batches_last_at", "last_at", "id"),)
 
 
 class AuditEntry(Base):
@@ -310,6 +318,8 @@ class AuditEntry(Base):
               postgresql_where=SCHEMA_THINGS),
         Index("ix_audit_entries_collection_things", "dataset_id", sqlite_where=COLLECTION_THINGS,
               postgresql_where=COLLECTION_THINGS),
+        # the changes made outside any batch, newest first (GET /audit/events; migration 0010)
+        Index("ix_audit_entries_lone", "timestamp", "id", sqlite_where=LONE, postgresql_where=LONE),
     )
 
 

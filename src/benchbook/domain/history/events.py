@@ -44,24 +44,61 @@ def stored_text_matches(session: Session, q: str, *, batch_labels: bool = True) 
     return or_(*conds)
 
 
-def list_events(session: Session, *, q: str | None, tree: str | None, sort: str | None, limit: int,
-                offset: int) -> dict[str, Any]:
-    """Paginated AuditEventResponse, newest first unless ``sort`` is ``timestamp:asc``."""
-    conds = [compile_history_filter(session, tree)] if tree else []
-    if q and q.strip():
-        conds.append(stored_text_matches(session, q))
+def _grouped_page(session: Session, conds: list[ColumnElement[bool]], sort: str | None, limit: int,
+                  offset: int) -> tuple[int, list[Any]]:
+    """``(total, [(key, n, at)])`` of the events some of whose entries match ``conds``: one GROUP
+    BY over the matching entries."""
     key = func.coalesce(AuditEntry.batch_id, AuditEntry.id).label("key")
     grouped = (select(key, func.count().label("n"), func.max(AuditEntry.timestamp).label("at"))
                .where(*conds).group_by(key).subquery())
     total = session.scalar(select(func.count()).select_from(grouped)) or 0
     order = [grouped.c.at.asc(), grouped.c.key.asc()] if sort == "timestamp:asc" else \
         [grouped.c.at.desc(), grouped.c.key.desc()]
-    rows = session.execute(select(grouped.c.key, grouped.c.n, grouped.c.at).order_by(*order)
-                           .limit(limit).offset(offset)).all()
+    return total, list(session.execute(select(grouped.c.key, grouped.c.n, grouped.c.at).order_by(*order)
+                                       .limit(limit).offset(offset)).all())
+
+
+def _kept_page(session: Session, sort: str | None, limit: int, offset: int) -> tuple[int, list[Any]]:
+    """The same for the whole history, from the batches' kept figures and the entries made
+    outside any batch (migration 0010): batches and lone entries are each read newest first
+    from their own index and merged, so the cost does not grow with the entries."""
+    batches = (select(AuditBatch.id.label("key"), AuditBatch.entry_count.label("n"),
+                                   AuditBatch.last_at.label("at")).where(AuditBatch.entry_count > 0))
+    # SQLite would pick the batch_id index for "IS NULL" and sort every lone entry: the partial one walks them in order
+    lone: Any = (select(AuditEntry.id.label("key"), literal_column("1").label("n"), AuditEntry.timestamp.label("at"))
+                 .where(AuditEntry.batch_id.is_(None)).with_hint(AuditEntry, "INDEXED BY ix_audit_entries_lone", "sqlite"))
+    total = (session.scalar(select(func.count()).select_from(batches.subquery())) or 0) + \
+        (session.scalar(select(func.count()).select_from(lone.subquery())) or 0)
+    ascending = sort == "timestamp:asc"
+    want = limit + offset
+    merged: list[Any] = []
+    arms: list[tuple[Any, Any, Any]] = [(batches, AuditBatch.last_at, AuditBatch.id),
+                                                (lone, AuditEntry.timestamp, AuditEntry.id)]
+    for part, at, key in arms:
+        order = [at.asc(), key.asc()] if ascending else [at.desc(), key.desc()]
+        merged.extend(session.execute(part.order_by(*order).limit(want)).all())
+    merged.sort(key=lambda r: (r[2], r[0]), reverse=not ascending)
+    return total, merged[offset:offset + limit]
+
+
+def list_events(session: Session, *, q: str | None, tree: str | None, sort: str | None, limit: int,
+                offset: int) -> dict[str, Any]:
+    """Paginated AuditEventResponse, newest first unless ``sort`` is ``timestamp:asc``."""
+    conds = [compile_history_filter(session, tree)] if tree else []
+    if q and q.strip():
+        conds.append(stored_text_matches(session, q))
+    if conds:
+        total, rows = _grouped_page(session, conds, sort, limit, offset)
+    else:
+        total, rows = _kept_page(session, sort, limit, offset)
     keys = [r[0] for r in rows]
     batches = {b.id: b for b in session.scalars(select(AuditBatch).where(AuditBatch.id.in_(keys)))} if keys else {}
     parts: dict[str, list[dict[str, Any]]] = {bid: [] for bid in batches}
-    if batches:
+    if batches and not conds:  # every entry counts: the batch's kept parts (batch_figures)
+        for batch_id, batch in batches.items():
+            parts[batch_id] = [{"action": k.split(" ", 1)[0], "entity_type": k.split(" ", 1)[1], "count": n}
+                          for k, n in sorted((batch.parts or {}).items(), key=lambda kv: kv[0].split(" ", 1)[::-1])]
+    elif batches:
         for bid, action, entity_type, n in session.execute(
                 select(AuditEntry.batch_id, AuditEntry.action, AuditEntry.entity_type, func.count())
                 .where(AuditEntry.batch_id.in_(list(batches)), *conds)

@@ -24,6 +24,7 @@ from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.catalog.naming import natural_name, placeholders
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.history import batch_figures
 from benchbook.domain.ids import new_id, resolve_prefix
 from benchbook.persistence.tables import AuditEntry, Collection, Record, RecordLink, utcnow
 
@@ -210,6 +211,7 @@ def insert_entries(session: Session, entries: list[dict[str, Any]]) -> None:
     """Insert audit entries (column dicts) with one executemany (benchmarks switch it off)."""
     if entries:
         session.connection().execute(insert(_ENTRIES), entries)
+        batch_figures.note_rows(session, entries)
 
 
 def chunks(items: list[Any], size: int = 500) -> Iterable[list[Any]]:
