@@ -20,7 +20,8 @@ FLOW = ("name: mark\nrecord_schema: site\ntriggers:\n  manual: {}\nsteps:\n  - i
 
 
 def history(api: Any) -> None:
-    make_schema(api, "site", [{"name": "name", "type": "string"}, {"name": "note", "type": "string"}])
+    make_schema(api, "site", [{"name": "name", "type": "string"}, {"name": "note", "type": "string"},
+                              {"name": "depth", "type": "integer"}])
     make_collection(api, "lab", ["site"])
     lone = [make_record(api, "lab", "site", {"name": f"s{i}"}) for i in range(3)]
     api.ok("PATCH", f"/records/{lone[0]['id']}", json={"data": {"note": "edited"}})
@@ -30,6 +31,12 @@ def history(api: Any) -> None:
     for i in range(3):
         api.ok("POST", "/collections/lab/records", 201, json={"schema_name": "site", "data": {"name": f"h{i}"}},
                headers={"X-Service-Batch": batch["id"]})
+    # rolled back inside the client batch (a dry run; a refused file): their savepoints take their entries with them
+    dry = api.ok("POST", "/collections/lab/import", files={"file": ("more.csv", b"name\nd1\nd2\n")},
+                 data={"schema": "site", "dry_run": "true"}, headers={"X-Service-Batch": batch["id"]})
+    refused = api.post("/collections/lab/import", files={"file": ("bad.csv", b"name,depth\nx,1\ny,deep\n")}, data={"schema": "site"},
+                       headers={"X-Service-Batch": batch["id"]})
+    assert dry["created"] == 2 and refused.status_code == 422, refused.text
     ids = [r["id"] for r in api.ok("GET", "/collections/lab/records", params={"limit": 10, "sort": "name"})["items"]]
     api.ok("POST", "/records/bulk-delete", json={"ids": ids[:5]})
     api.ok("POST", "/audit/restore-all", json={"batch": None, "filter": None, "q": None})
@@ -62,6 +69,8 @@ def test_the_kept_figures_page_like_the_grouping(api: Any) -> None:
     assert {"import", "delete", "restore", "workflow"} <= kinds
     imported = max((e for e in events if e["kind"] == "batch" and e["batch"]["kind"] == "import"), key=lambda e: e["count"])
     assert imported["count"] == 40 and imported["parts"] == [{"action": "create", "entity_type": "record", "count": 40}]
+    by_hand = next(e for e in events if e["kind"] == "batch" and e["batch"]["label"] == "by hand")
+    assert by_hand["count"] == 3  # the dry run and the refused import left nothing in it
 
 
 def test_the_migration_rebuilds_the_figures(api: Any) -> None:

@@ -6,8 +6,10 @@ its newest entry's time (``last_at``, the event's ``timestamp``) and its parts (
 every batch; so the two places that write entries note them here (:func:`note_entry` for one
 ORM entry, :func:`note_rows` for a bulk insert) and, when the transaction commits, the figures
 of each noted batch are brought up to date in the same transaction (:func:`_apply`). Entries are
-never deleted, so the figures only grow. An ORM entry counts only if it is still there at the
-commit: one a savepoint rolled back (a failed workflow step) is not counted.
+never deleted, so the figures only grow. An entry written inside a savepoint counts only if it is
+still there at the commit (one a savepoint rolled back, a refused plugin write, is not); the
+others are counted as they are noted, with no query. A bulk insert inside a savepoint (an
+import's) is checked by one of its rows: one executemany stays or goes whole.
 """
 from __future__ import annotations
 
@@ -27,9 +29,17 @@ CHUNK = 500
 
 @dataclass
 class _Note:
-    ids: list[str] = field(default_factory=list)
-    bulk: Counter[tuple[str, str]] = field(default_factory=Counter)
-    bulk_last: datetime | None = None
+    ids: list[str] = field(default_factory=list)  # written inside a savepoint: counted if still there
+    counted: Counter[tuple[str, str]] = field(default_factory=Counter)  # sure to commit with the transaction
+    last: datetime | None = None
+    # bulk inserts made inside a savepoint: (one of their ids, what they hold, their newest time); one
+    # executemany commits or rolls back whole, so its first row tells for all of them
+    groups: list[tuple[str, Counter[tuple[str, str]], datetime]] = field(default_factory=list)
+
+    def count(self, action: str, entity_type: str, at: datetime) -> None:
+        self.counted[(action, entity_type)] += 1
+        if self.last is None or at > self.last:
+            self.last = at
 
 
 def _notes(session: Session) -> dict[str, _Note]:
@@ -37,21 +47,30 @@ def _notes(session: Session) -> dict[str, _Note]:
 
 
 def note_entry(session: Session, entry: AuditEntry) -> None:
-    """``entry`` (added to ``session``, ``batch_id`` set) counts for its batch at the commit."""
+    """``entry`` (added to ``session``, ``batch_id`` set) counts for its batch at the commit;
+    one written inside a savepoint only if it is still there then."""
     if entry.batch_id:
-        _notes(session).setdefault(entry.batch_id, _Note()).ids.append(entry.id)
+        note = _notes(session).setdefault(entry.batch_id, _Note())
+        if session.in_nested_transaction():
+            note.ids.append(entry.id)
+        else:
+            note.count(entry.action, entry.entity_type, entry.timestamp)
 
 
 def note_rows(session: Session, rows: list[dict[str, Any]]) -> None:
     """Entries inserted in bulk (column dicts with ``batch_id``, ``action``, ``entity_type``,
     ``timestamp``) count for their batches at the commit."""
     notes = _notes(session)
-    for row in rows:
-        if row.get("batch_id"):
-            note = notes.setdefault(row["batch_id"], _Note())
-            note.bulk[(row["action"], row["entity_type"])] += 1
-            if note.bulk_last is None or row["timestamp"] > note.bulk_last:
-                note.bulk_last = row["timestamp"]
+    nested = session.in_nested_transaction()
+    for batch_id in {row["batch_id"] for row in rows if row.get("batch_id")}:
+        note = notes.setdefault(batch_id, _Note())
+        mine = [row for row in rows if row.get("batch_id") == batch_id]
+        if nested:
+            note.groups.append((mine[0]["id"], Counter((r["action"], r["entity_type"]) for r in mine),
+                                max(r["timestamp"] for r in mine)))
+        else:
+            for row in mine:
+                note.count(row["action"], row["entity_type"], row["timestamp"])
 
 
 @event.listens_for(Session, "before_commit")
@@ -62,8 +81,12 @@ def _apply(session: Session) -> None:
         return
     session.flush()
     for batch_id, note in notes.items():
-        counts = Counter(note.bulk)
-        last = note.bulk_last
+        counts = Counter(note.counted)
+        last = note.last
+        for probe, held, newest in note.groups:
+            if session.scalar(select(AuditEntry.id).where(AuditEntry.id == probe)) is not None:
+                counts.update(held)
+                last = newest if last is None or newest > last else last
         for start in range(0, len(note.ids), CHUNK):
             for action, entity_type, n, newest in session.execute(
                     select(AuditEntry.action, AuditEntry.entity_type, func.count(), func.max(AuditEntry.timestamp))
