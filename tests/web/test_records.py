@@ -180,9 +180,8 @@ def test_save_a_view_and_apply_it_by_url(page: Any, demo_server: str) -> None:
     dialog = page.get_by_role("dialog")
     dialog.get_by_label("View name").fill("dream_adelie")
     dialog.get_by_role("button", name="Save view").click()
-    loaded(page)
-    views = httpx.get(f"{demo_server}/api/schemas/penguin/views").json()
-    saved = next(v for v in views if v["name"] == "dream_adelie")
+    saved = eventually(lambda: next((v for v in httpx.get(f"{demo_server}/api/schemas/penguin/views").json()
+                                     if v["name"] == "dream_adelie"), None), "the view to be saved")
     assert saved["filter"] == DREAM_ADELIE and saved["sort"] == ["flipper_length_mm:desc"]
     page.goto(f"{demo_server}/#/c/penguins?schema=penguin&view=dream_adelie")
     page.reload()
@@ -194,7 +193,8 @@ def test_save_a_view_and_apply_it_by_url(page: Any, demo_server: str) -> None:
     page.get_by_role("button", name="Delete view dream_adelie").click()
     page.get_by_role("dialog").get_by_role("button", name="Delete view").click()
     expect(page.get_by_label("Saved view")).to_have_value("")
-    assert "dream_adelie" not in [v["name"] for v in httpx.get(f"{demo_server}/api/schemas/penguin/views").json()]
+    eventually(lambda: "dream_adelie" not in [v["name"] for v in httpx.get(f"{demo_server}/api/schemas/penguin/views").json()],
+               "the view to be deleted")
 
 
 def test_csv_export_holds_the_rows_shown(page: Any, demo_server: str) -> None:
