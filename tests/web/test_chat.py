@@ -1,0 +1,57 @@
+"""The assistant page (#/assistant) in Chromium against a fake OpenAI-compatible model served on
+loopback (:mod:`tests.api.ai_fakes`): the model configured through the form, the key shown back
+only as its hint; a message whose answer calls a tool, shown with its arguments, its result and
+the final answer; the usage figures following; a failing model shown in place."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from tests.api.ai_fakes import KEY, FakeModel, completion
+from tests.web.pages import look, open_app
+
+
+def test_configure_then_chat_with_a_tool_call(page: Any, demo_server: str) -> None:
+    with FakeModel().running() as fake:
+        assert isinstance(fake, FakeModel)
+        open_app(page, demo_server, "/assistant")
+        page.get_by_text("No model is set yet").wait_for()
+        form = page.get_by_role("form", name="Model settings")
+        form.get_by_label("Provider").select_option("openai")
+        form.get_by_label("Model name").fill("fake-model")
+        form.get_by_label("Base URL").fill(fake.base_url)
+        form.get_by_label("API key").fill(KEY)
+        form.get_by_role("button", name="Save model settings").click()
+        page.get_by_text(f"Key set, ending in {KEY[-4:]}.").wait_for()
+        assert form.get_by_label("API key").input_value() == ""
+        assert KEY not in page.content()
+        config = httpx.get(f"{demo_server}/api/ai/config").json()
+        assert config["configured"] and config["base_url"] == fake.base_url and config["model"] == "fake-model"
+
+        fake.then(completion("Let me look.", [("count_records", {"collection": "penguins"})], usage=(50, 5)),
+                  completion("There are 347 records in penguins.", usage=(80, 9)))
+        page.get_by_label("Ask about your data").fill("How many records are there?")
+        page.get_by_role("button", name="Send").click()
+        page.get_by_text("There are 347 records in penguins.").wait_for()
+        log = page.get_by_role("list", name="Conversation")
+        assert "How many records are there?" in log.inner_text()
+        call = page.locator("[data-testid=tool-call]")
+        assert call.count() == 1 and "count_records" in call.inner_text()
+        call.locator("summary").click()
+        assert '"collection": "penguins"' in call.locator("[data-testid=tool-arguments]").inner_text()
+        sent = fake.chats()[-1].body["messages"][-1]  # what the model saw: the tool's answer
+        shown = json.loads(call.locator("[data-testid=tool-result]").inner_text())
+        assert sent["role"] == "tool" and shown == json.loads(sent["content"]) and "344" in json.dumps(shown)
+        usage = page.locator("[data-testid=chat-usage]").inner_text()
+        assert " ".join(usage.split()) == "This answer: 2 model requests, 130 tokens in, 14 out.", usage
+        page.locator("[data-testid=usage-total]").filter(has_text="2 model requests · 130 tokens in · 14 tokens out").wait_for()
+        page.get_by_role("table", name="Usage by model").get_by_role("cell", name="fake-model").wait_for()
+        look(page, "assistant")
+
+        fake.then((500, {"error": {"message": "the model fell over"}}))
+        page.get_by_label("Ask about your data").fill("And islands?")
+        page.get_by_role("button", name="Send").click()
+        page.get_by_role("alert").filter(has_text="not answered").wait_for()
+        assert "There are 347 records in penguins." in log.inner_text()
