@@ -24,24 +24,27 @@ def test_configure_then_chat_with_a_tool_call(page: Any, demo_server: str) -> No
         form.get_by_label("Base URL").fill(fake.base_url)
         form.get_by_label("API key").fill(KEY)
         form.get_by_role("button", name="Save model settings").click()
-        page.get_by_text(f"Key set, ending in {KEY[-4:]}.").wait_for()
+        page.get_by_text(f"Key: set, ending in {KEY[-4:]}.").wait_for()
         assert form.get_by_label("API key").input_value() == ""
         assert KEY not in page.content()
         config = httpx.get(f"{demo_server}/api/ai/config").json()
         assert config["configured"] and config["base_url"] == fake.base_url and config["model"] == "fake-model"
 
-        fake.then(completion("Let me look.", [("count_records", {"collection": "penguins"})], usage=(50, 5)),
+        fake.then(completion("Let me look.", [("count_records", {"collection": "penguins"}), ("list_collections", {})], usage=(50, 5)),
                   completion("There are 347 records in penguins.", usage=(80, 9)))
         page.get_by_label("Ask about your data").fill("How many records are there?")
         page.get_by_role("button", name="Send").click()
         page.get_by_text("There are 347 records in penguins.").wait_for()
         log = page.get_by_role("list", name="Conversation")
         assert "How many records are there?" in log.inner_text()
-        call = page.locator("[data-testid=tool-call]")
-        assert call.count() == 1 and "count_records" in call.inner_text()
+        calls = page.locator("[data-testid=tool-call]")
+        assert calls.count() == 2 and "list_collections" in calls.nth(1).inner_text()
+        calls.nth(1).locator("summary").click()  # a long result: its box scrolls and takes the focus
+        call = calls.first
+        assert "count_records" in call.inner_text()
         call.locator("summary").click()
         assert '"collection": "penguins"' in call.locator("[data-testid=tool-arguments]").inner_text()
-        sent = fake.chats()[-1].body["messages"][-1]  # what the model saw: the tool's answer
+        sent = fake.chats()[-1].body["messages"][-2]  # what the model saw: the first tool's answer
         shown = json.loads(call.locator("[data-testid=tool-result]").inner_text())
         assert sent["role"] == "tool" and shown == json.loads(sent["content"]) and "344" in json.dumps(shown)
         usage = page.locator("[data-testid=chat-usage]").inner_text()

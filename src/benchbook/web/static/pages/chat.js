@@ -43,7 +43,7 @@ function Config({ config, onSaved }) {
     </div>
     <${Field} label="API key" error=${errors.api_key} hint=${config.key_hint ? "Type a new key only to replace the one set." : "Stored by the server and never shown again."}>
       ${(id, d) => html`<input id=${id} aria-describedby=${d} type="password" autocomplete="off" value=${form.api_key} onInput=${set("api_key")} />`}<//>
-    <p data-testid="key-hint">${config.key_hint ? html`Key set, ending in <code>${config.key_hint}</code>.` : "No key set."}</p>
+    <p data-testid="key-hint">${config.key_hint ? html`Key: set, ending in <code>${config.key_hint}</code>.` : "No key set."}</p>
     <${ErrorBox} error=${save.error && !shown ? save.error : null} />
     <div class="toolbar">
       <button type="submit" class="primary" disabled=${save.busy}>Save model settings</button>
@@ -63,8 +63,8 @@ function Message({ m }) {
       <summary>Tool call <code>${m.name}</code>${args ? html` <span class="muted">with ${typeof args === "number" ? `${args} argument${args === 1 ? "" : "s"}` : "arguments"}</span>` : null}
         ${m.is_error ? html` <strong>(refused)</strong>` : null}${m.truncated ? html` <span class="muted">(result cut)</span>` : null}</summary>
       <h3 class="sr-only">Call of ${m.name}</h3>
-      <p><strong>Arguments</strong></p><pre data-testid="tool-arguments">${show(m.arguments ?? {})}</pre>
-      <p><strong>Result</strong></p><pre data-testid="tool-result">${show(m.result)}</pre></details></li>`;
+      <p><strong>Arguments</strong></p><pre data-testid="tool-arguments" tabindex="0" role="region" aria-label=${`Arguments of ${m.name}`}>${show(m.arguments ?? {})}</pre>
+      <p><strong>Result</strong></p><pre data-testid="tool-result" tabindex="0" role="region" aria-label=${`Result of ${m.name}`}>${show(m.result)}</pre></details></li>`;
   }
   return html`<li class=${"msg " + m.role}><span class="who">${m.role === "user" ? "You" : "Assistant"}:</span> ${m.content}</li>`;
 }
