@@ -19,6 +19,10 @@ def test_configure_then_chat_with_a_tool_call(page: Any, demo_server: str) -> No
         open_app(page, demo_server, "/assistant")
         page.get_by_text("No model is set yet").wait_for()
         form = page.get_by_role("form", name="Model settings")
+        form.get_by_label("Base URL").fill("ftp://nowhere")
+        form.get_by_role("button", name="Save model settings").click()
+        form.locator(".field-error").wait_for()  # the API's 422, next to the field it names
+        assert form.get_by_label("Base URL").get_attribute("aria-describedby").endswith("-error")
         form.get_by_label("Provider").select_option("openai")
         form.get_by_label("Model name").fill("fake-model")
         form.get_by_label("Base URL").fill(fake.base_url)
