@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     ForeignKey,
@@ -321,6 +322,18 @@ class AuditEntry(Base):
         # the changes made outside any batch, newest first (GET /audit/events; migration 0010)
         Index("ix_audit_entries_lone", "timestamp", "id", sqlite_where=LONE, postgresql_where=LONE),
     )
+
+
+class AuditEventCount(Base):
+    """How many events the history holds (``total`` of ``GET /audit/events`` without a filter):
+    batches holding entries plus entries made outside any batch, kept in the transaction that
+    writes them (``domain.history.batch_figures``; migration 0011). The total is the sum over a
+    few slots: on PostgreSQL concurrent writers add to different slots instead of queueing on
+    one row."""
+
+    __tablename__ = "audit_event_counts"
+    slot: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    events: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
 
 
 class Job(Base):

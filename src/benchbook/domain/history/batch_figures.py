@@ -1,34 +1,54 @@
-"""A batch's figures, kept in the transaction that writes its entries (migration 0010).
+"""A batch's figures and the history's event count, kept in the transaction that writes the
+entries (migrations 0010 and 0011).
 
 ``GET /audit/events`` shows a batch as one event: how many entries it holds (``entry_count``),
 its newest entry's time (``last_at``, the event's ``timestamp``) and its parts (entries per
-``"<action> <entity_type>"``). Reading those from the entries costs a pass over every entry of
-every batch; so the two places that write entries note them here (:func:`note_entry` for one
-ORM entry, :func:`note_rows` for a bulk insert) and, when the transaction commits, the figures
-of each noted batch are brought up to date in the same transaction (:func:`_apply`). Entries are
-never deleted, so the figures only grow. An entry written inside a savepoint counts only if it is
-still there at the commit (one a savepoint rolled back, a refused plugin write, is not); the
-others are counted as they are noted, with no query. A bulk insert inside a savepoint (an
-import's) is checked by one of its rows: one executemany stays or goes whole.
+``"<action> <entity_type>"``); its ``total`` is the number of events, batches holding entries
+plus entries made outside any batch (``audit_event_counts``). Reading those from the entries
+costs a pass over every entry; so the two places that write entries note them here
+(:func:`note_entry` for one ORM entry, :func:`note_rows` for a bulk insert) and, when the
+outermost transaction commits, the figures are brought up to date in that same transaction
+(:func:`_apply`). Entries are never deleted (a batch that ends up empty is, and it counts for
+nothing), so the figures only grow.
+
+Savepoints: an entry written outside any savepoint commits with the transaction, so it is
+counted as noted, with no query; one written inside a savepoint counts only if it is still
+there at the commit (a savepoint rolled back, a refused plugin write, takes it with it): checked
+then, one primary-key lookup per ORM entry, one per bulk insert (one executemany stays or goes
+whole). Notes are applied at the outermost commit only and dropped only when the outermost
+transaction ends (a savepoint rolled back leaves the notes made outside it alone).
+
+Concurrency: on PostgreSQL a batch's row is locked (``FOR NO KEY UPDATE``, which entries'
+foreign-key checks do not wait on) before its figures are read and added to, in batch id order,
+so two transactions adding to one batch (a client batch spread over parallel requests) do not
+lose each other's counts; the event count is added to one of :data:`SLOTS` rows picked at
+random, so writers seldom queue on it. SQLite has one writer at a time (``db.write_lock``).
 """
 from __future__ import annotations
 
+import random
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import event, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import Table, event, func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session, SessionTransaction
 
-from benchbook.persistence.tables import AuditBatch, AuditEntry
+from benchbook.persistence.tables import AuditBatch, AuditEntry, AuditEventCount
 
 NOTES = "benchbook.batch_figures"
 CHUNK = 500
+SLOTS = 16
+_COUNTS: Table = AuditEventCount.__table__  # type: ignore[assignment]
 
 
 @dataclass
 class _Note:
+    """What this transaction wrote into one batch (or, under the key ``None``, outside any)."""
+
     ids: list[str] = field(default_factory=list)  # written inside a savepoint: counted if still there
     counted: Counter[tuple[str, str]] = field(default_factory=Counter)  # sure to commit with the transaction
     last: datetime | None = None
@@ -42,29 +62,30 @@ class _Note:
             self.last = at
 
 
-def _notes(session: Session) -> dict[str, _Note]:
+def _notes(session: Session) -> dict[str | None, _Note]:
     return session.info.setdefault(NOTES, {})  # type: ignore[no-any-return]
 
 
 def note_entry(session: Session, entry: AuditEntry) -> None:
-    """``entry`` (added to ``session``, ``batch_id`` set) counts for its batch at the commit;
+    """``entry`` (added to ``session``) counts at the commit, for its batch or as a lone event;
     one written inside a savepoint only if it is still there then."""
-    if entry.batch_id:
-        note = _notes(session).setdefault(entry.batch_id, _Note())
-        if session.in_nested_transaction():
-            note.ids.append(entry.id)
-        else:
-            note.count(entry.action, entry.entity_type, entry.timestamp)
+    note = _notes(session).setdefault(entry.batch_id, _Note())
+    if session.in_nested_transaction():
+        note.ids.append(entry.id)
+    else:
+        note.count(entry.action, entry.entity_type, entry.timestamp)
 
 
 def note_rows(session: Session, rows: list[dict[str, Any]]) -> None:
-    """Entries inserted in bulk (column dicts with ``batch_id``, ``action``, ``entity_type``,
-    ``timestamp``) count for their batches at the commit."""
+    """Entries inserted in bulk (column dicts with ``id``, ``batch_id``, ``action``,
+    ``entity_type``, ``timestamp``) count at the commit."""
     notes = _notes(session)
     nested = session.in_nested_transaction()
-    for batch_id in {row["batch_id"] for row in rows if row.get("batch_id")}:
+    by_batch: dict[str | None, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_batch.setdefault(row.get("batch_id"), []).append(row)
+    for batch_id, mine in by_batch.items():
         note = notes.setdefault(batch_id, _Note())
-        mine = [row for row in rows if row.get("batch_id") == batch_id]
         if nested:
             note.groups.append((mine[0]["id"], Counter((r["action"], r["entity_type"]) for r in mine),
                                 max(r["timestamp"] for r in mine)))
@@ -73,30 +94,62 @@ def note_rows(session: Session, rows: list[dict[str, Any]]) -> None:
                 note.count(row["action"], row["entity_type"], row["timestamp"])
 
 
+def _surviving(session: Session, note: _Note) -> tuple[Counter[tuple[str, str]], datetime | None]:
+    """The entries of ``note`` that are there at the commit: per (action, entity_type), newest time."""
+    counts = Counter(note.counted)
+    last = note.last
+    for probe, held, newest in note.groups:
+        if session.scalar(select(AuditEntry.id).where(AuditEntry.id == probe)) is not None:
+            counts.update(held)
+            last = newest if last is None or newest > last else last
+    for start in range(0, len(note.ids), CHUNK):
+        for action, entity_type, n, newest in session.execute(
+                select(AuditEntry.action, AuditEntry.entity_type, func.count(), func.max(AuditEntry.timestamp))
+                .where(AuditEntry.id.in_(note.ids[start:start + CHUNK]))
+                .group_by(AuditEntry.action, AuditEntry.entity_type)):
+            counts[(action, entity_type)] += n
+            last = newest if last is None or newest > last else last
+    return counts, last
+
+
+def add_events(session: Session, n: int) -> None:
+    """Add ``n`` to the history's event count (one slot's row, made if missing)."""
+    postgres = session.get_bind().dialect.name == "postgresql"
+    stmt = (pg_insert if postgres else sqlite_insert)(_COUNTS).values(
+        slot=random.randrange(SLOTS) if postgres else 0, events=n)
+    session.execute(stmt.on_conflict_do_update(index_elements=[_COUNTS.c.slot],
+                                               set_={"events": _COUNTS.c.events + stmt.excluded.events}))
+
+
+def event_total(session: Session) -> int:
+    """How many events the history holds (batches holding entries plus lone entries)."""
+    return int(session.scalar(select(func.coalesce(func.sum(AuditEventCount.events), 0))) or 0)
+
+
 @event.listens_for(Session, "before_commit")
 def _apply(session: Session) -> None:
-    """Add what this transaction wrote to each noted batch's figures (before its final flush)."""
-    notes: dict[str, _Note] | None = session.info.pop(NOTES, None)
+    """At the outermost commit (before its final flush), add what the transaction wrote to each
+    noted batch's figures and to the event count. A savepoint's release leaves the notes for
+    the outermost commit (a rollback of an enclosing savepoint may still take its entries)."""
+    if session.in_nested_transaction():
+        return
+    notes: dict[str | None, _Note] | None = session.info.pop(NOTES, None)
     if not notes:
         return
     session.flush()
-    for batch_id, note in notes.items():
-        counts = Counter(note.counted)
-        last = note.last
-        for probe, held, newest in note.groups:
-            if session.scalar(select(AuditEntry.id).where(AuditEntry.id == probe)) is not None:
-                counts.update(held)
-                last = newest if last is None or newest > last else last
-        for start in range(0, len(note.ids), CHUNK):
-            for action, entity_type, n, newest in session.execute(
-                    select(AuditEntry.action, AuditEntry.entity_type, func.count(), func.max(AuditEntry.timestamp))
-                    .where(AuditEntry.id.in_(note.ids[start:start + CHUNK]))
-                    .group_by(AuditEntry.action, AuditEntry.entity_type)):
-                counts[(action, entity_type)] += n
-                last = newest if last is None or newest > last else last
-        batch = session.get(AuditBatch, batch_id)
-        if batch is None or not counts:
+    events = 0
+    lone = notes.pop(None, None)
+    if lone is not None:
+        events += sum(_surviving(session, lone)[0].values())
+    for batch_id in sorted(k for k in notes if k is not None):
+        counts, last = _surviving(session, notes[batch_id])
+        if not counts:
             continue
+        batch = session.get(AuditBatch, batch_id, with_for_update={"key_share": True}, populate_existing=True)
+        if batch is None:
+            continue
+        if not batch.entry_count:
+            events += 1  # the batch becomes an event with its first entries
         parts = dict(batch.parts or {})
         for (action, entity_type), n in counts.items():
             key = f"{action} {entity_type}"
@@ -104,9 +157,13 @@ def _apply(session: Session) -> None:
         batch.entry_count = (batch.entry_count or 0) + sum(counts.values())
         batch.last_at = last if batch.last_at is None or (last is not None and last > batch.last_at) else batch.last_at
         batch.parts = parts
+    if events:
+        add_events(session, events)
 
 
-@event.listens_for(Session, "after_rollback")
-def _forget(session: Session) -> None:
-    """A rolled-back transaction's notes go with it."""
-    session.info.pop(NOTES, None)
+@event.listens_for(Session, "after_transaction_end")
+def _forget(session: Session, transaction: SessionTransaction) -> None:
+    """The notes go when the outermost transaction ends (applied at its commit, void at its
+    rollback); a savepoint's end leaves them."""
+    if transaction.parent is None:
+        session.info.pop(NOTES, None)

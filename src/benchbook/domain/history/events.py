@@ -4,7 +4,8 @@ An event is a batch (however many changes it holds) or a change made outside any
 listed when any of its changes match, with how many did. Computed with one GROUP BY on
 ``coalesce(batch_id, id)``, so no history is loaded into Python beyond the page: one query
 counts the events, one reads the page, one counts the parts of the page's batches, and two
-shape its batches and lone entries.
+shape its batches and lone entries. Without a filter the grouping is not needed: the batches
+keep their figures and the history its event count (``batch_figures``), see :func:`_kept_page`.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, exists, func, literal_column, or_, select
 from sqlalchemy.orm import Session
 
+from benchbook.domain.history import batch_figures
 from benchbook.domain.history.entries import batch_response, entry_responses
 from benchbook.domain.history.filters import compile_history_filter
 from benchbook.domain.records.search import like_pattern
@@ -61,14 +63,14 @@ def _grouped_page(session: Session, conds: list[ColumnElement[bool]], sort: str 
 def _kept_page(session: Session, sort: str | None, limit: int, offset: int) -> tuple[int, list[Any]]:
     """The same for the whole history, from the batches' kept figures and the entries made
     outside any batch (migration 0010): batches and lone entries are each read newest first
-    from their own index and merged, so the cost does not grow with the entries."""
+    from their own index and merged, and the total is the kept event count (migration 0011),
+    so the cost does not grow with the entries (only with ``offset``)."""
     batches = (select(AuditBatch.id.label("key"), AuditBatch.entry_count.label("n"),
                                    AuditBatch.last_at.label("at")).where(AuditBatch.entry_count > 0))
     # SQLite would pick the batch_id index for "IS NULL" and sort every lone entry: the partial one walks them in order
     lone: Any = (select(AuditEntry.id.label("key"), literal_column("1").label("n"), AuditEntry.timestamp.label("at"))
                  .where(AuditEntry.batch_id.is_(None)).with_hint(AuditEntry, "INDEXED BY ix_audit_entries_lone", "sqlite"))
-    total = (session.scalar(select(func.count()).select_from(batches.subquery())) or 0) + \
-        (session.scalar(select(func.count()).select_from(lone.subquery())) or 0)
+    total = batch_figures.event_total(session)  # kept with the entries: counting lone entries grows with them
     ascending = sort == "timestamp:asc"
     want = limit + offset
     merged: list[Any] = []
