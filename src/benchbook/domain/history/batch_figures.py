@@ -5,8 +5,9 @@ entries (migrations 0010 and 0011).
 its newest entry's time (``last_at``, the event's ``timestamp``) and its parts (entries per
 ``"<action> <entity_type>"``); its ``total`` is the number of events, batches holding entries
 plus entries made outside any batch (``audit_event_counts``). Reading those from the entries
-costs a pass over every entry; so the two places that write entries note them here
-(:func:`note_entry` for one ORM entry, :func:`note_rows` for a bulk insert) and, when the
+costs a pass over every entry; so entries are noted here as they are written (every ORM entry
+as its flush inserts it, :func:`_note_flushed`; a bulk insert by :func:`note_rows`, which
+``records.rows.insert_entries`` calls) and, when the
 outermost transaction commits, the figures are brought up to date in that same transaction
 (:func:`_apply`). Entries are never deleted (a batch that ends up empty is, and it counts for
 nothing), so the figures only grow.
@@ -67,13 +68,23 @@ def _notes(session: Session) -> dict[str | None, _Note]:
 
 
 def note_entry(session: Session, entry: AuditEntry) -> None:
-    """``entry`` (added to ``session``) counts at the commit, for its batch or as a lone event;
-    one written inside a savepoint only if it is still there then."""
+    """``entry`` (being inserted by ``session``'s flush) counts at the commit, for its batch or
+    as a lone event; one written inside a savepoint only if it is still there then."""
     note = _notes(session).setdefault(entry.batch_id, _Note())
     if session.in_nested_transaction():
         note.ids.append(entry.id)
     else:
         note.count(entry.action, entry.entity_type, entry.timestamp)
+
+
+@event.listens_for(Session, "after_flush")
+def _note_flushed(session: Session, _context: Any) -> None:
+    """Every ORM entry is noted as its flush inserts it (``session.new`` still lists what the
+    flush inserted), in the savepoint it is flushed in: ``begin_nested`` flushes what was added
+    before it, and what is added inside is flushed inside."""
+    for obj in session.new:
+        if isinstance(obj, AuditEntry):
+            note_entry(session, obj)
 
 
 def note_rows(session: Session, rows: list[dict[str, Any]]) -> None:
@@ -133,10 +144,10 @@ def _apply(session: Session) -> None:
     the outermost commit (a rollback of an enclosing savepoint may still take its entries)."""
     if session.in_nested_transaction():
         return
+    session.flush()  # first: it notes the entries still pending
     notes: dict[str | None, _Note] | None = session.info.pop(NOTES, None)
     if not notes:
         return
-    session.flush()
     events = 0
     lone = notes.pop(None, None)
     if lone is not None:

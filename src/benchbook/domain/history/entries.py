@@ -17,7 +17,6 @@ from sqlalchemy.orm import Session
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound
-from benchbook.domain.history import batch_figures
 from benchbook.domain.ids import new_id
 from benchbook.domain.records.rows import value_changes
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Field, Record, utcnow
@@ -40,8 +39,7 @@ def write(ctx: Ctx, action: str, entity_type: str, entity_id: str, *,
                        timestamp=utcnow(), actor=ctx.actor, changes=changes or [], old_data=old,
                        new_data=new, batch_id=ctx.batch_id, request_id=ctx.request_id,
                        dataset_id=dataset_id, schema_id=schema_id)
-    ctx.session.add(entry)
-    batch_figures.note_entry(ctx.session, entry)
+    ctx.session.add(entry)  # its flush notes it for the batch figures (history.batch_figures)
     return entry
 
 
