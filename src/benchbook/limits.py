@@ -20,6 +20,7 @@ memory, time or disk. Each can be changed per project::
     filter_depth = 32            # nesting of and/or groups in one filter tree
     filter_values = 1000         # values of one ``in`` leaf
     page_size = 1000             # largest list ``limit`` where the spec leaves it open
+    count_ms = 25                # time a record page may spend counting its matches for ``total``
 
 The limits of the request in progress are a context variable (:func:`current`, set by
 :func:`use` in the HTTP middleware for each request): the domain reads them there, so it needs no
@@ -58,6 +59,7 @@ class Limits:
     filter_depth: int = 32
     filter_values: int = 1000
     page_size: int = 1000
+    count_ms: int = 25
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any] | None) -> Limits:

@@ -24,6 +24,7 @@ from benchbook.domain.records import lists as record_lists
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
+from benchbook.limits import Limits, use
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import FIELD_INDEX_PREFIX, GROWTH_INDEX, field_index_name
 from tests.conftest import open_empty_database
@@ -158,14 +159,17 @@ def test_a_walked_sort_index_gives_the_same_pages(db: Database, tmp_path: Path,
         query = RecordQuery(schema="ixitem", sort=sort, filter=json.dumps(tree) if tree else None)
         pages = []
         for budget in (10**9, 0):  # walk to the end / give the walk up at once
-            monkeypatch.setattr(record_lists, "WALK_BUDGET", budget)
-            with db.session() as s:
+            monkeypatch.setattr(record_lists, "WALK_MS", budget)
+            with db.session() as s, use(Limits(count_ms=60_000)):  # exact, however loaded the machine
                 page = list_page(s, "ixlab", query, limit=50, offset=offset)
             pages.append(([item["id"] for item in page["items"]], page["total"]))
+            assert page["total_exact"]  # 3,030 records count well within the budget
         with db.session() as s:
             collection = find_collection(s, "ixlab")
-            pages.append(record_lists._page(s, query, collection, query.conditions(s, collection), limit=50,
-                                            offset=offset))
+            ids, total, exact = record_lists._page(s, query, collection, query.conditions(s, collection),
+                                                   limit=50, offset=offset)
+            pages.append((ids, total))
+            assert exact
         assert all(p == pages[0] for p in pages), (sort, tree, offset, [(len(i), t) for i, t in pages])
         assert pages[0][1] > 0
 

@@ -121,6 +121,36 @@ def test_paging_jumps_to_the_last_and_any_page(page: Any, demo_server: str) -> N
     assert hash_query(page)["page"] == "7"
 
 
+def test_a_total_the_server_stopped_counting_reads_as_a_lower_bound(page: Any, demo_server: str) -> None:
+    """A page whose count ran out of the server's budget (``total_exact: false``, which the demo's
+    344 penguins never need: the answer is altered in flight) says "more than", offers the pages
+    known so far plus the next, and "Count all" asks for the exact total (``limit=0``)."""
+    counted = []
+
+    def bounded(route: Any) -> None:
+        if "limit=0" in route.request.url:
+            counted.append(route.request.url)
+            route.continue_()
+            return
+        body = route.fetch().json()
+        route.fulfill(json={**body, "total": 100, "total_exact": False})
+
+    page.route("**/api/collections/penguins/records?*", bounded)
+    open_app(page, demo_server, "/c/penguins?schema=penguin&sort=natural_name")
+    loaded(page)
+    assert page.get_by_test_id("range").inner_text() == "1–50 of more than 100 records"
+    assert page.get_by_test_id("pages").inner_text() == "at least 3"
+    assert page.get_by_role("button", name="Last").is_disabled()
+    assert "(100+)" in page.get_by_role("link", name="Export CSV").inner_text()
+    look(page, "records-total-bounded")
+    page.get_by_role("button", name="Count all").click()
+    expect(page.get_by_test_id("range")).to_have_text(f"1–50 of {PENGUINS} records")
+    assert page.get_by_test_id("pages").inner_text() == "7"
+    assert len(counted) == 1 and "schema=penguin" in counted[0]
+    assert page.get_by_role("button", name="Count all").count() == 0
+    page.unroute("**/api/collections/penguins/records?*")
+
+
 def test_search_and_an_inherited_value_explained(page: Any, demo_server: str) -> None:
     open_app(page, demo_server, "/c/penguins?schema=penguin")
     search = page.locator("input[type=search][data-search]")

@@ -95,7 +95,8 @@ def delete_record(record_id: str, force: bool = False) -> tuple[None, int]:
 def list_orphans(limit: int = 50, offset: int = 0) -> tuple[Body, int]:
     with read() as s:
         rows, total = restore.orphans(s, limit, offset)
-        return {"items": RecordShaper(s).shape(rows), "total": total, "offset": offset, "limit": limit}, 200
+        return {"items": RecordShaper(s).shape(rows), "total": total, "total_exact": True,
+                "offset": offset, "limit": limit}, 200
 
 
 def record_restore_plan(record_id: str) -> tuple[Body, int]:

@@ -6,6 +6,7 @@ import csv
 import io
 import logging
 import tempfile
+import time
 import zipfile
 from collections.abc import Collection as Sized
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from benchbook.domain.catalog.lookup import SchemaCache, find_collection, find_s
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.files import find_file
+from benchbook.domain.records.counting import bounded_total, interrupted, sqlite_interrupt
 from benchbook.domain.records.derived import check_columns
 from benchbook.domain.records.queries import RecordQuery, typed_value
 from benchbook.domain.records.rows import record_rows
@@ -33,75 +35,76 @@ EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]
 
 log = logging.getLogger(__name__)
 
-WALK_BUDGET = 100_000
-"""SQLite virtual-machine instructions a sorted page may spend walking its sort index (about
-12 ms, some 1,000 records) before sorting every match is the better plan (:func:`_sorted_page`)."""
+WALK_MS = 60
+"""Milliseconds a sorted page may spend walking its sort index (:func:`_sorted_page`) before
+sorting every match is taken to be the better plan. At 1,000,000 records a walk that finds its
+page takes 5-80 ms (more when matches are rare along the sort order, as with an ancestor
+leaf), while sorting every match takes 250-500 ms."""
 
 
 def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit: int, offset: int,
               child_counts: bool = False, columns: list[str] | None = None) -> dict[str, Any]:
-    """Paginated RecordResponse list ``{items, total, offset, limit}``; ``columns`` adds
-    ``derived`` values (422 for a column no listed schema can answer). ``limit`` 0 gives no
-    items, only the ``total``."""
+    """Paginated RecordResponse list ``{items, total, total_exact, offset, limit}``; ``columns``
+    adds ``derived`` values (422 for a column no listed schema can answer). ``limit`` 0 gives no
+    items, only the ``total`` (always exact). ``total_exact`` false: ``total`` is a lower bound,
+    the count having run out of its budget (:mod:`benchbook.domain.records.counting`)."""
     collection = find_collection(session, dataset_name)
     conds = query.conditions(session, collection)
     shaper = RecordShaper(session)
     if columns:
         names = [query.schema] if query.schema else schema_names(session, collection.id)
         check_columns(shaper.cache, [shaper.cache.meta(find_schema(session, n).id) for n in names], columns)
-    lead = (query.leading_sort(session, collection, shaper.cache) if session.get_bind().dialect.name == "sqlite"
-            else None)
+    lead = (query.leading_sort(session, collection, shaper.cache)
+            if limit and session.get_bind().dialect.name == "sqlite" else None)
     walked = _sorted_page(session, query, collection, conds, lead, limit=limit, offset=offset) if lead else None
-    ids, total = walked or _page(session, query, collection, conds, limit=limit, offset=offset)
+    ids, total, exact = walked or _page(session, query, collection, conds, limit=limit, offset=offset)
     found = {r.id: r for r in session.scalars(select(Record).where(Record.id.in_(ids)))}
     rows = [found[i] for i in ids]
     items = shaper.shape(rows, child_counts=child_counts, columns=columns)
-    return {"items": items, "total": total, "offset": offset, "limit": limit}
+    return {"items": items, "total": total, "total_exact": exact, "offset": offset, "limit": limit}
 
 
 def _page(session: Session, query: RecordQuery, collection: Collection, conds: list[Any], *, limit: int,
-          offset: int) -> tuple[list[str], int]:
-    """``(ids of the page, total)`` in one pass over the matching records (``count(*) OVER ()``,
-    no record values carried along); only a page past the end needs a count of its own."""
+          offset: int) -> tuple[list[str], int, bool]:
+    """``(ids of the page, total, True)`` in one pass over the matching records (``count(*) OVER
+    ()``, no record values carried along: the sort reads every match anyway, so the total is
+    exact); only a page past the end needs a count of its own."""
     page = session.execute(select(Record.id, func.count().over()).where(*conds)
                            .order_by(*query.order_by(session, collection)).limit(limit).offset(offset)).all()
     if page:
-        return [p[0] for p in page], int(page[0][1])
+        return [p[0] for p in page], int(page[0][1]), True
     counted = offset or limit == 0  # a page past the end, or only the total asked for (limit 0)
     total = (session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0) if counted else 0
-    return [], total
+    return [], total, True
 
 
 def _sorted_page(session: Session, query: RecordQuery, collection: Collection, conds: list[Any],
-                 lead: Field, *, limit: int, offset: int) -> tuple[list[str], int] | None:
+                 lead: Field, *, limit: int, offset: int) -> tuple[list[str], int, bool] | None:
     """:func:`_page` for a sort led by an indexed own field, on SQLite, or None when that takes
     too long. SQLite's planner does not weigh ``LIMIT``: it narrows by the most selective filter
     and sorts every match, even when walking the sort field's own index finds the page after a
     few thousand entries (first page of 50 among 1,000,000 records: 4 ms instead of 100 ms). So
     the walk (``INDEXED BY``, only records holding a value) is tried first and given up after
-    :data:`WALK_BUDGET` SQLite instructions (a progress handler); the total is then one count.
-    A page that would reach records without a value is not walked."""
+    :data:`WALK_MS` (a progress handler interrupts it); the total is then counted
+    within the page's count budget (:func:`counting.bounded_total`: exact, or a lower bound).
+    A page that would reach records without a value is not walked; ``limit`` 0 is not walked."""
     expr = typed_value(lead)
     statement = (select(Record.id).where(*conds, expr.is_not(None))
                  .order_by(*query.order_by(session, collection)[1:])  # "nulls last" is constant here
                  .limit(limit).offset(offset)
                  .with_hint(Record, f"INDEXED BY {field_index_name(lead.id)}", "sqlite"))
-    raw = session.connection().connection.driver_connection
-    assert raw is not None
-    steps = iter(range(WALK_BUDGET // 1000))
-    raw.set_progress_handler(lambda: next(steps, None) is None, 1000)
+    deadline = time.monotonic() + WALK_MS / 1000
     try:
-        ids = list(session.scalars(statement))
+        with sqlite_interrupt(session, lambda: time.monotonic() > deadline):
+            ids = list(session.scalars(statement))
     except OperationalError as exc:  # walked too far (the matches are rare or the page deep)
-        if "interrupted" not in str(exc):  # or the index is missing: sorting still answers
+        if not interrupted(exc):  # or the index is missing: sorting still answers
             log.warning("sorted page without the index walk: %s", exc)
         return None
-    finally:
-        raw.set_progress_handler(None, 0)
-    total = session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0
-    if len(ids) < limit and offset + len(ids) < total:  # the page goes on among records without a value
-        return None
-    return ids, total
+    total, exact = bounded_total(session, conds, at_least=offset + len(ids) if ids else 0)
+    if len(ids) < limit and (not exact or offset + len(ids) < total):
+        return None  # the page goes on among records without a value (or may: the count stopped short)
+    return ids, total, exact
 
 
 def record_counts(session: Session, name_or_id: str, query: RecordQuery) -> dict[str, Any]:

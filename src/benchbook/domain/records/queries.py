@@ -63,11 +63,11 @@ class RecordQuery:
         """WHERE conditions selecting the live records the parameters match. Raises ``Invalid``."""
         conds: list[ColumnElement[bool]] = [Record.dataset_id == collection.id, Record.deleted_at.is_(None)]
         schema = self._schema(session, collection)
+        if schema is not None and use_schema:  # before the filter: SQLite tests them in this order
+            conds.append(Record.schema_id == schema.id)
         if self.filter:
             conds.append(compile_filter(session, collection, schema if use_schema else None, self.filter,
                                         tz=collection.timezone))
-        if schema is not None and use_schema:
-            conds.append(Record.schema_id == schema.id)
         if self.parent_record_id:
             conds.append(Record.parent_id == find_record(session, self.parent_record_id, live=None).id)
         if self.within:

@@ -109,8 +109,16 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
   [name, schema, query.filter, query.sort, query.q, query.parent, page, limit, query.columns, waitingForView]);
   const views = useLoad((signal) => get(`/schemas/${seg(schema)}/views`, {}, { signal }), [schema]);
   const data = records.data;
-  const total = data ? data.total : 0;
-  const pages = Math.max(1, Math.ceil(total / limit));
+  // a total the server stopped counting (total_exact false) is a lower bound: "Count all" asks
+  // for the exact one (limit 0 always counts exactly), kept until the query changes
+  const [exactCount, setExactCount] = useState(null);
+  useEffect(() => setExactCount(null), [name, schema, query.filter, query.q, query.parent]);
+  const bounded = data && data.total_exact === false && exactCount === null;
+  const total = exactCount !== null ? exactCount : data ? data.total : 0;
+  const countAll = () => get(`/collections/${seg(name)}/records`, { ...common, limit: 0 })
+    .then((r) => setExactCount(r.total), (e) => notify(`Counting failed: ${e.message}`, "error"));
+  // past a lower bound there may be more pages: one more than the bound shows while this page is full
+  const pages = Math.max(1, Math.ceil(total / limit) + (bounded && items0(data).length === limit ? 1 : 0));
   const [selected, setSelected] = useState(() => new Set());
   useEffect(() => setSelected(new Set()), [data]);
   const [dialog, setDialog] = useState(null);
@@ -138,7 +146,7 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
     <div class="toolbar records-actions">
       <${ColumnChooser} cat=${cat} columns=${columns} onChange=${(cols) => set({ columns: cols.join(",") }, { keepPage: true })} />
       <a class="button" href=${exportHref} download=${`${name}-${schema}.csv`}
-        title="Every record this query matches (all pages), with the columns shown">Export CSV${data ? ` (${formatCount(total)})` : ""}</a>
+        title="Every record this query matches (all pages), with the columns shown">Export CSV${data ? ` (${formatCount(total)}${bounded ? "+" : ""})` : ""}</a>
       <button type="button" onClick=${() => setDialog({ kind: "new" })}>New record</button>
       ${selected.size ? html`<span class="selection" role="status"><strong>${selected.size} selected</strong></span>
         <button type="button" class="danger" onClick=${() => setDialog({ kind: "delete" })}>Delete selected…</button>
@@ -159,7 +167,7 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
         set({ sort: next.join(",") });
       }} />
       ${!items.length ? html`<p class="muted empty">No ${schema} records match.</p>` : null}
-      <${Pager} page=${page} pages=${pages} total=${total} limit=${limit} count=${items.length}
+      <${Pager} page=${page} pages=${pages} total=${total} bounded=${bounded} countAll=${countAll} limit=${limit} count=${items.length}
         go=${(p) => set({ page: p > 1 ? p : undefined })} setLimit=${(l) => set({ limit: l === 50 ? undefined : l })} />` : null}
     ${records.loading && data ? html`<p class="loading loading-more muted" aria-live="polite">Updating…</p>` : null}
     ${dialog && dialog.kind === "delete" ? html`<${Confirm} title="Delete records" danger confirmLabel=${`Delete ${selected.size} records`}
@@ -282,7 +290,9 @@ function Grid({ cat, columns, items, sort, collection, selected, toggle, allTick
   </div>`;
 }
 
-function Pager({ page, pages, total, limit, count, go, setLimit }) {
+function items0(data) { return data ? data.items : []; }
+
+function Pager({ page, pages, total, bounded, countAll, limit, count, go, setLimit }) {
   const [text, setText] = useState(String(page));
   useEffect(() => setText(String(page)), [page]);
   const first = total ? (page - 1) * limit + 1 : 0;
@@ -292,12 +302,15 @@ function Pager({ page, pages, total, limit, count, go, setLimit }) {
     <form class="page-jump" onSubmit=${(e) => { e.preventDefault(); const n = parseInt(text, 10); if (n >= 1) go(Math.min(n, pages)); }}>
       <label for="page-number">Page</label>
       <input id="page-number" type="number" min="1" max=${pages} value=${text} onInput=${(e) => setText(e.target.value)} />
-      <span> of <span data-testid="pages">${formatCount(pages)}</span></span>
+      <span> of <span data-testid="pages">${bounded ? "at least " : ""}${formatCount(pages)}</span></span>
       <button type="submit">Go</button>
     </form>
     <button type="button" onClick=${() => go(page + 1)} disabled=${page >= pages}>Next</button>
-    <button type="button" onClick=${() => go(pages)} disabled=${page >= pages}>Last</button>
-    <span class="muted" data-testid="range">${count ? `${formatCount(first)}–${formatCount(first + count - 1)} of ` : ""}<span data-testid="total">${formatCount(total)}</span> records</span>
+    <button type="button" onClick=${() => go(pages)} disabled=${page >= pages || bounded}
+      title=${bounded ? "Count all the records first: the last page is not known yet" : null}>Last</button>
+    <span class="muted" data-testid="range">${count ? `${formatCount(first)}–${formatCount(first + count - 1)} of ` : ""}${bounded ? "more than " : ""}<span data-testid="total">${formatCount(total)}</span> records</span>
+    ${bounded ? html`<button type="button" class="link" onClick=${countAll}
+      title="The count stopped early to keep the page quick; count every matching record">Count all</button>` : null}
     <label class="page-size">Per page
       <select value=${limit} onChange=${(e) => setLimit(Number(e.target.value))}>
         ${[...new Set([...LIMITS, limit])].sort((a, b) => a - b).map((l) => html`<option value=${l}>${l}</option>`)}</select></label>

@@ -1,0 +1,91 @@
+"""A record page's ``total`` within a time budget (issue 15; docs/decisions.md *Totals*).
+
+Counting every match of a filter costs a pass over all of them, however small the page: at
+1,000,000 records a three-leaf filter matching some 22,000 of them cost about 100 ms to count,
+against a few milliseconds for the page itself (found by walking the sort field's index). So a
+page counts its matches for at most ``[limits] count_ms`` (:class:`benchbook.limits.Limits`),
+in steps of :data:`CAPS` matches: when the last step finishes within the budget ``total`` is
+exact; otherwise it is a lower bound (the largest step passed, and never less than the records
+up to the end of the page) and the page says so with ``total_exact: false``. A step that would
+not end in time at the pace of the one before it (four times as many matches to read) is not
+begun, so a count that cannot finish costs a fraction of the budget, not all of it. A page with
+``limit`` 0 and ``GET /collections/{name_or_id}/record-counts`` always count exactly.
+
+On SQLite a step is interrupted when the budget runs out (a progress handler); on PostgreSQL
+the budget is checked between steps (a step of up to 1,000,000 matches is not cut short).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Select, func, literal_column, select
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
+
+from benchbook import limits
+from benchbook.persistence.tables import Record
+
+CAPS = (1_000, 4_000, 16_000, 64_000, 256_000, 1_024_000)
+"""The steps a budgeted count goes through, then one without a cap: each counts up to four times
+as many matches as the one before (geometric: the steps repeat at most a third of the work)."""
+
+PROGRESS_EVERY = 1000
+"""SQLite virtual-machine instructions between two checks of a budget (a few microseconds)."""
+
+
+@contextmanager
+def sqlite_interrupt(session: Session, stop: Callable[[], bool]) -> Iterator[None]:
+    """Within the block, a statement of ``session`` on SQLite is interrupted (``OperationalError``
+    "interrupted") as soon as ``stop()`` is true, checked every :data:`PROGRESS_EVERY`
+    instructions; elsewhere a no-op. The session stays usable after an interruption."""
+    raw = session.connection().connection.driver_connection
+    handler = getattr(raw, "set_progress_handler", None)
+    if handler is None:
+        yield
+        return
+    handler(stop, PROGRESS_EVERY)
+    try:
+        yield
+    finally:
+        handler(None, 0)
+
+
+def interrupted(exc: OperationalError) -> bool:
+    """Whether ``exc`` is SQLite's answer to a progress handler that asked it to stop."""
+    return "interrupted" in str(exc)
+
+
+def bounded_total(session: Session, conds: Sequence[Any], *, at_least: int,
+                  budget_ms: int | None = None) -> tuple[int, bool]:
+    """``(total, exact)`` of the live records matching ``conds``, counted for at most
+    ``budget_ms`` (``[limits] count_ms`` by default). ``exact`` false means ``total`` is a lower
+    bound: at least that many match. ``at_least`` is what the caller already knows matches (the
+    records up to the end of a page that is not empty); the bound is never below it."""
+    budget = (limits.current().count_ms if budget_ms is None else budget_ms) / 1000
+    deadline = time.monotonic() + budget
+    known = at_least
+    steps = (*CAPS, None)
+    with sqlite_interrupt(session, lambda: time.monotonic() > deadline):
+        for i, cap in enumerate(steps):
+            matches: Select[Any] = select(literal_column("1")).select_from(Record).where(*conds)
+            if cap is not None:
+                matches = matches.limit(cap + 1)
+            started = time.monotonic()
+            try:
+                found = session.scalar(select(func.count()).select_from(matches.subquery())) or 0
+            except OperationalError as exc:
+                if not interrupted(exc):
+                    raise
+                return known, False
+            if cap is None or found <= cap:
+                return found, True
+            known = max(known, cap)
+            # the next step reads up to four times as many matches: not begun when it cannot end in time
+            following = steps[i + 1]
+            now = time.monotonic()
+            if now + (now - started) * (following or cap) / cap > deadline:
+                return known, False
+    raise AssertionError("unreachable: the last step counts without a cap")  # pragma: no cover

@@ -1,0 +1,124 @@
+"""A record page's ``total`` within the count budget (issue 15; domain/records/counting.py):
+exact when the count finishes in time, else a lower bound flagged ``total_exact: false`` that is
+never below the records up to the end of the page; ``limit`` 0 and unsorted pages stay exact."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from benchbook.domain.catalog.collections import create_collection
+from benchbook.domain.catalog.lookup import find_collection
+from benchbook.domain.catalog.schemas import create_schema
+from benchbook.domain.context import Ctx
+from benchbook.domain.records import counting
+from benchbook.domain.records import lists as record_lists
+from benchbook.domain.records.bulk import bulk_create_records
+from benchbook.domain.records.lists import list_page
+from benchbook.domain.records.queries import RecordQuery
+from benchbook.limits import Limits, use
+from benchbook.persistence.db import Database
+from tests.conftest import open_empty_database
+
+N = 2500
+EVEN = {"field": "flag", "op": "eq", "value": True}  # half the records: 1,250 matches
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    url = f"sqlite:///{tmp_path / 'count.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_database")
+    database = open_empty_database(url)
+    with database.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
+        create_schema(ctx, {"name": "cnt", "fields": [{"name": "n", "type": "integer"},
+                                                      {"name": "flag", "type": "boolean"}]})
+        create_collection(ctx, {"name": "cntlab", "schemas": ["cnt"]})
+        bulk_create_records(ctx, "cntlab", [{"schema_name": "cnt", "data": {"n": i, "flag": i % 2 == 0}}
+                                            for i in range(N)])
+    yield database
+    with database.session() as s, s.begin():
+        s.execute(text("DELETE FROM audit_entries"))
+        s.execute(text("DELETE FROM records"))
+    database.engine.dispose()
+
+
+def page(database: Database, *, sort: list[str] | None = None, limit: int = 50, offset: int = 0,
+         tree: dict[str, object] | None = None) -> dict[str, object]:
+    query = RecordQuery(schema="cnt", sort=sort or [], filter=json.dumps(tree) if tree else None)
+    with database.session() as s:
+        return list_page(s, "cntlab", query, limit=limit, offset=offset)
+
+
+def conds(database: Database, s: object, tree: dict[str, object] | None = None) -> list[object]:
+    query = RecordQuery(schema="cnt", filter=json.dumps(tree) if tree else None)
+    return query.conditions(s, find_collection(s, "cntlab"))  # type: ignore[arg-type]
+
+
+def test_within_the_budget_the_total_is_exact(db: Database) -> None:
+    with use(Limits(count_ms=60_000)):  # a loaded machine must not make the count look too slow
+        for sort in (["n"], ["n:desc"], []):
+            got = page(db, sort=sort, tree=EVEN)
+            assert (got["total"], got["total_exact"]) == (N // 2, True)
+            assert len(got["items"]) == 50  # type: ignore[arg-type]
+        got = page(db, sort=["n"])
+    assert (got["total"], got["total_exact"]) == (N, True)
+
+
+def test_a_count_cut_short_by_the_budget_is_a_lower_bound(db: Database) -> None:
+    with db.session() as s:
+        where = conds(db, s, EVEN)
+        assert counting.bounded_total(s, where, at_least=0, budget_ms=60_000) == (N // 2, True)
+        total, exact = counting.bounded_total(s, where, at_least=70, budget_ms=0)
+        # SQLite: the first step is interrupted; PostgreSQL: the first step (1,000 of 1,250) ends it
+        assert not exact
+        assert total in ((70,) if db.engine.dialect.name == "sqlite" else (1000,))
+        # the session is still usable after an interrupted statement
+        assert counting.bounded_total(s, where, at_least=0, budget_ms=60_000) == (N // 2, True)
+
+
+def test_a_step_passed_before_the_budget_ran_out_is_the_bound(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(counting, "PROGRESS_EVERY", 2**31 - 1)  # no interruption inside a step
+    with db.session() as s:
+        assert counting.bounded_total(s, conds(db, s, EVEN), at_least=50, budget_ms=0) == (1000, False)
+        assert counting.bounded_total(s, conds(db, s), at_least=1500, budget_ms=0) == (1500, False)
+
+
+def test_pages_out_of_budget_say_so_and_keep_their_items(db: Database) -> None:
+    exact = page(db, sort=["n"], offset=100, tree=EVEN)
+    with use(Limits(count_ms=1)):
+        # a budget of 1 ms: whether a step finishes depends on the machine; either way the page
+        # is the same and the total is consistent with it
+        got = page(db, sort=["n"], offset=100, tree=EVEN)
+    assert got["items"] == exact["items"]
+    if got["total_exact"]:
+        assert got["total"] == N // 2
+    else:
+        assert 150 <= got["total"] <= N // 2  # type: ignore[operator]
+
+
+def test_limit_0_and_unsorted_pages_count_exactly(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(record_lists, "bounded_total", lambda *a, **k: pytest.fail("counted within a budget"))
+    assert page(db, sort=["n"], limit=0, tree=EVEN) | {"items": []} == {
+        "items": [], "total": N // 2, "total_exact": True, "offset": 0, "limit": 0}
+    got = page(db, tree=EVEN)
+    assert (got["total"], got["total_exact"]) == (N // 2, True)
+
+
+def test_a_short_walked_page_with_an_unfinished_count_falls_back_to_an_exact_page(
+        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("the index walk is SQLite's")
+    calls = []
+
+    def no_time(session: object, where: object, *, at_least: int) -> tuple[int, bool]:
+        calls.append(at_least)
+        return counting.bounded_total(session, where, at_least=at_least, budget_ms=0)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(record_lists, "bounded_total", no_time)
+    got = page(db, sort=["n"], offset=N // 2 - 10, tree=EVEN)  # the last page: 10 records
+    assert calls == [N // 2]  # the walk found them, the count was cut short ...
+    assert len(got["items"]) == 10  # type: ignore[arg-type]
+    assert (got["total"], got["total_exact"]) == (N // 2, True)  # ... so the page was sorted and counted whole
