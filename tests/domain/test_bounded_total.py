@@ -111,14 +111,36 @@ def test_a_short_walked_page_with_an_unfinished_count_falls_back_to_an_exact_pag
         db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     if db.engine.dialect.name != "sqlite":
         pytest.skip("the index walk is SQLite's")
-    calls = []
+    monkeypatch.setattr(record_lists, "bounded_total", lambda *a, **k: (1000, False))  # cut short
+    walked = []
+    real_page = record_lists._page
 
-    def no_time(session: object, where: object, *, at_least: int) -> tuple[int, bool]:
-        calls.append(at_least)
-        return counting.bounded_total(session, where, at_least=at_least, budget_ms=0)  # type: ignore[arg-type]
+    def sorted_all(*args: object, **kwargs: object) -> object:
+        walked.append(True)
+        return real_page(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(record_lists, "bounded_total", no_time)
+    monkeypatch.setattr(record_lists, "_page", sorted_all)
     got = page(db, sort=["n"], offset=N // 2 - 10, tree=EVEN)  # the last page: 10 records
-    assert calls == [N // 2]  # the walk found them, the count was cut short ...
+    assert walked  # the walk found 10 and the count was cut short, so the page was sorted ...
     assert len(got["items"]) == 10  # type: ignore[arg-type]
-    assert (got["total"], got["total_exact"]) == (N // 2, True)  # ... so the page was sorted and counted whole
+    assert (got["total"], got["total_exact"]) == (N // 2, True)  # ... and counted whole
+
+
+def test_few_matches_are_sorted_many_are_walked(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("the index walk is SQLite's")
+    walks = []
+    real = counting.sqlite_interrupt
+
+    def watched(*args: object) -> object:
+        walks.append(True)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(record_lists, "sqlite_interrupt", watched)
+    first = page(db, sort=["n"], tree=EVEN)
+    assert not walks  # 1,250 matches, counted exactly: sorted
+    monkeypatch.setattr(record_lists, "SORT_ALL_UP_TO", 1000)
+    assert page(db, sort=["n"], tree=EVEN) == first and walks
+    monkeypatch.setattr(record_lists, "bounded_total", lambda *a, **k: (1000, False))
+    bounded = page(db, sort=["n"], tree=EVEN)
+    assert bounded["items"] == first["items"] and (bounded["total"], bounded["total_exact"]) == (1000, False)

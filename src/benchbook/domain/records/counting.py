@@ -11,8 +11,9 @@ not end in time at the pace of the one before it (four times as many matches to 
 begun, so a count that cannot finish costs a fraction of the budget, not all of it. A page with
 ``limit`` 0 and ``GET /collections/{name_or_id}/record-counts`` always count exactly.
 
-On SQLite a step is interrupted when the budget runs out (a progress handler); on PostgreSQL
-the budget is checked between steps (a step of up to 1,000,000 matches is not cut short).
+Record pages use it on SQLite (``lists._sorted_page``); on PostgreSQL, whose planner weighs
+``LIMIT``, a page's one pass counts exactly. On SQLite a step is interrupted when the budget
+runs out (a progress handler); elsewhere the budget is checked between steps.
 """
 from __future__ import annotations
 

@@ -35,11 +35,16 @@ EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]
 
 log = logging.getLogger(__name__)
 
-WALK_MS = 60
+WALK_MS = 150
 """Milliseconds a sorted page may spend walking its sort index (:func:`_sorted_page`) before
 sorting every match is taken to be the better plan. At 1,000,000 records a walk that finds its
-page takes 5-80 ms (more when matches are rare along the sort order, as with an ancestor
-leaf), while sorting every match takes 250-500 ms."""
+page takes 5-100 ms (the most when matches are rare along the sort order, as with an ancestor
+leaf: one record in 450), while sorting every match takes 250-500 ms."""
+
+SORT_ALL_UP_TO = 4000
+"""Matches (counted exactly) up to which a sorted page sorts them all rather than walking the
+sort index: sorting that many costs about what counting them did, while the walk may pass many
+records between two rare matches."""
 
 
 def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit: int, offset: int,
@@ -80,14 +85,19 @@ def _page(session: Session, query: RecordQuery, collection: Collection, conds: l
 
 def _sorted_page(session: Session, query: RecordQuery, collection: Collection, conds: list[Any],
                  lead: Field, *, limit: int, offset: int) -> tuple[list[str], int, bool] | None:
-    """:func:`_page` for a sort led by an indexed own field, on SQLite, or None when that takes
-    too long. SQLite's planner does not weigh ``LIMIT``: it narrows by the most selective filter
-    and sorts every match, even when walking the sort field's own index finds the page after a
-    few thousand entries (first page of 50 among 1,000,000 records: 4 ms instead of 100 ms). So
-    the walk (``INDEXED BY``, only records holding a value) is tried first and given up after
-    :data:`WALK_MS` (a progress handler interrupts it); the total is then counted
-    within the page's count budget (:func:`counting.bounded_total`: exact, or a lower bound).
-    A page that would reach records without a value is not walked; ``limit`` 0 is not walked."""
+    """:func:`_page` for a sort led by an indexed own field, on SQLite, or None when sorting every
+    match is the better plan. SQLite's planner does not weigh ``LIMIT``: it narrows by the most
+    selective filter and sorts every match, even when walking the sort field's own index finds
+    the page after a few thousand entries (first page of 50 among 1,000,000 records: 15 ms
+    instead of 250). So the matches are counted first, within the page's count budget
+    (:func:`counting.bounded_total`); up to :data:`SORT_ALL_UP_TO` of them, counted exactly,
+    are sorted (cheap, and a walk could pass a long way between rare matches); more are found by
+    walking the index (``INDEXED BY``, only records holding a value), given up after
+    :data:`WALK_MS` (a progress handler interrupts it). A page that would reach records without
+    a value is not walked."""
+    total, exact = bounded_total(session, conds, at_least=0)
+    if exact and total <= SORT_ALL_UP_TO:
+        return None
     expr = typed_value(lead)
     statement = (select(Record.id).where(*conds, expr.is_not(None))
                  .order_by(*query.order_by(session, collection)[1:])  # "nulls last" is constant here
@@ -101,7 +111,8 @@ def _sorted_page(session: Session, query: RecordQuery, collection: Collection, c
         if not interrupted(exc):  # or the index is missing: sorting still answers
             log.warning("sorted page without the index walk: %s", exc)
         return None
-    total, exact = bounded_total(session, conds, at_least=offset + len(ids) if ids else 0)
+    if not exact and ids:
+        total = max(total, offset + len(ids))
     if len(ids) < limit and (not exact or offset + len(ids) < total):
         return None  # the page goes on among records without a value (or may: the count stopped short)
     return ids, total, exact
