@@ -9,12 +9,14 @@ import itertools
 import json
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.lookup import find_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
+from benchbook.domain.records import filters
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.persistence.tables import Record
@@ -26,7 +28,12 @@ LEAVES = [{"field": "n", "op": "gt", "value": 3},
           {"field": "region", "op": "ne", "value": 2, "schema": "plotx"}]
 
 
-def test_ancestor_leaves_and_the_schema_come_first_and_change_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("inline", [filters.ANCESTOR_IDS, 0], ids=["ids as values", "ids by subquery"])
+def test_ancestor_leaves_and_the_schema_come_first_and_change_nothing(tmp_path: Path, inline: int,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Also: the matching ancestors' ids given as values (up to ANCESTOR_IDS) or found by a
+    subquery select the same records."""
+    monkeypatch.setattr(filters, "ANCESTOR_IDS", inline)
     db = open_empty_database(f"sqlite:///{tmp_path / 'order.db'}")
     with db.session() as s, s.begin():
         ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
@@ -53,4 +60,5 @@ def test_ancestor_leaves_and_the_schema_come_first_and_change_nothing(tmp_path: 
             assert where.index("NOT (records.parent_id IS NOT NULL") < first_value_read
             answers.add(frozenset(s.scalars(statement)))
     assert len(answers) == 1 and 0 < len(next(iter(answers))) < 120
+    assert (" IN (SELECT " in sql) == (inline == 0)
     db.engine.dispose()

@@ -84,6 +84,11 @@ def _up_chain(steps: int, owner: Schema) -> tuple[Any, list[ColumnElement[bool]]
     return chain[-1], [*links, chain[-1].schema_id == owner.id]
 
 
+ANCESTOR_IDS = 1000
+"""Ancestors matching an ancestor leaf up to which their ids are given to the query as values
+(more: a subquery finds them), :meth:`_Compiler.up_test`."""
+
+
 def ancestor_scalar(steps: int, owner: Schema, column: Any) -> Any:
     """Correlated scalar subquery: ``column(alias)`` of the base record's ancestor ``steps`` up
     (which must be of schema ``owner``), NULL without one. Used for sorting by ancestor fields."""
@@ -271,6 +276,12 @@ class _Compiler:
         for _ in range(steps - 1):
             level = aliased(Record)
             ids = select(level.id).where(level.parent_id.in_(ids))
+        # up to ANCESTOR_IDS of them are written into the query as values: the planner then knows
+        # how many parents it looks for (with a subquery it guessed few and took the parent index:
+        # 100 plots x 1,000 children read to count 958 matches, 1.1 s, instead of 80 ms)
+        found = list(self.session.scalars(ids.limit(ANCESTOR_IDS + 1)))
+        if len(found) <= ANCESTOR_IDS:
+            ids = found  # type: ignore[assignment]
         if negate:  # two-valued: a record without a parent has no such ancestor
             return self._column_only(not_(and_(Record.parent_id.is_not(None), Record.parent_id.in_(ids))))
         return self._column_only(Record.parent_id.in_(ids))
