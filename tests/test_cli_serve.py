@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from sqlalchemy import select
 from starlette.testclient import TestClient
 
+from benchbook.cli.http_protocol import EnvelopeH11Protocol
 from benchbook.cli.main import build_cli
 from benchbook.cli.serve import is_local_host, serve, server_url
 from benchbook.config import Project
@@ -86,7 +87,7 @@ def test_allow_remote_warns_and_passes_flags(monkeypatch: pytest.MonkeyPatch, tm
     assert "only the health route (/api/health) is served" in flat
     assert "http://0.0.0.0:8123/" in result.stdout
     assert made == [{"root": tmp_path.resolve(), "allow_remote": True, "sync_only": True, "resume_history": True}]
-    assert calls[0][1] == {"host": "0.0.0.0", "port": 8123, "log_level": "debug", "http": "h11",
+    assert calls[0][1] == {"host": "0.0.0.0", "port": 8123, "log_level": "debug", "http": EnvelopeH11Protocol,
                            "h11_max_incomplete_event_size": 1024 * 1024}  # room past [limits] (docs/limits.md)
 
 

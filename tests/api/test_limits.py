@@ -238,7 +238,8 @@ def test_default_document_states_the_limits(api):
 
 def test_a_live_server_answers_long_targets_and_repeated_origins_in_the_envelope(tmp_path):
     """uvicorn itself answers a request target of 64 KiB or more with a plain-text 400 under
-    httptools: ``benchbook serve`` runs h11 with room past the limits, so benchbook answers."""
+    httptools: ``benchbook serve`` runs h11 with room past the limits, so benchbook answers; a
+    request h11 refuses (Host twice) gets the envelope from benchbook's h11 protocol."""
     import socket
 
     import httpx
@@ -264,6 +265,19 @@ def test_a_live_server_answers_long_targets_and_repeated_origins_in_the_envelope
                        headers=[("origin", "https://evil.example"), ("origin", "http://127.0.0.1")])
         assert r.status_code == 400
         assert httpx.get(base + "/collections/x").status_code == 404
+        # a second Host never reaches the app (h11 refuses the request): still the envelope
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            body = b'{"name": "y"}'
+            conn.sendall(b"POST /api/collections HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n"
+                         b"Content-Type: application/json\r\nContent-Length: 13\r\n\r\n" + body)
+            answer = b""
+            while chunk := conn.recv(65536):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400"), head
+        assert b"content-type: application/json" in head.lower()
+        assert "more than once (such as Host)" in json.loads(body)["detail"]
+        assert httpx.get(base + "/collections/y").status_code == 404
 
 
 def test_serve_names_a_bad_limits_key_instead_of_a_traceback(tmp_path):

@@ -145,6 +145,9 @@ def http_options(limits: Limits) -> dict[str, Any]:
     in the ``{detail}`` envelope: h11 (httptools cannot parse a URL of 64 KiB or more and
     answers a plain-text 400 itself) with room for a request line and headers well past
     ``url_bytes`` and ``header_bytes`` (at least 1 MiB), so that an over-long target gets
-    benchbook's 414 and only a request head larger than that room gets h11's own 400."""
+    benchbook's 414 and only a request head larger than that room gets h11's 400, which
+    :class:`~benchbook.cli.http_protocol.EnvelopeH11Protocol` also gives in the envelope."""
+    from benchbook.cli.http_protocol import EnvelopeH11Protocol
+
     room = max(1024 * 1024, 4 * (limits.url_bytes + limits.header_bytes))
-    return {"http": "h11", "h11_max_incomplete_event_size": room}
+    return {"http": EnvelopeH11Protocol, "h11_max_incomplete_event_size": room}
