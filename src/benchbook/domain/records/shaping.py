@@ -26,6 +26,7 @@ class RecordShaper:
         self.session = session
         self.cache = cache or SchemaCache(session)
         self._collections: dict[str, Collection] = {}
+        self._children: dict[str, list[str]] = {}
 
     def collection(self, collection_id: str) -> Collection:
         """The collection row (cached)."""
@@ -49,11 +50,17 @@ class RecordShaper:
                                     .where(Record.id.in_(targets))).all()
         return {r[0]: (r[1], r[2]) for r in rows}
 
+    def _child_schemas(self, schema_id: str) -> list[str]:
+        """Names of the live schemas whose parent is ``schema_id`` (cached per request)."""
+        if schema_id not in self._children:
+            self._children[schema_id] = [c.name for c in children(self.session, self.cache.meta(schema_id).schema)]
+        return self._children[schema_id]
+
     def _child_counts(self, records: list[Record]) -> dict[str, dict[str, int]]:
-        ids = [r.id for r in records]
         counts: dict[str, dict[str, int]] = {}
         for rec in records:
-            counts[rec.id] = {c.name: 0 for c in children(self.session, self.cache.meta(rec.schema_id).schema)}
+            counts[rec.id] = dict.fromkeys(self._child_schemas(rec.schema_id), 0)
+        ids = [r.id for r in records if counts[r.id]]  # records of a schema without children have none
         if ids:
             rows = self.session.execute(
                 select(Record.parent_id, Schema.name, func.count()).join(Schema, Schema.id == Record.schema_id)
