@@ -166,6 +166,17 @@ def empty_tables(api: Api) -> None:
                 conn.execute(table.delete())
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """An emptied database on each backend in turn (test ids ``[sqlite]``, ``[postgres]``): a
+    SQLite file in ``tmp_path``, or the session's PostgreSQL test database (skipped, saying why,
+    without a server); its engine is disposed afterwards."""
+    url = f"sqlite:///{tmp_path / 'test.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_database")
+    database = open_empty_database(url)
+    yield database
+    database.engine.dispose()
+
+
 def open_empty_database(url: str) -> Database:
     """``open_database(url)`` with every table emptied (the PostgreSQL test database is shared
     by the whole session)."""

@@ -21,16 +21,14 @@ from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.limits import Limits, use
 from benchbook.persistence.db import Database
-from tests.conftest import open_empty_database
 
 N = 2500
 EVEN = {"field": "flag", "op": "eq", "value": True}  # half the records: 1,250 matches
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    url = f"sqlite:///{tmp_path / 'count.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_database")
-    database = open_empty_database(url)
+@pytest.fixture
+def db(empty_database: Database, tmp_path: Path) -> Iterator[Database]:
+    database = empty_database
     with database.session() as s, s.begin():
         ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
         create_schema(ctx, {"name": "cnt", "fields": [{"name": "n", "type": "integer"},
@@ -42,7 +40,6 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
     with database.session() as s, s.begin():
         s.execute(text("DELETE FROM audit_entries"))
         s.execute(text("DELETE FROM records"))
-    database.engine.dispose()
 
 
 def page(database: Database, *, sort: list[str] | None = None, limit: int = 50, offset: int = 0,

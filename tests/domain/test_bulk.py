@@ -35,7 +35,6 @@ from benchbook.domain.records.rows import snapshot as record_snapshot
 from benchbook.domain.records.writes import create_record
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import AuditEntry, Record, RecordLink, Schema, StoredFile, utcnow
-from tests.conftest import open_empty_database
 
 PG_URL = os.environ.get("BENCHBOOK_TEST_PG")
 SHA_PNG, SHA_CSV = "a" * 64, "b" * 64
@@ -55,12 +54,11 @@ SAMPLE_FIELDS = [
 ]
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+@pytest.fixture
+def db(empty_database: Database, tmp_path: Path) -> Iterator[Database]:
     """A fresh database with schemas site → sample, collections ``lab`` (local, Europe/Oslo)
     and ``shared`` (global), two sites in each and two uploaded files."""
-    url = f"sqlite:///{tmp_path / 'bulk.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_database")
-    database = open_empty_database(url)
+    database = empty_database
     with database.session() as s, s.begin():
         ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
         create_schema(ctx, {"name": "site", "display_template": "{name}", "fields": [
@@ -79,7 +77,6 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
             create_record(ctx, coll, {"schema_name": "site", "data": {"name": name, "code": code}})
         audit.open_batch(ctx, "import", label="test")
     yield database
-    database.engine.dispose()
 
 
 def existing(database: Database) -> dict[str, str]:

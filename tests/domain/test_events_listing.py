@@ -27,22 +27,19 @@ from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.writes import create_record, update_record
 from benchbook.persistence.db import Database, alembic_config
 from benchbook.persistence.tables import AuditBatch, AuditEntry
-from tests.conftest import open_empty_database
 
 EVERY = json.dumps({"field": "action", "op": "in", "value": ["create", "update", "delete", "restore", "purge"]})
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    url = f"sqlite:///{tmp_path / 'ev.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_database")
-    database = open_empty_database(url)
+@pytest.fixture
+def db(empty_database: Database, tmp_path: Path) -> Iterator[Database]:
+    database = empty_database
     with database.session() as s, s.begin():
         ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
         create_schema(ctx, {"name": "evsite", "fields": [{"name": "name", "type": "string"},
                                                          {"name": "note", "type": "string"}]})
         create_collection(ctx, {"name": "evlab", "schemas": ["evsite"]})
     yield database
-    database.engine.dispose()
 
 
 def make(s: Session, tmp_path: Path, batch_id: str | None, name: str) -> str:

@@ -21,23 +21,20 @@ from benchbook.domain.records.rows import find_record, value_changes
 from benchbook.domain.records.writes import create_record, delete_records, update_record
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import AuditEntry
-from tests.conftest import open_empty_database
 
 FIELDS = [{"name": "name", "type": "string", "label": "Name"}, {"name": "n", "type": "integer"},
           {"name": "x", "type": "float"}, {"name": "tags", "type": "tags"}]
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    url = f"sqlite:///{tmp_path / 'h.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_database")
-    database = open_empty_database(url)
+@pytest.fixture
+def db(empty_database: Database, tmp_path: Path) -> Iterator[Database]:
+    database = empty_database
     with database.session() as s, s.begin():
         ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
         create_schema(ctx, {"name": "site", "display_template": "{name}", "fields": FIELDS[:1]})
         create_schema(ctx, {"name": "obs", "parent": "site", "fields": FIELDS})
         create_collection(ctx, {"name": "lab", "schemas": ["site", "obs"]})
     yield database
-    database.engine.dispose()
 
 
 def test_record_entries_store_values_once_and_read_as_before(db: Database, tmp_path: Path) -> None:

@@ -27,16 +27,14 @@ from benchbook.domain.records.queries import RecordQuery
 from benchbook.limits import Limits, use
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import FIELD_INDEX_PREFIX, GROWTH_INDEX, field_index_name
-from tests.conftest import open_empty_database
 
 FIELDS = [{"name": "n", "type": "integer"}, {"name": "x", "type": "float"}, {"name": "label", "type": "string"},
           {"name": "day", "type": "date"}, {"name": "flag", "type": "boolean"}, {"name": "tags", "type": "tags"}]
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    url = f"sqlite:///{tmp_path / 'ix.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_database")
-    database = open_empty_database(url)
+@pytest.fixture
+def db(empty_database: Database, tmp_path: Path) -> Iterator[Database]:
+    database = empty_database
     with database.session() as s, s.begin():
         ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
         create_schema(ctx, {"name": "ixitem", "fields": FIELDS})
@@ -48,7 +46,6 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
     with database.session() as s, s.begin():
         s.execute(text("DELETE FROM audit_entries"))
         s.execute(text("DELETE FROM records"))
-    database.engine.dispose()
 
 
 def field_ids(database: Database) -> dict[str, str]:
