@@ -25,6 +25,25 @@ def test_schema_lifecycle(api):
     assert api.get("/schemas/water/restore-plan").status_code == 404
 
 
+def test_a_restore_blocked_by_a_deleted_parent_schema_is_422_and_a_taken_name_409(api):
+    """DESIGN.md *Status codes*: blocked restores 422 (as for a record under a deleted parent),
+    a name taken 409."""
+    make_schema(api, "site")
+    api.ok("POST", "/schemas", 201, json={"name": "plot", "parent": "site"})
+    api.ok("DELETE", "/schemas/plot", 204)
+    api.ok("DELETE", "/schemas/site", 204)
+    plan = api.ok("GET", "/schemas/plot/restore-plan")
+    assert plan["can_restore"] is False and plan["blocked_by"]["name"] == "site"
+    r = api.post("/schemas/plot/restore")
+    assert r.status_code == 422 and "restore it first" in r.json()["detail"]
+    api.ok("POST", "/schemas/site/restore")
+    api.ok("POST", "/schemas/plot/restore")
+    api.ok("DELETE", "/schemas/plot", 204)
+    make_schema(api, "plot")
+    r = api.post(f"/schemas/{api.ok('GET', '/schemas/deleted')[0]['id']}/restore")
+    assert r.status_code == 409 and "now named" in r.json()["detail"]
+
+
 def test_schema_errors(api):
     make_schema(api, "a")
     assert api.post("/schemas", json={"name": "a"}).status_code == 409

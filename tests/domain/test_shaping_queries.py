@@ -66,3 +66,26 @@ def test_records_of_a_schema_without_child_schemas_are_not_counted(db: Database)
     leaves, sql = shaped(db, "obsq", 30)
     assert all(r["child_counts"] == {} for r in leaves)
     assert not [q for q in sql if "count(" in q.lower()]
+
+
+def test_a_record_found_by_its_whole_id_costs_one_statement(db: Database) -> None:
+    from benchbook.domain.errors import NotFound
+    from benchbook.domain.records.rows import find_record
+
+    statements: list[str] = []
+
+    def note(*args: Any) -> None:
+        statements.append(args[2])
+
+    with db.session() as s:
+        rid = s.scalar(select(Record.id).limit(1))
+        assert rid is not None
+        event.listen(db.engine, "before_cursor_execute", note)
+        try:
+            assert find_record(s, rid.lower()).id == rid
+            assert len(statements) == 1
+            assert find_record(s, rid[-8:]).id == rid  # its short form: resolved, then read
+            with pytest.raises(NotFound, match="not found"):
+                find_record(s, "0" * 26)
+        finally:
+            event.remove(db.engine, "before_cursor_execute", note)

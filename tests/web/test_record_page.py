@@ -80,7 +80,7 @@ def test_upload_an_image_and_a_csv_and_preview_them(page: Any, demo_server: str,
     page.get_by_role("img", name="preview of scan.png").wait_for(timeout=30_000)
     assert page.get_by_role("img", name="preview of scan.png").evaluate("img => img.naturalWidth") == 2
     preview = page.get_by_role("table", name="first rows of weights.csv")
-    preview.wait_for()
+    preview.wait_for(timeout=30_000)  # as the image: both previews load at once, slow on a busy machine
     assert preview.locator("tbody tr").count() == 2 and "3.7" in preview.inner_text()
     data = httpx.get(f"{demo_server}/api/records/{lab['first']['id']}").json()["data"]
     assert data["scan"] and data["table"]

@@ -189,16 +189,17 @@ def _restore_blocker(session: Session, schema: Schema) -> tuple[str | None, dict
 
 
 def restore_schema(ctx: Ctx, name: str) -> Schema:
-    """Bring a deleted schema back. Raises ``NotFound``, ``Conflict`` (the schema is not deleted,
-    name taken, parent deleted)."""
+    """Bring a deleted schema back. Raises ``NotFound``, ``Conflict`` (409: the schema is not
+    deleted, or its name was taken meanwhile) and ``Invalid`` (422: blocked by its deleted parent
+    schema, as a record is blocked by a deleted parent; DESIGN.md *Status codes*)."""
     try:
         schema = find_schema(ctx.session, name, deleted=True)
     except NotFound:
         find_schema(ctx.session, name)
         raise Conflict(f"schema {name!r} is not deleted: there is nothing to restore") from None
-    blocked, _ = _restore_blocker(ctx.session, schema)
+    blocked, blocked_by = _restore_blocker(ctx.session, schema)
     if blocked:
-        raise Conflict(f"cannot restore schema {schema.name!r}: {blocked}")
+        raise (Invalid if blocked_by else Conflict)(f"cannot restore schema {schema.name!r}: {blocked}")
     schema.deleted_at = None
     schema.delete_op = None
     schema.updated_at = utcnow()

@@ -25,7 +25,7 @@ from benchbook.domain.catalog.naming import natural_name, placeholders
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.history import batch_figures
-from benchbook.domain.ids import new_id, resolve_prefix
+from benchbook.domain.ids import ID_LENGTH, new_id, resolve_prefix
 from benchbook.persistence.tables import AuditEntry, Collection, Record, RecordLink, utcnow
 
 
@@ -33,6 +33,12 @@ def find_record(session: Session, record_id: str, *, live: bool | None = True) -
     """The record with id (or unique prefix) ``record_id``; ``live`` True → live only, None → any.
     Raises ``NotFound`` or ``Invalid`` (ambiguous prefix)."""
     conds: list[ColumnElement[bool]] = [Record.deleted_at.is_(None)] if live else []
+    whole = record_id.strip().upper()
+    if len(whole) == ID_LENGTH:  # a whole id: the record in one statement (the database says if it is live)
+        found = session.scalars(select(Record).where(Record.id == whole, *conds)).first()
+        if found is None:
+            raise NotFound(f"record {whole} not found")
+        return found
     rid = resolve_prefix(session, Record, record_id, what="record", where=conds)
     rec = session.get(Record, rid)
     assert rec is not None
