@@ -157,9 +157,11 @@ class _Compiler:
         self.column_only.add(id(condition))
         return condition
 
-    def columns_first(self, parts: list[ColumnElement[bool]]) -> list[ColumnElement[bool]]:
-        """``parts`` of an AND with those that read no stored values first, else as given."""
-        return sorted(parts, key=lambda part: id(part) not in self.column_only)
+    def split(self, parts: list[ColumnElement[bool]]) -> tuple[list[ColumnElement[bool]], list[ColumnElement[bool]]]:
+        """``parts`` of an AND as ``(those that read no stored values, the others)``, each in the
+        order given."""
+        return ([p for p in parts if id(p) in self.column_only],
+                [p for p in parts if id(p) not in self.column_only])
 
     # ------------------------------------------------------------------------------- the tree
 
@@ -176,8 +178,9 @@ class _Compiler:
             parts = [self.node(child, [*loc, key, i]) for i, child in enumerate(children)]
             if key == "or":
                 return or_(*parts)
-            group = and_(*self.columns_first(parts))
-            return self._column_only(group) if all(id(p) in self.column_only for p in parts) else group
+            first, rest = self.split(parts)
+            group = and_(*first, *rest)
+            return group if rest else self._column_only(group)
         return self.leaf(self.check_leaf(node, loc))
 
     def check_leaf(self, node: dict[str, Any], loc: list[Any]) -> _Leaf:
@@ -401,6 +404,5 @@ def compile_filter(session: Session, collection: Collection, base_schema: Schema
     # first leaf that reads the values (after those that read none)
     parts = list(condition.clauses) if isinstance(condition, BooleanClauseList) and condition.operator is and_op \
         else [condition]
-    first = [p for p in parts if id(p) in compiler.column_only]
-    rest = [p for p in parts if id(p) not in compiler.column_only]
+    first, rest = compiler.split(parts)
     return and_(*first, func.length(Record.data) <= limits.current().record_length, *rest)

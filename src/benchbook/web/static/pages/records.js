@@ -118,7 +118,8 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
   const countAll = () => get(`/collections/${seg(name)}/records`, { ...common, limit: 0 })
     .then((r) => setExactCount(r.total), (e) => notify(`Counting failed: ${e.message}`, "error"));
   // past a lower bound there may be more pages: one more than the bound shows while this page is full
-  const pages = Math.max(1, Math.ceil(total / limit) + (bounded && items0(data).length === limit ? 1 : 0));
+  const items = data ? data.items : [];
+  const pages = Math.max(1, Math.ceil(total / limit) + (bounded && items.length === limit ? 1 : 0));
   const [selected, setSelected] = useState(() => new Set());
   useEffect(() => setSelected(new Set()), [data]);
   const [dialog, setDialog] = useState(null);
@@ -127,7 +128,6 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
   // the export holds the columns shown, in order (inherited and ref.target ones too), with the id first
   const exportHref = apiUrl(`/collections/${seg(name)}/export.csv`,
     { ...common, columns: ["id", ...columns.filter((c) => c !== "id")] });
-  const items = data ? data.items : [];
   const toggle = (id) => { const s = new Set(selected); if (s.has(id)) s.delete(id); else s.add(id); setSelected(s); };
   const allTicked = items.length > 0 && items.every((r) => selected.has(r.id));
 
@@ -289,8 +289,6 @@ function Grid({ cat, columns, items, sort, collection, selected, toggle, allTick
     <p id="grid-keys" class="sr-only">Arrow keys move through the rows; Enter opens the record.</p>
   </div>`;
 }
-
-function items0(data) { return data ? data.items : []; }
 
 function Pager({ page, pages, total, bounded, countAll, limit, count, go, setLimit }) {
   const [text, setText] = useState(String(page));
