@@ -6,7 +6,6 @@ import csv
 import io
 import logging
 import tempfile
-import time
 import zipfile
 from collections.abc import Collection as Sized
 from collections.abc import Iterator
@@ -21,7 +20,7 @@ from benchbook.domain.catalog.lookup import SchemaCache, find_collection, find_s
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.files import find_file
-from benchbook.domain.records.counting import bounded_total, interrupted, sqlite_interrupt
+from benchbook.domain.records.counting import bounded_total, interrupted, sqlite_interrupt, work_clock
 from benchbook.domain.records.derived import check_columns
 from benchbook.domain.records.queries import RecordQuery, typed_value
 from benchbook.domain.records.rows import record_rows
@@ -36,8 +35,9 @@ EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]
 log = logging.getLogger(__name__)
 
 WALK_MS = 150
-"""Milliseconds a sorted page may spend walking its sort index (:func:`_sorted_page`) before
-sorting every match is taken to be the better plan. At 1,000,000 records a walk that finds its
+"""Milliseconds of its thread's CPU time (:func:`counting.work_clock`) a sorted page may spend
+walking its sort index (:func:`_sorted_page`) before sorting every match is taken to be the
+better plan. At 1,000,000 records a walk that finds its
 page takes 5-100 ms (the most when matches are rare along the sort order, as with an ancestor
 leaf: one record in 450), while sorting every match takes 250-500 ms."""
 
@@ -103,9 +103,9 @@ def _sorted_page(session: Session, query: RecordQuery, collection: Collection, c
                  .order_by(*query.order_by(session, collection)[1:])  # "nulls last" is constant here
                  .limit(limit).offset(offset)
                  .with_hint(Record, f"INDEXED BY {field_index_name(lead.id)}", "sqlite"))
-    deadline = time.monotonic() + WALK_MS / 1000
+    deadline = work_clock() + WALK_MS / 1000
     try:
-        with sqlite_interrupt(session, lambda: time.monotonic() > deadline):
+        with sqlite_interrupt(session, lambda: work_clock() > deadline):
             ids = list(session.scalars(statement))
     except OperationalError as exc:  # walked too far (the matches are rare or the page deep)
         if not interrupted(exc):  # or the index is missing: sorting still answers
