@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event, select
 
+from benchbook.domain.catalog import shared
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
@@ -36,8 +37,11 @@ def db(tmp_path: Path) -> Iterator[Database]:
     database.engine.dispose()
 
 
-def shaped(database: Database, schema: str, n: int) -> tuple[list[dict[str, Any]], list[str]]:
+def shaped(database: Database, schema: str, n: int, *, cold: bool = True) -> tuple[list[dict[str, Any]], list[str]]:
+    """Shape ``n`` records of ``schema``; ``cold``: with nothing of the catalog kept from before."""
     statements: list[str] = []
+    if cold:
+        shared.forget()
 
     def note(*args: Any) -> None:
         statements.append(args[2])
@@ -60,6 +64,14 @@ def test_a_page_with_child_counts_costs_the_same_statements_for_5_or_50_records(
     assert [r["child_counts"] for r in many[:3]] == [{"obsq": 10}] * 3
     assert all(r["child_counts"] == {"obsq": 0} for r in many[3:])
     assert few == many[:5]
+
+
+def test_a_second_page_reads_the_catalog_from_what_the_first_kept(db: Database) -> None:
+    shaped(db, "plotq", 5)
+    again, sql = shaped(db, "plotq", 5, cold=False)
+    assert sum("catalog_token" in q for q in sql) == 1 and len(sql) == 2  # the token, the child count
+    assert not [q for q in sql if "FROM schemas" in q or "FROM fields" in q or "FROM collections" in q]
+    assert again[0]["collection"] == "shapelab"
 
 
 def test_records_of_a_schema_without_child_schemas_are_not_counted(db: Database) -> None:

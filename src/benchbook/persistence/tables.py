@@ -336,6 +336,16 @@ class AuditEventCount(Base):
     events: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
 
 
+class CatalogToken(Base):
+    """One row whose ``token`` the database replaces with a new random value whenever a row of
+    ``schemas``, ``fields``, ``collections`` or ``collection_schemas`` changes (triggers made by
+    migration 0012, which see). ``domain.catalog.shared`` keeps catalog rows under it."""
+
+    __tablename__ = "catalog_token"
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    token: Mapped[str] = mapped_column(String(64))
+
+
 class Job(Base):
     """A workflow run (spec: WorkflowJobResponse), queued in the transaction of the change that
     triggered it. ``status``: ``pending``, ``running``, ``completed``, ``failed``, ``cancelled``.

@@ -254,9 +254,8 @@ class _Run:
         """Whether the run's final commit claims the next run (see :class:`Drain`)."""
         return self.drain.chain is not None and not self.should_stop() and not triggers.paused(self.project.root)
 
-    def _schema_name(self, s: Session, schema_id: str) -> str | None:
-        name: str | None = self.drain.kept(("schema", schema_id), lambda: s.scalar(
-            select(Schema.name).where(Schema.id == schema_id)))
+    def _schema_name(self, s: Session, schema_id: str) -> str:
+        name: str = SchemaCache(s).meta(schema_id).schema.name
         return name
 
     def _check(self, s: Session, first: bool) -> None:

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from benchbook.config import CONFIG_NAME, read_paused
@@ -165,7 +164,8 @@ def on_changes(ctx: Ctx, project_root: Path, loaded: workflows.Loaded | None = N
         return done
     s = ctx.session
     schema_ids = {c.schema_id for c in changes}
-    names = dict(s.execute(select(Schema.id, Schema.name).where(Schema.id.in_(schema_ids))).all())
+    cache = SchemaCache(s)
+    names = {sid: cache.meta(sid).schema.name for sid in schema_ids}
     by_schema: dict[str, list[Workflow]] = {}
     for name, (schema_name, triggers) in sorted(found.items()):
         if schema_name not in names.values() or not triggers & wanted:
@@ -182,7 +182,6 @@ def on_changes(ctx: Ctx, project_root: Path, loaded: workflows.Loaded | None = N
         return done
     depth = ctx.depth + 1 if ctx.job_id else 0
     caused_by = {"job_id": ctx.job_id, "workflow": ctx.workflow} if ctx.job_id else None
-    cache = SchemaCache(s)
     for change in _merged(c for c in changes if c.schema_id in names):
         schema_name = names[change.schema_id]
         for wf in by_schema[schema_name]:

@@ -3,11 +3,12 @@ shared by every room of the domain."""
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from benchbook.domain.catalog import shared
 from benchbook.domain.errors import NotFound
 from benchbook.persistence.tables import Collection, CollectionSchema, Field, Schema
 
@@ -71,15 +72,33 @@ class SchemaMeta:
     """A schema with its fields, loaded once: ``fields`` (live, ordered), ``deleted_fields``,
     ``by_name`` and ``by_id`` (live and deleted), ``parent`` (schema or None)."""
 
+    plain = False
+    """True when schema, parent and fields are read-only plain copies (:func:`shared.plain`)."""
+
     def __init__(self, session: Session, schema: Schema) -> None:
-        self.schema = schema
         every = list(session.scalars(select(Field).where(Field.schema_id == schema.id)
                                      .order_by(Field.position, Field.created_at)))  # one query for both
+        self._fill(schema, every, session.get(Schema, schema.parent_id) if schema.parent_id else None)
+
+    def _fill(self, schema: Schema, every: list[Field], parent: Schema | None) -> None:
+        self.schema = schema
         self.fields = [f for f in every if f.deleted_at is None]
         self.deleted_fields = [f for f in every if f.deleted_at is not None]
         self.by_name = {f.name: f for f in self.fields}
         self.by_id = {f.id: f for f in (*self.deleted_fields, *self.fields)}
-        self.parent = session.get(Schema, schema.parent_id) if schema.parent_id else None
+        self.parent = parent
+
+    @classmethod
+    def copied(cls, meta: SchemaMeta) -> SchemaMeta:
+        """``meta`` with plain read-only copies of its schema, parent and fields (``meta``
+        itself when it already has them)."""
+        if meta.plain:
+            return meta
+        out = object.__new__(cls)
+        out._fill(shared.plain(meta.schema), [shared.plain(f) for f in (*meta.fields, *meta.deleted_fields)],
+                  shared.plain(meta.parent) if meta.parent is not None else None)
+        out.plain = True
+        return out
 
     @functools.cached_property
     def change_fields(self) -> list[tuple[str, str, str, bool]]:
@@ -95,20 +114,47 @@ class SchemaMeta:
 
 
 class SchemaCache:
-    """Per-request cache of :class:`SchemaMeta` by schema id (avoids N+1 lookups)."""
+    """Per-request cache of the catalog a request reads: :class:`SchemaMeta` by schema id,
+    collections, child schemas. Each is looked up once per request and shared between requests
+    while the catalog stays unchanged (:mod:`benchbook.domain.catalog.shared`): what it returns
+    are read-only plain copies, never rows to change."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
         self._meta: dict[str, SchemaMeta] = {}
+        self._collections: dict[str, Collection] = {}
+        self._children: dict[str, list[str]] = {}
 
     def meta(self, schema_id: str) -> SchemaMeta:
-        """The :class:`SchemaMeta` of ``schema_id`` (which must exist)."""
+        """The :class:`SchemaMeta` of ``schema_id`` (deleted or not). Raises ``NotFound``."""
         if schema_id not in self._meta:
-            schema = self.session.get(Schema, schema_id)
-            if schema is None:
-                raise NotFound(f"schema {schema_id} not found")
-            self._meta[schema_id] = SchemaMeta(self.session, schema)
+            self._meta[schema_id] = shared.shared(self.session, ("meta", schema_id), lambda: self._load(schema_id))
         return self._meta[schema_id]
+
+    def _load(self, schema_id: str) -> SchemaMeta:
+        schema = self.session.get(Schema, schema_id)
+        if schema is None:
+            raise NotFound(f"schema {schema_id} not found")
+        return SchemaMeta.copied(SchemaMeta(self.session, schema))
+
+    def collection(self, collection_id: str) -> Collection:
+        """The collection ``collection_id`` (deleted or not), a read-only copy. Raises ``NotFound``."""
+        if collection_id not in self._collections:
+            def load() -> Collection:
+                row = self.session.get(Collection, collection_id)
+                if row is None:
+                    raise NotFound(f"collection {collection_id} not found")
+                return cast(Collection, shared.plain(row))
+            self._collections[collection_id] = shared.shared(self.session, ("collection", collection_id), load)
+        return self._collections[collection_id]
+
+    def child_names(self, schema_id: str) -> list[str]:
+        """Names of the live schemas whose parent is ``schema_id``, by name (do not change the list)."""
+        if schema_id not in self._children:
+            self._children[schema_id] = shared.shared(self.session, ("children", schema_id), lambda: list(
+                self.session.scalars(select(Schema.name).where(Schema.parent_id == schema_id,
+                                                               Schema.deleted_at.is_(None)).order_by(Schema.name))))
+        return self._children[schema_id]
 
 
 def find_collection(session: Session, name_or_id: str, *, deleted: bool | None = False) -> Collection:

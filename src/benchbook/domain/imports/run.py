@@ -48,7 +48,6 @@ from benchbook.domain.imports.parents import AUTO, ParentIndex, ParentKey
 from benchbook.domain.imports.problems import ProblemLog, Summary
 from benchbook.domain.imports.readers import Table
 from benchbook.domain.records.bulk import RowProblems, bulk_create_records
-from benchbook.domain.records.rows import light_meta
 from benchbook.domain.records.values import merge_values
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.tables import Collection, Field, StoredFile
@@ -180,9 +179,9 @@ class _Import:
         self.new_ids: dict[str, str] = {}
 
     def meta(self, schema_id: str) -> SchemaMeta:
-        """The schema's meta as plain objects (``rows.light_meta``): the per-row checks read field
-        attributes hundreds of thousands of times, several times faster than on ORM rows."""
-        return light_meta(self.cache.meta(schema_id))
+        """The schema's meta (plain objects: the per-row checks read field attributes hundreds
+        of thousands of times, several times faster than on ORM rows)."""
+        return self.cache.meta(schema_id)
 
     def values(self, column: str) -> list[Any]:
         i = self.index[column]

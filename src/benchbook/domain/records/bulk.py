@@ -39,7 +39,6 @@ from benchbook.domain.records.rows import (
     check_parent_row,
     chunks,
     insert_entries,
-    light_meta,
     lock_collection,
     record_name,
     snapshot,
@@ -167,7 +166,7 @@ class _Bulk:
 
     def meta(self, schema: Schema) -> SchemaMeta:
         if schema.id not in self.metas:
-            self.metas[schema.id] = light_meta(self.cache.meta(schema.id))
+            self.metas[schema.id] = self.cache.meta(schema.id)
         return self.metas[schema.id]
 
     def _meta_or_none(self, name: Any) -> SchemaMeta | None:

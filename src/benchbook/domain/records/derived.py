@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
+from benchbook.domain.catalog import shared
 from benchbook.domain.catalog.dtypes import display_value
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema
 from benchbook.domain.catalog.naming import placeholders
@@ -192,7 +193,12 @@ def names_with_inherited(session: Session, cache: SchemaCache, records: Sequence
 
 def _dependent_schemas(session: Session, cache: SchemaCache) -> tuple[set[str], set[str]]:
     """``(schemas whose template uses inherited fields, those schemas and all their ancestors)``
-    among live child schemas with a template (two queries when none does)."""
+    among live child schemas with a template (worked out once per catalog version)."""
+    found: tuple[set[str], set[str]] = shared.shared(session, ("dependent",), lambda: _find_dependent(session, cache))
+    return found
+
+
+def _find_dependent(session: Session, cache: SchemaCache) -> tuple[set[str], set[str]]:
     templated = session.execute(select(Schema.id, Schema.display_template).where(
         Schema.deleted_at.is_(None), Schema.display_template.is_not(None), Schema.parent_id.is_not(None))).all()
     if not templated:

@@ -10,12 +10,10 @@ column).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from types import SimpleNamespace
+from collections.abc import Iterable, Sequence
 from typing import Any, cast
-from weakref import WeakKeyDictionary
 
-from sqlalchemy import ColumnElement, Row, Table, delete, insert, inspect, select, update
+from sqlalchemy import ColumnElement, Row, Table, delete, insert, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -195,24 +193,6 @@ _LINKS = cast(Table, RecordLink.__table__)
 _ENTRIES = cast(Table, AuditEntry.__table__)
 
 
-def _plain(row: Any) -> Any:
-    """A plain copy of an ORM row's column values (reading ORM attributes costs ~0.5 µs each,
-    and per-row rules read a schema's fields dozens of times per row)."""
-    return SimpleNamespace(**{c.key: getattr(row, c.key) for c in inspect(type(row)).column_attrs})
-
-
-def light_meta(meta: SchemaMeta) -> SchemaMeta:
-    """``meta`` with plain copies of its schema, parent and fields (read-only use)."""
-    light = object.__new__(SchemaMeta)
-    light.schema = _plain(meta.schema)
-    light.parent = _plain(meta.parent) if meta.parent is not None else None
-    light.fields = [_plain(f) for f in meta.fields]
-    light.deleted_fields = [_plain(f) for f in meta.deleted_fields]
-    light.by_name = {f.name: f for f in light.fields}
-    light.by_id = {f.id: f for f in (*light.deleted_fields, *light.fields)}
-    return light
-
-
 def insert_entries(session: Session, entries: list[dict[str, Any]]) -> None:
     """Insert audit entries (column dicts) with one executemany (benchmarks switch it off)."""
     if entries:
@@ -234,21 +214,6 @@ def _entry(ctx: Ctx, action: str, rec: Record | Row[Any], *, changes: list[dict[
             "request_id": ctx.request_id, "dataset_id": rec.dataset_id, "schema_id": rec.schema_id}
 
 
-_LIGHT: WeakKeyDictionary[SchemaCache, dict[str, SchemaMeta]] = WeakKeyDictionary()
-
-
-def _metas(cache: SchemaCache) -> Callable[[str], SchemaMeta]:
-    """Light metas by schema id, kept as long as ``cache`` (restore-all restores one record per
-    call with one cache)."""
-    light = _LIGHT.setdefault(cache, {})
-
-    def meta(schema_id: str) -> SchemaMeta:
-        if schema_id not in light:
-            light[schema_id] = light_meta(cache.meta(schema_id))
-        return light[schema_id]
-    return meta
-
-
 def _set_loaded(records: Sequence[Record | Row[Any]], **values: Any) -> None:
     """Tell the session the ORM records among ``records`` now hold ``values`` (already written
     by a bulk UPDATE); plain rows (:func:`record_rows`) are left as they are."""
@@ -264,7 +229,7 @@ def soft_delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: s
     s = ctx.session
     if not records:
         return
-    meta = _metas(SchemaCache(s))
+    meta = SchemaCache(s).meta
     now = utcnow()
     s.flush()
     # changes not stored: read back from old_data (history.entries.record_changes), values stored once
@@ -284,7 +249,7 @@ def restore_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, cache: Sc
     s = ctx.session
     if not records:
         return
-    meta = _metas(cache or SchemaCache(s))
+    meta = (cache or SchemaCache(s)).meta
     now = utcnow()
     s.flush()
     conn = s.connection()
@@ -305,7 +270,7 @@ def purge_records(ctx: Ctx, records: list[Record]) -> None:
     if not records:
         return
     s = ctx.session
-    meta = _metas(SchemaCache(s))
+    meta = SchemaCache(s).meta
     s.flush()
     insert_entries(s, [_entry(ctx, "purge", rec, changes=[], old=snapshot(rec, meta(rec.schema_id)), new=None)
                        for rec in records])  # changes read back from old_data, as for a delete

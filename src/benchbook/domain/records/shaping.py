@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain.catalog.lookup import SchemaCache, children
+from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.records.derived import derive
 from benchbook.domain.records.values import REFERENCE_TYPES, as_list, shown_values
 from benchbook.persistence.tables import Collection, Record, Schema
@@ -25,16 +25,10 @@ class RecordShaper:
     def __init__(self, session: Session, cache: SchemaCache | None = None) -> None:
         self.session = session
         self.cache = cache or SchemaCache(session)
-        self._collections: dict[str, Collection] = {}
-        self._children: dict[str, list[str]] = {}
 
     def collection(self, collection_id: str) -> Collection:
-        """The collection row (cached)."""
-        if collection_id not in self._collections:
-            row = self.session.get(Collection, collection_id)
-            assert row is not None
-            self._collections[collection_id] = row
-        return self._collections[collection_id]
+        """The collection row (a read-only copy, :meth:`SchemaCache.collection`)."""
+        return self.cache.collection(collection_id)
 
     def _references(self, records: list[Record]) -> dict[str, tuple[str | None, str]]:
         targets: set[str] = set()
@@ -51,10 +45,8 @@ class RecordShaper:
         return {r[0]: (r[1], r[2]) for r in rows}
 
     def _child_schemas(self, schema_id: str) -> list[str]:
-        """Names of the live schemas whose parent is ``schema_id`` (cached per request)."""
-        if schema_id not in self._children:
-            self._children[schema_id] = [c.name for c in children(self.session, self.cache.meta(schema_id).schema)]
-        return self._children[schema_id]
+        """Names of the live schemas whose parent is ``schema_id`` (:meth:`SchemaCache.child_names`)."""
+        return self.cache.child_names(schema_id)
 
     def _child_counts(self, records: list[Record]) -> dict[str, dict[str, int]]:
         counts: dict[str, dict[str, int]] = {}
@@ -107,9 +99,7 @@ class RecordShaper:
         return out
 
     def _schema_name(self, schema_id: str) -> str:
-        schema = self.session.get(Schema, schema_id)  # the name only: no fields needed
-        assert schema is not None
-        return schema.name
+        return self.cache.meta(schema_id).schema.name
 
     def single(self, rec: Record) -> dict[str, Any]:
         """RecordResponse of a single fetch: adds ``ancestors`` (root first) and, for a live

@@ -38,11 +38,14 @@ from benchbook.domain.records.rows import (
 )
 from benchbook.domain.records.uniqueness import check_unique
 from benchbook.domain.records.values import FILE_TYPES, REFERENCE_TYPES, as_list, coerce_data
-from benchbook.persistence.tables import Collection, Record, RecordLink, utcnow
+from benchbook.persistence.tables import Record, RecordLink, utcnow
 
 
-def _sync_links(session: Session, rec: Record, meta: SchemaMeta) -> None:
-    session.execute(delete(RecordLink).where(RecordLink.source_id == rec.id))
+def _sync_links(session: Session, rec: Record, meta: SchemaMeta, *, new: bool = False) -> None:
+    """Mirror ``rec``'s reference and file values into ``record_links``: its old links are
+    dropped unless it is ``new`` or its schema never had a field that links (live or deleted)."""
+    if not new and any(f.type in REFERENCE_TYPES or f.type in FILE_TYPES for f in meta.by_id.values()):
+        session.execute(delete(RecordLink).where(RecordLink.source_id == rec.id))
     for f in meta.fields:
         if f.type in REFERENCE_TYPES or f.type in FILE_TYPES:
             kind = "record" if f.type in REFERENCE_TYPES else "file"
@@ -83,7 +86,7 @@ def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
     s.add(rec)
     s.flush()
     check_unique(s, rec, schema, meta.fields)
-    _sync_links(s, rec, meta)
+    _sync_links(s, rec, meta, new=True)
     ctx.changes.append(RecordChange("created", rec.id, schema.id, collection.id, {}, dict(data)))
     audit.write(ctx, "create", "record", rec.id, new=snapshot(rec, meta, collection),  # changes: derived on read
                 dataset_id=collection.id, schema_id=schema.id)
@@ -97,8 +100,7 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
     rec = find_record(s, record_id)
     cache = SchemaCache(s)
     meta = cache.meta(rec.schema_id)
-    collection = s.get(Collection, rec.dataset_id)
-    assert collection is not None
+    collection = cache.collection(rec.dataset_id)
     before = dict(rec.data)
     old_parent = rec.parent_id
     if "parent_record_id" in body:
