@@ -54,6 +54,7 @@ from benchbook.domain.records import bulk
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.db import Database, open_database, write_lock
 from benchbook.persistence.tables import Job, Record
+from benchbook.runner import drain as drain_module
 from benchbook.runner import engine, triggers, worker, workflows
 from benchbook.runner.plugins import discovery
 
@@ -177,7 +178,7 @@ def ab_chain(project: Project, db: Database, n: int, slices: int) -> dict[bool, 
     totals: dict[bool, list[float]] = {True: [0.0, 0.0, 0], False: [0.0, 0.0, 0]}
     for i in range(2 * slices):
         chained = i % 4 in (0, 3)  # A B B A: a drift in the load falls on both alike
-        with engine.Drain(chain=db if chained else None) as drain:
+        with drain_module.Drain(chain=db if chained else None) as drain:
             wall, cpu = time.perf_counter(), time.process_time()
             ran = sum(engine.execute_next(db, project, drain=drain) is not None for _ in range(per))
             spent = (time.perf_counter() - wall, time.process_time() - cpu)

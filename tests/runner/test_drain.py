@@ -13,6 +13,7 @@ from sqlalchemy import select
 from benchbook.config import write_paused
 from benchbook.domain.errors import NotFound
 from benchbook.persistence.tables import AuditBatch, Job
+from benchbook.runner import drain as drain_module
 from benchbook.runner import engine, queue, workflows
 from benchbook.runner.plugins.steps import StepRunner
 from tests.api.helpers import make_collection, make_record, make_schema
@@ -79,7 +80,7 @@ def test_a_drain_runs_the_workflow_as_it_is_on_disk_now(api: Any) -> None:
     write(api, STATS)
     first, second = enqueue(api, records)
     db, project = api.app.services.db, api.project
-    with engine.Drain(recheck=3600) as drain:
+    with drain_module.Drain(recheck=3600) as drain:
         assert engine.execute_next(db, project, drain=drain) == (first, "completed")
         write(api, {**STATS, "steps": [{**STATS["steps"][0], "plugin": "no.such-plugin"}]})
         assert engine.execute_next(db, project, drain=drain) == (second, "failed")
@@ -95,7 +96,7 @@ def test_a_run_that_writes_nothing_leaves_no_history_batch(api: Any) -> None:
     records = lab(api)
     write(api, {**STATS, "save": {}})
     (only, _) = enqueue(api, records)
-    with engine.Drain() as drain:
+    with drain_module.Drain() as drain:
         assert engine.execute_next(api.app.services.db, api.project, drain=drain) == (only, "completed")
     with api.app.services.db.session() as s:
         assert s.scalars(select(AuditBatch.ref).where(AuditBatch.kind == "workflow")).all() == []
@@ -120,7 +121,7 @@ def test_a_chaining_drain_claims_the_next_run_with_the_end_of_the_last_and_hands
     write(api, STATS)
     first, second = enqueue(api, records)
     db, project = api.app.services.db, api.project
-    with engine.Drain(chain=db) as drain:
+    with drain_module.Drain(chain=db) as drain:
         assert engine.execute_next(db, project, drain=drain) == (first, "completed")
         assert drain.next is not None and drain.next.id == second
         assert job(api, second).status == "running"  # claimed in the commit that ended the first
@@ -128,7 +129,7 @@ def test_a_chaining_drain_claims_the_next_run_with_the_end_of_the_last_and_hands
     assert (again.status, again.started_at) == ("pending", None)
     with db.session() as s:
         assert s.scalars(select(AuditBatch.ref).where(AuditBatch.kind == "workflow")).all() == [first]
-    with engine.Drain(chain=db) as drain:
+    with drain_module.Drain(chain=db) as drain:
         assert engine.execute_next(db, project, drain=drain) == (second, "completed")
         assert drain.next is None and engine.execute_next(db, project, drain=drain) is None
 
@@ -139,7 +140,7 @@ def test_a_run_ending_while_automation_is_paused_claims_nothing(api: Any) -> Non
     first, second = enqueue(api, records)
     write_paused(api.project.root, True)
     try:
-        with engine.Drain(chain=api.app.services.db) as drain:
+        with drain_module.Drain(chain=api.app.services.db) as drain:
             assert engine.execute(api.app.services.db, api.project, first, drain=drain) == "completed"
             assert drain.next is None
         assert job(api, second).status == "pending"
@@ -153,7 +154,7 @@ def test_a_claimed_run_asked_to_stop_before_it_ran_is_cancelled_when_handed_back
     first, second = enqueue(api, records)
     db = api.app.services.db
     try:
-        with engine.Drain(chain=db) as drain:
+        with drain_module.Drain(chain=db) as drain:
             assert engine.execute_next(db, api.project, drain=drain) == (first, "completed")
             api.ok("POST", "/automation/stop")  # the claimed run is running: asked to stop
         stopped = job(api, second)

@@ -18,8 +18,9 @@ then for each step:
    normal record update;
 6. commits: the step's writes, the runs they trigger (``depth`` + 1), and the run's progress;
    the last step's commit is the run's end (status, and its batch removed if it stayed empty),
-   and in a worker's drain it also claims the next waiting run (:class:`Drain`), so a 1-step
-   run of a drain is one commit (it was four: ``docs/performance.md``).
+   and in a worker's drain it also claims the next waiting run (:class:`~.drain.Drain`), so a
+   1-step run of a drain is one commit (it was four: ``docs/performance.md``), and quick runs
+   (built-in steps only) share one commit for up to 50 ms (the group commit, :mod:`.drain`).
 
 So the writes of a run are committed step by step: a step that fails leaves nothing of its own
 behind (unless its plugin called ``commit``), while the steps before it stay, as do the changes
@@ -36,8 +37,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -45,7 +44,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
 
 from sqlalchemy import delete, exists, select, update
 from sqlalchemy.orm import Session
@@ -56,13 +55,13 @@ from benchbook.domain.catalog.dtypes import display_value
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError, NotFound
-from benchbook.domain.history import entries
 from benchbook.domain.records import writes
 from benchbook.domain.records.filters import compile_filter, resolve_field
 from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Collection, Job, Record, Schema, utcnow
 from benchbook.plugin import values as sdk_values
 from benchbook.runner import triggers, workflows
+from benchbook.runner.drain import RUN_WAIT, Claimed, Drain, Regroup, claim, claim_in
 from benchbook.runner.plugins.frames import StepFailed
 from benchbook.runner.plugins.rpc import HostOperations
 from benchbook.runner.plugins.steps import StepRunner
@@ -74,9 +73,6 @@ LOG_LIMIT = 256 * 1024
 """Characters of a run's ``log`` kept; later lines are counted, not kept."""
 WRITING_CALLS = ("update_record", "create_record", "store_file")
 SCALAR_PORTS = ("integer", "float", "string", "boolean", "date", "datetime", "file")
-RUN_WAIT = 300.0
-"""Seconds a run's write waits for the database (an import in another process may hold it for
-a minute): a run should not fail because someone else is writing; requests wait less."""
 
 
 class _Stop(Exception):
@@ -125,89 +121,16 @@ def _jsonable(value: Any, what: str) -> Any:
     return value
 
 
-class Drain:
-    """What one drain of the run queue keeps from one run to the next, so that a run costs
-    little more than the record writes it makes (issue #11: ``bench/automation.py``,
-    ``docs/performance.md``): the workflows read and checked (:class:`~.workflows.Loaded`),
-    and for at most ``recheck`` seconds each the plugins as registered, schema names, where a
-    ``record.<field>`` input lives and collection time zones (a change to them reaches the drain
-    within that time), plus one scratch folder the in-process steps reuse (removed with the
-    drain). Use ``with Drain() as drain:``; not shared between threads.
-
-    ``chain`` (the worker's drains): a run's final commit also claims the next waiting run
-    (:attr:`next`), unless the worker is stopping or automation is paused, which saves the
-    claim its own commit; a run claimed so that the drain does not run (it stopped or paused
-    in between) is handed back to ``pending`` when the drain closes (``cancelled`` when it was
-    asked to stop meanwhile, as a waiting run is)."""
-
-    def __init__(self, recheck: float = workflows.RECHECK, *, chain: Database | None = None) -> None:
-        self.recheck = recheck
-        self.workflows = workflows.Loaded(recheck)
-        self.chain = chain
-        self.next: _Claimed | None = None
-        self._kept: dict[tuple[str, ...], tuple[float, Any]] = {}
-        self._scratch: Path | None = None
-
-    def kept(self, key: tuple[str, ...], compute: Callable[[], Any]) -> Any:
-        """``compute()``, or what it returned for ``key`` less than ``recheck`` seconds ago (an
-        exception it raises is not kept)."""
-        now = time.monotonic()
-        found = self._kept.get(key)
-        if found is not None and now - found[0] < self.recheck:
-            return found[1]
-        value = compute()
-        self._kept[key] = (now, value)
-        return value
-
-    @property
-    def scratch(self) -> Path:
-        """The drain's scratch folder (made on first use)."""
-        if self._scratch is None:
-            self._scratch = Path(tempfile.mkdtemp(prefix="benchbook-drain-"))
-        return self._scratch
-
-    def close(self) -> None:
-        """Hand a run claimed and not run back (``pending``) and remove the scratch folder."""
-        claimed, self.next = self.next, None
-        try:
-            if claimed is not None:
-                self._hand_back(claimed)
-        except Exception:  # it stays running: the next worker to take the lease marks it interrupted
-            log.exception("could not hand run %s back to the queue", claimed.id if claimed else "?")
-        finally:
-            if self._scratch is not None:
-                shutil.rmtree(self._scratch, ignore_errors=True)
-                self._scratch = None
-
-    def _hand_back(self, claimed: _Claimed) -> None:
-        if self.chain is None:
-            return
-        with self.chain.session() as s, s.begin():
-            write_lock(s, RUN_WAIT)
-            # asked to stop meanwhile (POST /automation/stop, a cancel): it was waiting, so cancelled
-            s.execute(update(Job).where(Job.id == claimed.id, Job.status == "running", Job.cancel_requested)
-                      .values(status="cancelled", finished_at=utcnow(), log="cancelled before it started"))
-            s.execute(update(Job).where(Job.id == claimed.id, Job.status == "running")
-                      .values(status="pending", started_at=None))
-            s.execute(delete(AuditBatch).where(AuditBatch.id == claimed.batch_id, ~exists().where(
-                AuditEntry.batch_id == claimed.batch_id)))
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 class _Run:
     """One run being executed (see the module docstring)."""
 
-    def __init__(self, db: Database, project: Project, claimed: _Claimed, should_stop: Callable[[], bool],
+    def __init__(self, db: Database, project: Project, claimed: Claimed, should_stop: Callable[[], bool],
                  drain: Drain) -> None:
         self.db, self.project, self.should_stop, self.drain = db, project, should_stop, drain
         self.job_id, self.workflow_name, self.record_id, self.depth = (claimed.id, claimed.workflow_name,
                                                                        claimed.record_id, claimed.depth)
-        self.batch_id = claimed.batch_id
+        self.batch_id, self.claimed = claimed.batch_id, claimed
+        self.grouped = False  # runs in the open transaction of the group of runs before it (drain.py)
         self.log = _RunLog()
         self.executions: list[dict[str, Any]] = []
         self.affected: dict[str, dict[str, Any]] = {}
@@ -244,11 +167,32 @@ class _Run:
             self.deleted = not done.rowcount  # type: ignore[attr-defined]
         if final and not self.affected:  # a record written leaves an entry in the batch
             self._delete_empty_batch(s)
-        claimed = _claim_in(s, self.project, None) if final and self._chains() else None
-        s.commit()
+        claimed = claim_in(s, self.project, None) if final and self._chains() else None
+        if final and self.drain.keeps_open(s, self.claimed, claimed, lambda name: self._groupable(s, name)):
+            s.flush()  # the next run goes on in this transaction (drain.py: group commit)
+        elif not self.grouped or final:
+            s.commit()
+            self.drain.committed()
         self.batch_settled = final
         if claimed is not None:
             self.drain.next = claimed
+
+    def _groupable(self, s: Session, workflow_name: str) -> bool:
+        """Whether every step of ``workflow_name`` runs a built-in plugin (in process), so its
+        runs may share a commit (drain.py)."""
+        def compute() -> bool:
+            try:
+                wf = self.drain.workflows.find(s, self.project.root, workflow_name)
+                return not wf.problems and all(self._plugin(s, st.plugin)["tier"] == "builtin" for st in wf.steps)
+            except (NotFound, StepFailed):
+                return False
+        return bool(self.drain.kept(("groupable", workflow_name), compute))
+
+    def _end_read(self, s: Session) -> None:
+        """End the transaction that only read (none stays open while a plugin runs), unless
+        this run goes on in the open transaction of its group."""
+        if not self.grouped:
+            s.rollback()
 
     def _chains(self) -> bool:
         """Whether the run's final commit claims the next run (see :class:`Drain`)."""
@@ -267,7 +211,7 @@ class _Run:
                 raise _Stop("interrupted")
             return
         row = s.execute(select(Job.cancel_requested).where(Job.id == self.job_id)).first()
-        s.rollback()
+        self._end_read(s)
         if row is None:
             self.deleted = True
             raise _Stop("deleted")
@@ -278,18 +222,26 @@ class _Run:
 
     # ------------------------------------------------------------------ the run
     def go(self) -> str:
-        with self.db.session() as s:
-            try:
-                return self._steps(s)
-            except Exception as exc:
-                log.exception("run %s failed unexpectedly", self.job_id)
-                s.rollback()
-                self.held = None  # its writes were rolled back: nothing of them is committed
-                return self._finish(s, "failed", kind="internal", step=None,
-                                    message=f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
-            finally:
-                if not self.batch_settled:
-                    self._drop_empty_batch(s)
+        group = self.drain.group
+        self.grouped = group is not None
+        s = group.session if group is not None else self.db.sessions()
+        try:
+            return self._steps(s)
+        except Regroup:
+            raise
+        except Exception as exc:
+            if self.grouped:  # the drain rolls the group back; this run then runs alone
+                raise Regroup(self.job_id) from exc
+            log.exception("run %s failed unexpectedly", self.job_id)
+            s.rollback()
+            self.held = None  # its writes were rolled back: nothing of them is committed
+            return self._finish(s, "failed", kind="internal", step=None,
+                                message=f"the run failed unexpectedly: {type(exc).__name__}: {exc}")
+        finally:
+            if not self.batch_settled and not self.grouped:
+                self._drop_empty_batch(s)
+            if self.drain.group is None or self.drain.group.session is not s:
+                s.close()
 
     def _steps(self, s: Session) -> str:
         try:
@@ -300,7 +252,7 @@ class _Run:
             return self._finish(s, "failed", kind="workflow_invalid", step=None, message=(
                 f"workflow {wf.name!r} has {len(wf.problems)} problem(s): "
                 + "; ".join(p["msg"] for p in wf.problems[:3])))
-        s.rollback()
+        self._end_read(s)
         outputs: dict[str, dict[str, Any]] = {}
         with StepRunner(scratch=self.drain.scratch) as runner:
             for index, step in enumerate(wf.steps):
@@ -331,14 +283,14 @@ class _Run:
         try:
             rec = self._record(s)
             if step.when is not None and not self._matches(s, rec, step.when):
-                s.rollback()
+                self._end_read(s)
                 self.log.add(f"[{step.id}] skipped: the record does not match the step's if")
                 ended("skipped")
                 self._step_done(ctx, last)
                 return None
             plugin = self._plugin(s, step.plugin)
             inputs = self._inputs(s, rec, wf, step, plugin, outputs)
-            s.rollback()  # no transaction stays open while the plugin runs
+            self._end_read(s)  # no transaction stays open while the plugin runs
             self.log.add(f"[{step.id}] running {step.plugin}")
             result = runner.run_step(plugin, inputs, step.config, timeout=step.timeout, log=self.log.sink(step.id),
                                      rpc_for=lambda scratch: self._host(ctx, scratch))
@@ -350,6 +302,8 @@ class _Run:
                 self.problems += max(0, result["problems"])
                 self.log.add(f"[{step.id}] finished with {result['problems']} problem(s)")
         except StepFailed as exc:
+            if self.grouped:  # its partial writes share the group's transaction: the drain rolls it back
+                raise Regroup(self.job_id) from exc
             s.rollback()
             ctx.changes.clear()
             self.log.add(f"[{step.id}] failed: {exc.kind}: {exc.message}")
@@ -504,44 +458,7 @@ class _Run:
             log.exception("could not drop the empty batch of run %s", self.job_id)
 
 
-@dataclass(frozen=True)
-class _Claimed:
-    """A run just moved from ``pending`` to ``running``, with its history batch opened."""
-
-    id: str
-    workflow_name: str
-    record_id: str
-    depth: int
-    trigger: str
-    batch_id: str
-
-
-def _claim(db: Database, project: Project, job_id: str | None) -> _Claimed | None:
-    """Move run ``job_id`` (None: the oldest waiting run) from ``pending`` to ``running`` and
-    open its history batch, in one commit: one UPDATE … RETURNING, so taking the next run costs
-    no separate look at the queue. None when it (or any run) was not waiting."""
-    with db.session() as s, s.begin():
-        write_lock(s, RUN_WAIT)
-        return _claim_in(s, project, job_id)
-
-
-def _claim_in(s: Session, project: Project, job_id: str | None) -> _Claimed | None:
-    """:func:`_claim` in ``s``'s transaction, which holds the write lock (committed by the caller)."""
-    picked: Any = job_id if job_id is not None else (
-        select(Job.id).where(Job.status == "pending").order_by(Job.created_at, Job.id).limit(1).scalar_subquery())
-    row = s.execute(update(Job).where(Job.id == picked, Job.status == "pending")
-                    .values(status="running", started_at=utcnow())
-                    .returning(Job.id, Job.workflow_name, Job.record_id, Job.depth, Job.trigger)
-                    .execution_options(synchronize_session=False)).first()
-    if row is None:
-        return None
-    ctx = Ctx(session=s, actor=project.actor, files_dir=project.files_dir)
-    batch = entries.open_batch(ctx, "workflow", row.workflow_name, row.id)
-    s.flush()
-    return _Claimed(row.id, row.workflow_name, row.record_id, row.depth, row.trigger, batch.id)
-
-
-def _run(db: Database, project: Project, claimed: _Claimed, worker: str, should_stop: Callable[[], bool],
+def _run(db: Database, project: Project, claimed: Claimed, worker: str, should_stop: Callable[[], bool],
          drain: Drain | None) -> str:
     with Drain() if drain is None else nullcontext(drain) as used:
         run = _Run(db, project, claimed, should_stop, used)
@@ -556,7 +473,7 @@ def execute(db: Database, project: Project, job_id: str, *, worker: str = "",
     no longer waiting (cancelled or taken meanwhile). ``worker`` (who runs it) opens the log;
     ``should_stop()`` true before a step ends the run as interrupted (the server is stopping);
     ``drain``: what the drain this run is part of keeps (default: nothing kept)."""
-    claimed = _claim(db, project, job_id)
+    claimed = claim(db, project, job_id)
     return None if claimed is None else _run(db, project, claimed, worker, should_stop, drain)
 
 
@@ -564,9 +481,18 @@ def execute_next(db: Database, project: Project, *, worker: str = "", should_sto
                  drain: Drain | None = None) -> tuple[str, str] | None:
     """Take the oldest waiting run (``created_at``, then id) and run it as :func:`execute`
     does; returns ``(its id, its final status)``, or None when no run was waiting. The run the
-    previous run of a chaining ``drain`` claimed comes first."""
-    claimed = drain.next if drain is not None else None
-    if drain is not None:
-        drain.next = None
-    claimed = claimed or _claim(db, project, None)
-    return None if claimed is None else (claimed.id, _run(db, project, claimed, worker, should_stop, drain))
+    previous run of a chaining ``drain`` claimed comes first. A run of a group that failed rolls
+    the group back (drain.py): the oldest waiting run is then taken again, and the statuses
+    returned for the group's runs before it do not hold (they run again)."""
+    while True:
+        claimed = drain.next if drain is not None else None
+        if drain is not None:
+            drain.next = None
+        claimed = claimed or claim(db, project, None)
+        if claimed is None:
+            return None
+        try:
+            return claimed.id, _run(db, project, claimed, worker, should_stop, drain)
+        except Regroup as broken:
+            assert drain is not None
+            drain.break_group(broken.job_id)

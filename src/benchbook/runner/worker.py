@@ -39,6 +39,7 @@ from benchbook.domain import plugins as registry
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Job
 from benchbook.runner import engine, queue, triggers
+from benchbook.runner.drain import GROUP_SECONDS, RUN_WAIT, Drain
 
 log = logging.getLogger("benchbook.runs")
 
@@ -59,16 +60,23 @@ class Tally:
     completed: int = 0
     failed: int = 0
     cancelled: int = 0
-    ids: set[str] = field(default_factory=set)
+    ids: dict[str, str] = field(default_factory=dict)  # run id → the status it is counted under
 
     def add(self, job_id: str, status: str | None) -> None:
         """Count run ``job_id`` that ended ``status`` (None: it did not run; ``deleted``: it was
-        deleted while it ran)."""
-        if status in ("completed", "failed", "cancelled", "deleted"):
-            self.ids.add(job_id)
-            self.ran += 1
-            if status != "deleted":
-                setattr(self, status, getattr(self, status) + 1)
+        deleted while it ran). A run counted before (its group was rolled back and it ran
+        again: ``drain.py``) is counted once, under its last status."""
+        if status not in ("completed", "failed", "cancelled", "deleted"):
+            return
+        before = self.ids.pop(job_id, None)
+        if before is not None:
+            self.ran -= 1
+            if before != "deleted":
+                setattr(self, before, getattr(self, before) - 1)
+        self.ids[job_id] = status
+        self.ran += 1
+        if status != "deleted":
+            setattr(self, status, getattr(self, status) + 1)
 
     def response(self) -> dict[str, int]:
         return {"ran": self.ran, "completed": self.completed, "failed": self.failed, "cancelled": self.cancelled}
@@ -191,7 +199,7 @@ class Worker:
         held, fresh = queue.acquire(self.db.engine, self.holder, LEASE_TTL)
         if held and fresh:
             with self.db.session() as s, s.begin():
-                self.db.write_lock(s, engine.RUN_WAIT)  # reads, then writes: one writer (#13)
+                self.db.write_lock(s, RUN_WAIT)  # reads, then writes: one writer (#13)
                 ids = queue.recover(s)
             if ids:
                 log.warning("marked %d run(s) left running as interrupted: %s", len(ids), ", ".join(ids))
@@ -205,7 +213,7 @@ class Worker:
         if empty:
             found = discovery.discover(self.project.root / "plugins")
             with self.db.session() as s, s.begin():
-                self.db.write_lock(s, engine.RUN_WAIT)
+                self.db.write_lock(s, RUN_WAIT)
                 registry.replace_all(s, found)
 
     def drain(self, *, wait: bool = True) -> Tally:
@@ -238,7 +246,7 @@ class Worker:
     def _run_all(self, tally: Tally) -> None:
         try:
             # what the runs of this drain share; each run's end claims the next
-            with _Heartbeat(self), engine.Drain(chain=self.db) as kept:
+            with _Heartbeat(self), Drain(chain=self.db, group_seconds=GROUP_SECONDS) as kept:
                 while not self._stopping.is_set() and not triggers.paused(self.project.root):
                     ran = engine.execute_next(self.db, self.project, worker=self.holder,
                                               should_stop=self._stopping.is_set, drain=kept)

@@ -33,10 +33,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table, event, func, select
+from sqlalchemy import Table, bindparam, event, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session, SessionTransaction
+from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.util import identity_key
 
 from benchbook.persistence.tables import AuditBatch, AuditEntry, AuditEventCount
 
@@ -44,6 +46,7 @@ NOTES = "benchbook.batch_figures"
 CHUNK = 500
 SLOTS = 16
 _COUNTS: Table = AuditEventCount.__table__  # type: ignore[assignment]
+_BATCHES: Table = AuditBatch.__table__  # type: ignore[assignment]
 
 
 @dataclass
@@ -152,24 +155,42 @@ def _apply(session: Session) -> None:
     lone = notes.pop(None, None)
     if lone is not None:
         events += sum(_surviving(session, lone)[0].values())
-    for batch_id in sorted(k for k in notes if k is not None):
-        counts, last = _surviving(session, notes[batch_id])
-        if not counts:
-            continue
-        batch = session.get(AuditBatch, batch_id, with_for_update={"key_share": True}, populate_existing=True)
-        if batch is None:
-            continue
-        if not batch.entry_count:
+    adding = {batch_id: found for batch_id in sorted(k for k in notes if k is not None)
+              if (found := _surviving(session, notes[batch_id]))[0]}
+    for start in range(0, len(adding), CHUNK):
+        events += _add_to_batches(session, dict(list(adding.items())[start:start + CHUNK]))
+    if events:
+        add_events(session, events)
+
+
+def _add_to_batches(session: Session, adding: dict[str, tuple[Counter[tuple[str, str]], datetime | None]]) -> int:
+    """Add to each batch's figures what ``adding`` holds for it (its rows locked and read in one
+    statement, written in one executemany; a batch object the session holds is told the new
+    figures); returns how many of them became events (their first entries)."""
+    rows = session.execute(select(_BATCHES.c.id, _BATCHES.c.entry_count, _BATCHES.c.last_at, _BATCHES.c.parts)
+                           .where(_BATCHES.c.id.in_(list(adding))).order_by(_BATCHES.c.id)
+                           .with_for_update(key_share=True)).all()
+    events, params = 0, []
+    for batch_id, entry_count, last_at, parts in rows:
+        counts, last = adding[batch_id]
+        if not entry_count:
             events += 1  # the batch becomes an event with its first entries
-        parts = dict(batch.parts or {})
+        parts = dict(parts or {})
         for (action, entity_type), n in counts.items():
             key = f"{action} {entity_type}"
             parts[key] = int(parts.get(key, 0)) + n
-        batch.entry_count = (batch.entry_count or 0) + sum(counts.values())
-        batch.last_at = last if batch.last_at is None or (last is not None and last > batch.last_at) else batch.last_at
-        batch.parts = parts
-    if events:
-        add_events(session, events)
+        figures = {"entry_count": (entry_count or 0) + sum(counts.values()), "parts": parts,
+                   "last_at": last if last_at is None or (last is not None and last > last_at) else last_at}
+        params.append({"b_id": batch_id, **{f"b_{k}": v for k, v in figures.items()}})
+        held = session.identity_map.get(identity_key(AuditBatch, batch_id))
+        if held is not None:
+            for key, value in figures.items():
+                set_committed_value(held, key, value)
+    if params:
+        session.execute(update(_BATCHES).where(_BATCHES.c.id == bindparam("b_id")).values(
+            entry_count=bindparam("b_entry_count"), last_at=bindparam("b_last_at"), parts=bindparam("b_parts")),
+            params)
+    return events
 
 
 @event.listens_for(Session, "after_transaction_end")

@@ -1,0 +1,248 @@
+"""What one drain of the run queue keeps from one run to the next (:class:`Drain`), claiming a
+waiting run (:func:`claim`), and the group commit of quick runs.
+
+**Group commit** (issue #11: runs/s; ``docs/decisions.md`` *Workflows*). A worker's drain
+(``group_seconds`` > 0) may run the next waiting run in the transaction of the run before it
+instead of committing between them, while (all of these):
+
+- the next run's workflow has only built-in steps (run in process: nothing outside the
+  database happens, and no plugin process runs while the write lock is held);
+- the group is younger than ``group_seconds`` (:data:`GROUP_SECONDS`, 50 ms: how long other
+  writers may wait for the lock on top of a run) and has fewer than :data:`GROUP_RUNS` runs;
+- the run before it was not one that had to run alone (below).
+
+One commit then ends the whole group: the runs' writes, their history batches and figures, the
+runs they trigger and their final states, all or nothing. Each run stays its own history batch
+and its own state; a crash loses the group's uncommitted runs, which are then still
+``pending`` (their claim was in the group's transaction), except the group's first run,
+claimed by the commit before, which the next worker marks interrupted as any run left
+``running``. A run of a group that fails (a step fails, or anything unexpected) rolls the whole
+group back (:class:`Regroup`): the group's first run is handed back to ``pending``, the failed
+run is remembered as one that runs alone, and the drain goes on from the oldest waiting run, so
+every run ends exactly as if it had run on its own. A drain stopping with a group open commits
+it first.
+"""
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+from sqlalchemy import Table, delete, exists, insert, select, update
+from sqlalchemy.orm import Session
+
+from benchbook.config import Project
+from benchbook.domain.ids import new_id
+from benchbook.persistence.db import Database, write_lock
+from benchbook.persistence.tables import AuditBatch, AuditEntry, Job, utcnow
+from benchbook.runner import workflows
+
+log = logging.getLogger("benchbook.runs")
+
+RUN_WAIT = 300.0
+"""Seconds a run's write waits for the database (an import in another process may hold it for
+a minute): a run should not fail because someone else is writing; requests wait less."""
+GROUP_SECONDS = 0.05
+"""How long a worker's group of runs may hold one transaction (see the module docstring)."""
+GROUP_RUNS = 100
+"""At most this many runs in one group."""
+_JOBS: Table = Job.__table__  # type: ignore[assignment]
+_BATCHES: Table = AuditBatch.__table__  # type: ignore[assignment]
+
+
+class Regroup(Exception):
+    """A run of an open group failed: the group is rolled back and that run runs alone."""
+
+    def __init__(self, job_id: str) -> None:
+        super().__init__(job_id)
+        self.job_id = job_id
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A run just moved from ``pending`` to ``running``, with its history batch opened."""
+
+    id: str
+    workflow_name: str
+    record_id: str
+    depth: int
+    trigger: str
+    batch_id: str
+
+
+@dataclass
+class _Group:
+    """An open group: its session (holding the write lock), its first run (claimed by the
+    commit before the group), when it started and how many runs it holds."""
+
+    session: Session
+    first: str
+    first_batch: str
+    started: float
+    runs: int = 1
+
+
+def claim(db: Database, project: Project, job_id: str | None) -> Claimed | None:
+    """Move run ``job_id`` (None: the oldest waiting run) from ``pending`` to ``running`` and
+    open its history batch, in one commit: one UPDATE … RETURNING, so taking the next run costs
+    no separate look at the queue. None when it (or any run) was not waiting."""
+    with db.session() as s, s.begin():
+        write_lock(s, RUN_WAIT)
+        return claim_in(s, project, job_id)
+
+
+def claim_in(s: Session, project: Project, job_id: str | None) -> Claimed | None:
+    """:func:`claim` in ``s``'s transaction, which holds the write lock (committed by the caller)."""
+    picked: Any = job_id if job_id is not None else (
+        select(_JOBS.c.id).where(_JOBS.c.status == "pending").order_by(_JOBS.c.created_at, _JOBS.c.id)
+        .limit(1).scalar_subquery())
+    row = s.execute(update(_JOBS).where(_JOBS.c.id == picked, _JOBS.c.status == "pending")
+                    .values(status="running", started_at=utcnow())
+                    .returning(_JOBS.c.id, _JOBS.c.workflow_name, _JOBS.c.record_id, _JOBS.c.depth,
+                               _JOBS.c.trigger)).first()
+    if row is None:
+        return None
+    batch_id = new_id()  # entries.open_batch's row, written without the ORM (a run's claim is per run)
+    s.execute(insert(_BATCHES).values(id=batch_id, kind="workflow", label=row.workflow_name, ref=row.id,
+                                      actor=project.actor, created_at=utcnow()))
+    return Claimed(row.id, row.workflow_name, row.record_id, row.depth, row.trigger, batch_id)
+
+
+class Drain:
+    """What one drain of the run queue keeps from one run to the next, so that a run costs
+    little more than the record writes it makes (issue #11: ``bench/automation.py``,
+    ``docs/performance.md``): the workflows read and checked (:class:`~.workflows.Loaded`),
+    and for at most ``recheck`` seconds each the plugins as registered, where a
+    ``record.<field>`` input lives and collection time zones (a change to them reaches the
+    drain within that time), plus one scratch folder the in-process steps reuse (removed with
+    the drain). Use ``with Drain() as drain:``; not shared between threads.
+
+    ``chain`` (the worker's drains): a run's final commit also claims the next waiting run
+    (:attr:`next`), unless the worker is stopping or automation is paused, which saves the
+    claim its own commit; a run claimed so that the drain does not run (it stopped or paused
+    in between) is handed back to ``pending`` when the drain closes (``cancelled`` when it was
+    asked to stop meanwhile, as a waiting run is). ``group_seconds`` > 0 (with ``chain``):
+    quick runs share commits (the module docstring)."""
+
+    def __init__(self, recheck: float = workflows.RECHECK, *, chain: Database | None = None,
+                 group_seconds: float = 0.0) -> None:
+        self.recheck = recheck
+        self.workflows = workflows.Loaded(recheck)
+        self.chain = chain
+        self.group_seconds = group_seconds if chain is not None else 0.0
+        self.next: Claimed | None = None
+        self.group: _Group | None = None
+        self.solo: set[str] = set()  # runs that failed in a group: they run alone
+        self.groups = 0  # groups rolled back (tests, benchmarks)
+        self._kept: dict[tuple[str, ...], tuple[float, Any]] = {}
+        self._scratch: Path | None = None
+
+    def kept(self, key: tuple[str, ...], compute: Callable[[], Any]) -> Any:
+        """``compute()``, or what it returned for ``key`` less than ``recheck`` seconds ago (an
+        exception it raises is not kept)."""
+        now = time.monotonic()
+        found = self._kept.get(key)
+        if found is not None and now - found[0] < self.recheck:
+            return found[1]
+        value = compute()
+        self._kept[key] = (now, value)
+        return value
+
+    @property
+    def scratch(self) -> Path:
+        """The drain's scratch folder (made on first use)."""
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="benchbook-drain-"))
+        return self._scratch
+
+    # ------------------------------------------------------------------ group commit
+    def keeps_open(self, s: Session, run: Claimed, claimed: Claimed | None, groupable: Callable[[str], bool]) -> bool:
+        """Whether the final commit of ``run`` (in ``s``, having just claimed ``claimed``) is
+        left open so that ``claimed`` runs in the same transaction; records the open group when
+        it is. ``groupable(workflow_name)``: only built-in steps (both runs must be: the first
+        run of a group rolled back runs again, so it may not have done anything outside the
+        database)."""
+        group = self.group
+        if (not self.group_seconds or claimed is None or run.id in self.solo or claimed.id in self.solo
+                or (group is not None and (group.runs >= GROUP_RUNS
+                                           or time.monotonic() - group.started >= self.group_seconds))
+                or not groupable(claimed.workflow_name) or (group is None and not groupable(run.workflow_name))):
+            return False
+        if group is None:
+            self.group = _Group(session=s, first=run.id, first_batch=run.batch_id, started=time.monotonic())
+        else:
+            group.runs += 1
+        return True
+
+    def committed(self) -> None:
+        """The open group (if any) was committed: the next run starts afresh."""
+        self.group = None
+
+    def break_group(self, failed: str) -> None:
+        """Roll the open group back after its run ``failed`` failed (:class:`Regroup`): hand
+        its first run back to ``pending`` and have ``failed`` run alone from now on."""
+        group, self.group, self.next = self.group, None, None
+        self.solo.add(failed)
+        self.groups += 1
+        if group is None:
+            return
+        try:
+            group.session.rollback()
+        finally:
+            group.session.close()
+        if self.chain is not None:
+            with self.chain.session() as s, s.begin():
+                write_lock(s, RUN_WAIT)
+                s.execute(update(Job).where(Job.id == group.first, Job.status == "running")
+                          .values(status="pending", started_at=None))
+                s.execute(delete(AuditBatch).where(AuditBatch.id == group.first_batch, ~exists().where(
+                    AuditEntry.batch_id == group.first_batch)))  # its claim opens a new one
+
+    # ------------------------------------------------------------------ the end
+    def close(self) -> None:
+        """Commit a group left open, hand a run claimed and not run back (``pending``) and
+        remove the scratch folder."""
+        group, self.group = self.group, None
+        try:
+            if group is not None:
+                try:
+                    group.session.commit()
+                finally:
+                    group.session.close()
+            claimed, self.next = self.next, None
+            if claimed is not None:
+                self._hand_back(claimed)
+        except Exception:  # what stays running is marked interrupted by the next worker to take the lease
+            log.exception("could not end the drain's last runs cleanly")
+        finally:
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+                self._scratch = None
+
+    def _hand_back(self, claimed: Claimed) -> None:
+        if self.chain is None:
+            return
+        with self.chain.session() as s, s.begin():
+            write_lock(s, RUN_WAIT)
+            # asked to stop meanwhile (POST /automation/stop, a cancel): it was waiting, so cancelled
+            s.execute(update(Job).where(Job.id == claimed.id, Job.status == "running", Job.cancel_requested)
+                      .values(status="cancelled", finished_at=utcnow(), log="cancelled before it started"))
+            s.execute(update(Job).where(Job.id == claimed.id, Job.status == "running")
+                      .values(status="pending", started_at=None))
+            s.execute(delete(AuditBatch).where(AuditBatch.id == claimed.batch_id, ~exists().where(
+                AuditEntry.batch_id == claimed.batch_id)))
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is not None and self.group is not None:  # an error ends the drain: nothing half-done is kept
+            failed = self.group.first
+            self.break_group(failed)
+            self.solo.discard(failed)
+        self.close()
