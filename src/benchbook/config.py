@@ -14,6 +14,7 @@ user data directory (created on first use).
 """
 from __future__ import annotations
 
+import functools
 import getpass
 import os
 import tomllib
@@ -64,12 +65,7 @@ class Project:
     def actor(self) -> str:
         """Who changes are attributed to: ``[user] name`` or the OS user (unverified)."""
         name = self.settings.get("user", {}).get("name")
-        if name:
-            return str(name)
-        try:
-            return getpass.getuser()
-        except (KeyError, OSError):  # no user database entry (containers)
-            return os.environ.get("USER", "unknown")
+        return str(name) if name else os_user()
 
     @property
     def limits(self) -> Limits:
@@ -119,6 +115,16 @@ class Project:
             if (folder / CONFIG_NAME).exists():
                 return cls.open(folder)
         return cls.init(default_project_root())
+
+
+@functools.cache
+def os_user() -> str:
+    """The OS user's name (read once: every change asks, and the user database lookup behind
+    ``getpass.getuser`` costs about 25 µs)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no user database entry (containers)
+        return os.environ.get("USER", "unknown")
 
 
 def default_project_root() -> Path:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from sqlalchemy import Table, delete, exists, insert, select, update
+from sqlalchemy import Table, bindparam, delete, exists, insert, select, update
 from sqlalchemy.orm import Session
 
 from benchbook.config import Project
@@ -53,6 +53,19 @@ GROUP_RUNS = 100
 """At most this many runs in one group."""
 _JOBS: Table = Job.__table__  # type: ignore[assignment]
 _BATCHES: Table = AuditBatch.__table__  # type: ignore[assignment]
+_OLDEST = (select(_JOBS.c.id).where(_JOBS.c.status == "pending").order_by(_JOBS.c.created_at, _JOBS.c.id)
+           .limit(1).scalar_subquery())
+
+
+def _claiming(picked: Any) -> Any:
+    return (update(_JOBS).where(_JOBS.c.id == picked, _JOBS.c.status == "pending")
+            .values(status="running", started_at=bindparam("started"))
+            .returning(_JOBS.c.id, _JOBS.c.workflow_name, _JOBS.c.record_id, _JOBS.c.depth, _JOBS.c.trigger))
+
+
+_CLAIM_NEXT = _claiming(_OLDEST)
+_CLAIM_ONE = _claiming(bindparam("job_id"))
+_OPEN_BATCH = insert(_BATCHES).values(kind="workflow")  # id, label, ref, actor, created_at given
 
 
 class Regroup(Exception):
@@ -98,18 +111,13 @@ def claim(db: Database, project: Project, job_id: str | None) -> Claimed | None:
 
 def claim_in(s: Session, project: Project, job_id: str | None) -> Claimed | None:
     """:func:`claim` in ``s``'s transaction, which holds the write lock (committed by the caller)."""
-    picked: Any = job_id if job_id is not None else (
-        select(_JOBS.c.id).where(_JOBS.c.status == "pending").order_by(_JOBS.c.created_at, _JOBS.c.id)
-        .limit(1).scalar_subquery())
-    row = s.execute(update(_JOBS).where(_JOBS.c.id == picked, _JOBS.c.status == "pending")
-                    .values(status="running", started_at=utcnow())
-                    .returning(_JOBS.c.id, _JOBS.c.workflow_name, _JOBS.c.record_id, _JOBS.c.depth,
-                               _JOBS.c.trigger)).first()
+    row = s.execute(_CLAIM_NEXT if job_id is None else _CLAIM_ONE,
+                    {"job_id": job_id, "started": utcnow()}).first()
     if row is None:
         return None
     batch_id = new_id()  # entries.open_batch's row, written without the ORM (a run's claim is per run)
-    s.execute(insert(_BATCHES).values(id=batch_id, kind="workflow", label=row.workflow_name, ref=row.id,
-                                      actor=project.actor, created_at=utcnow()))
+    s.execute(_OPEN_BATCH, {"id": batch_id, "label": row.workflow_name, "ref": row.id, "actor": project.actor,
+                            "created_at": utcnow()})
     return Claimed(row.id, row.workflow_name, row.record_id, row.depth, row.trigger, batch_id)
 
 

@@ -46,7 +46,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import delete, exists, select, update
+from sqlalchemy import Table, delete, exists, select, update
 from sqlalchemy.orm import Session
 
 from benchbook.config import Project
@@ -68,6 +68,7 @@ from benchbook.runner.plugins.steps import StepRunner
 from benchbook.runner.workflows import Step, Workflow
 
 log = logging.getLogger("benchbook.runs")
+_JOBS: Table = Job.__table__  # type: ignore[assignment]
 
 LOG_LIMIT = 256 * 1024
 """Characters of a run's ``log`` kept; later lines are counted, not kept."""
@@ -162,8 +163,8 @@ class _Run:
         s.flush()
         values = {"step_executions": list(self.executions), "affected_records": list(self.affected.values()),
                   "log": self.log.text(), "problems": self.problems, **job_values}
-        if not self.deleted:
-            done = s.execute(update(Job).where(Job.id == self.job_id).values(**values))
+        if not self.deleted:  # Core, not the ORM's bulk update: no session objects to bring up to date
+            done = s.execute(update(_JOBS).where(_JOBS.c.id == self.job_id).values(**values))
             self.deleted = not done.rowcount  # type: ignore[attr-defined]
         if final and not self.affected:  # a record written leaves an entry in the batch
             self._delete_empty_batch(s)

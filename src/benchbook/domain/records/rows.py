@@ -32,9 +32,9 @@ def find_record(session: Session, record_id: str, *, live: bool | None = True) -
     Raises ``NotFound`` or ``Invalid`` (ambiguous prefix)."""
     conds: list[ColumnElement[bool]] = [Record.deleted_at.is_(None)] if live else []
     whole = record_id.strip().upper()
-    if len(whole) == ID_LENGTH:  # a whole id: the record in one statement (the database says if it is live)
-        found = session.scalars(select(Record).where(Record.id == whole, *conds)).first()
-        if found is None:
+    if len(whole) == ID_LENGTH:  # a whole id: one statement, none when this session holds it already
+        found = session.get(Record, whole)
+        if found is None or (live and found.deleted_at is not None):
             raise NotFound(f"record {whole} not found")
         return found
     rid = resolve_prefix(session, Record, record_id, what="record", where=conds)
@@ -206,7 +206,7 @@ def chunks(items: list[Any], size: int = 500) -> Iterable[list[Any]]:
         yield items[start:start + size]
 
 
-def _entry(ctx: Ctx, action: str, rec: Record | Row[Any], *, changes: list[dict[str, Any]], old: dict[str, Any] | None,
+def entry_row(ctx: Ctx, action: str, rec: Record | Row[Any], *, changes: list[dict[str, Any]], old: dict[str, Any] | None,
            new: dict[str, Any] | None) -> dict[str, Any]:
     """The row :func:`audit.write` adds for ``action`` on record ``rec``."""
     return {"id": new_id(), "action": action, "entity_type": "record", "entity_id": rec.id, "timestamp": utcnow(),
@@ -233,7 +233,7 @@ def soft_delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: s
     now = utcnow()
     s.flush()
     # changes not stored: read back from old_data (history.entries.record_changes), values stored once
-    entries = [_entry(ctx, "delete", rec, changes=[], old=snapshot(rec, meta(rec.schema_id)), new=None)
+    entries = [entry_row(ctx, "delete", rec, changes=[], old=snapshot(rec, meta(rec.schema_id)), new=None)
                for rec in records]
     insert_entries(s, entries)
     conn = s.connection()
@@ -260,7 +260,7 @@ def restore_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, cache: Sc
     entries = []
     for rec in records:
         ident = identity(rec, meta(rec.schema_id))
-        entries.append(_entry(ctx, "restore", rec, changes=[], old=ident, new=ident))
+        entries.append(entry_row(ctx, "restore", rec, changes=[], old=ident, new=ident))
     insert_entries(s, entries)
 
 
@@ -272,7 +272,7 @@ def purge_records(ctx: Ctx, records: list[Record]) -> None:
     s = ctx.session
     meta = SchemaCache(s).meta
     s.flush()
-    insert_entries(s, [_entry(ctx, "purge", rec, changes=[], old=snapshot(rec, meta(rec.schema_id)), new=None)
+    insert_entries(s, [entry_row(ctx, "purge", rec, changes=[], old=snapshot(rec, meta(rec.schema_id)), new=None)
                        for rec in records])  # changes read back from old_data, as for a delete
     conn = s.connection()
     for part in chunks([r.id for r in records]):

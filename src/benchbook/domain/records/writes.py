@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, delete, func, select
+from sqlalchemy import Row, Table, delete, func, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from benchbook.domain.catalog.lookup import (
     SchemaCache,
@@ -26,8 +27,10 @@ from benchbook.domain.ids import new_id
 from benchbook.domain.records.derived import follow_names, inherited_name_values
 from benchbook.domain.records.rows import (
     check_parent,
+    entry_row,
     find_record,
     identity,
+    insert_entries,
     live_descendants,
     lock_collection,
     lock_live,
@@ -39,6 +42,8 @@ from benchbook.domain.records.rows import (
 from benchbook.domain.records.uniqueness import check_unique
 from benchbook.domain.records.values import FILE_TYPES, REFERENCE_TYPES, as_list, coerce_data
 from benchbook.persistence.tables import Record, RecordLink, utcnow
+
+_RECORDS: Table = Record.__table__  # type: ignore[assignment]
 
 
 def _sync_links(session: Session, rec: Record, meta: SchemaMeta, *, new: bool = False) -> None:
@@ -113,11 +118,15 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
                            "before": old_parent, "after": rec.parent_id, "deleted": None})
     if not changes:
         return rec
-    rec.data = data
     inherited = inherited_name_values(s, cache, [rec], {collection.id: collection.timezone})
-    rec.natural_name = record_name(meta, data, collection.timezone, inherited.get(rec.id))
-    rec.updated_at = utcnow()
-    s.flush()
+    values = {"data": data, "natural_name": record_name(meta, data, collection.timezone, inherited.get(rec.id)),
+              "updated_at": utcnow()}
+    s.flush()  # a move (parent_record_id) set above
+    # one UPDATE without the ORM's unit of work (a quarter of a bare update's time); the record
+    # object is told its new values, and check_unique and follow_names read them back
+    s.execute(update(_RECORDS).where(_RECORDS.c.id == rec.id).values(**values))
+    for key, value in values.items():
+        set_committed_value(rec, key, value)
     check_unique(s, rec, meta.schema, meta.fields)
     _sync_links(s, rec, meta)
     follow_names(s, cache, [rec.id])  # descendants whose names use its fields (same transaction)
@@ -127,8 +136,7 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
     old = {**ident, "parent_record_id": old_parent, "data": {k: before.get(k) for k in changed_ids}}
     new = {**ident, "data": {k: data.get(k) for k in changed_ids}}
     ctx.changes.append(RecordChange("updated", rec.id, rec.schema_id, rec.dataset_id, before, dict(data)))
-    audit.write(ctx, "update", "record", rec.id, old=old, new=new, dataset_id=rec.dataset_id,  # changes: derived
-                schema_id=rec.schema_id)
+    insert_entries(s, [entry_row(ctx, "update", rec, changes=[], old=old, new=new)])  # changes: derived on read
     return rec
 
 
