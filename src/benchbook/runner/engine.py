@@ -46,7 +46,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Table, delete, exists, select, update
+from sqlalchemy import Table, bindparam, delete, exists, select, update
 from sqlalchemy.orm import Session
 
 from benchbook.config import Project
@@ -69,6 +69,7 @@ from benchbook.runner.workflows import Step, Workflow
 
 log = logging.getLogger("benchbook.runs")
 _JOBS: Table = Job.__table__  # type: ignore[assignment]
+_UPDATE_JOB = update(_JOBS).where(_JOBS.c.id == bindparam("job_id"))  # SET: the columns given
 
 LOG_LIMIT = 256 * 1024
 """Characters of a run's ``log`` kept; later lines are counted, not kept."""
@@ -164,7 +165,7 @@ class _Run:
         values = {"step_executions": list(self.executions), "affected_records": list(self.affected.values()),
                   "log": self.log.text(), "problems": self.problems, **job_values}
         if not self.deleted:  # Core, not the ORM's bulk update: no session objects to bring up to date
-            done = s.execute(update(_JOBS).where(_JOBS.c.id == self.job_id).values(**values))
+            done = s.execute(_UPDATE_JOB, {"job_id": self.job_id, **values})
             self.deleted = not done.rowcount  # type: ignore[attr-defined]
         if final and not self.affected:  # a record written leaves an entry in the batch
             self._delete_empty_batch(s)

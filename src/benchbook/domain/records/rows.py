@@ -191,12 +191,13 @@ _LINKS = cast(Table, RecordLink.__table__)
 
 
 _ENTRIES = cast(Table, AuditEntry.__table__)
+_INSERT_ENTRIES = insert(_ENTRIES)
 
 
 def insert_entries(session: Session, entries: list[dict[str, Any]]) -> None:
     """Insert audit entries (column dicts) with one executemany (benchmarks switch it off)."""
     if entries:
-        session.connection().execute(insert(_ENTRIES), entries)
+        session.connection().execute(_INSERT_ENTRIES, entries)
         batch_figures.note_rows(session, entries)
 
 

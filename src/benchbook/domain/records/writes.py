@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, Table, delete, func, select, update
+from sqlalchemy import Row, Table, bindparam, delete, func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -44,6 +44,7 @@ from benchbook.domain.records.values import FILE_TYPES, REFERENCE_TYPES, as_list
 from benchbook.persistence.tables import Record, RecordLink, utcnow
 
 _RECORDS: Table = Record.__table__  # type: ignore[assignment]
+_UPDATE_RECORD = update(_RECORDS).where(_RECORDS.c.id == bindparam("record_id"))  # SET: the columns given
 
 
 def _sync_links(session: Session, rec: Record, meta: SchemaMeta, *, new: bool = False) -> None:
@@ -124,7 +125,7 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
     s.flush()  # a move (parent_record_id) set above
     # one UPDATE without the ORM's unit of work (a quarter of a bare update's time); the record
     # object is told its new values, and check_unique and follow_names read them back
-    s.execute(update(_RECORDS).where(_RECORDS.c.id == rec.id).values(**values))
+    s.execute(_UPDATE_RECORD, {"record_id": rec.id, **values})
     for key, value in values.items():
         set_committed_value(rec, key, value)
     check_unique(s, rec, meta.schema, meta.fields)
