@@ -291,6 +291,8 @@ class _Run:
                 self._step_done(ctx, last)
                 return None
             plugin = self._plugin(s, step.plugin)
+            if self.grouped and plugin["tier"] != "builtin":  # changed since the group took it: run alone
+                raise Regroup(self.job_id)
             inputs = self._inputs(s, rec, wf, step, plugin, outputs)
             self._end_read(s)  # no transaction stays open while the plugin runs
             self.log.add(f"[{step.id}] running {step.plugin}")
