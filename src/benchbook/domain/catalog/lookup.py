@@ -62,12 +62,6 @@ def ancestors(session: Session, schema: Schema) -> list[Schema]:
     return chain
 
 
-def children(session: Session, schema: Schema) -> list[Schema]:
-    """Live schemas whose parent is ``schema``."""
-    return list(session.scalars(select(Schema).where(Schema.parent_id == schema.id,
-                                                     Schema.deleted_at.is_(None)).order_by(Schema.name)))
-
-
 class SchemaMeta:
     """A schema with its fields, loaded once: ``fields`` (live, ordered), ``deleted_fields``,
     ``by_name`` and ``by_id`` (live and deleted), ``parent`` (schema or None)."""

@@ -207,9 +207,10 @@ def chunks(items: list[Any], size: int = 500) -> Iterable[list[Any]]:
         yield items[start:start + size]
 
 
-def entry_row(ctx: Ctx, action: str, rec: Record | Row[Any], *, changes: list[dict[str, Any]], old: dict[str, Any] | None,
-           new: dict[str, Any] | None) -> dict[str, Any]:
-    """The row :func:`audit.write` adds for ``action`` on record ``rec``."""
+def entry_row(ctx: Ctx, action: str, rec: Record | Row[Any], *, changes: list[dict[str, Any]],
+              old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``audit_entries`` row (column dict) of ``action`` on record ``rec``, for
+    :func:`insert_entries`: what :func:`audit.write` adds through the ORM, without it."""
     return {"id": new_id(), "action": action, "entity_type": "record", "entity_id": rec.id, "timestamp": utcnow(),
             "actor": ctx.actor, "changes": changes, "old_data": old, "new_data": new, "batch_id": ctx.batch_id,
             "request_id": ctx.request_id, "dataset_id": rec.dataset_id, "schema_id": rec.schema_id}
