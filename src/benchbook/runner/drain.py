@@ -94,8 +94,7 @@ class _Group:
     commit before the group), when it started and how many runs it holds."""
 
     session: Session
-    first: str
-    first_batch: str
+    first: Claimed
     started: float
     runs: int = 1
 
@@ -119,6 +118,12 @@ def claim_in(s: Session, project: Project, job_id: str | None) -> Claimed | None
     s.execute(_OPEN_BATCH, {"id": batch_id, "label": row.workflow_name, "ref": row.id, "actor": project.actor,
                             "created_at": utcnow()})
     return Claimed(row.id, row.workflow_name, row.record_id, row.depth, row.trigger, batch_id)
+
+
+def drop_empty_batch(s: Session, batch_id: str) -> None:
+    """Delete the run's history batch ``batch_id`` if it holds no entry (a run that wrote nothing
+    leaves no batch), in ``s``'s transaction."""
+    s.execute(delete(AuditBatch).where(AuditBatch.id == batch_id, ~exists().where(AuditEntry.batch_id == batch_id)))
 
 
 class Drain:
@@ -182,7 +187,7 @@ class Drain:
                 or not groupable(claimed.workflow_name) or (group is None and not groupable(run.workflow_name))):
             return False
         if group is None:
-            self.group = _Group(session=s, first=run.id, first_batch=run.batch_id, started=time.monotonic())
+            self.group = _Group(session=s, first=run, started=time.monotonic())
         else:
             group.runs += 1
         return True
@@ -203,13 +208,7 @@ class Drain:
             group.session.rollback()
         finally:
             group.session.close()
-        if self.chain is not None:
-            with self.chain.session() as s, s.begin():
-                write_lock(s, RUN_WAIT)
-                s.execute(update(Job).where(Job.id == group.first, Job.status == "running")
-                          .values(status="pending", started_at=None))
-                s.execute(delete(AuditBatch).where(AuditBatch.id == group.first_batch, ~exists().where(
-                    AuditEntry.batch_id == group.first_batch)))  # its claim opens a new one
+        self._hand_back(group.first)  # as a run claimed and not run: its next claim opens a new batch
 
     # ------------------------------------------------------------------ the end
     def close(self) -> None:
@@ -242,15 +241,14 @@ class Drain:
                       .values(status="cancelled", finished_at=utcnow(), log="cancelled before it started"))
             s.execute(update(Job).where(Job.id == claimed.id, Job.status == "running")
                       .values(status="pending", started_at=None))
-            s.execute(delete(AuditBatch).where(AuditBatch.id == claimed.batch_id, ~exists().where(
-                AuditEntry.batch_id == claimed.batch_id)))
+            drop_empty_batch(s, claimed.batch_id)
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         if exc[0] is not None and self.group is not None:  # an error ends the drain: nothing half-done is kept
-            failed = self.group.first
+            failed = self.group.first.id
             self.break_group(failed)
             self.solo.discard(failed)
         self.close()

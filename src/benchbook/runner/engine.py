@@ -46,7 +46,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Table, bindparam, delete, exists, select, update
+from sqlalchemy import Table, bindparam, exists, select, update
 from sqlalchemy.orm import Session
 
 from benchbook.config import Project
@@ -58,10 +58,10 @@ from benchbook.domain.errors import BenchbookError, NotFound
 from benchbook.domain.records import writes
 from benchbook.domain.records.filters import compile_filter, resolve_field
 from benchbook.persistence.db import Database, write_lock
-from benchbook.persistence.tables import AuditBatch, AuditEntry, Collection, Job, Record, Schema, utcnow
+from benchbook.persistence.tables import Collection, Job, Record, Schema, utcnow
 from benchbook.plugin import values as sdk_values
 from benchbook.runner import triggers, workflows
-from benchbook.runner.drain import RUN_WAIT, Claimed, Drain, Regroup, claim, claim_in
+from benchbook.runner.drain import RUN_WAIT, Claimed, Drain, Regroup, claim, claim_in, drop_empty_batch
 from benchbook.runner.plugins.frames import StepFailed
 from benchbook.runner.plugins.rpc import HostOperations
 from benchbook.runner.plugins.steps import StepRunner
@@ -168,7 +168,7 @@ class _Run:
             done = s.execute(_UPDATE_JOB, {"job_id": self.job_id, **values})
             self.deleted = not done.rowcount  # type: ignore[attr-defined]
         if final and not self.affected:  # a record written leaves an entry in the batch
-            self._delete_empty_batch(s)
+            drop_empty_batch(s, self.batch_id)
         claimed = claim_in(s, self.project, None) if final and self._chains() else None
         if final and self.drain.keeps_open(s, self.claimed, claimed, lambda name: self._groupable(s, name)):
             s.flush()  # the next run goes on in this transaction (drain.py: group commit)
@@ -448,14 +448,10 @@ class _Run:
         self._commit(ctx, final=True, status=status, finished_at=utcnow(), error=error, error_details=details)
         return "deleted" if self.deleted else status
 
-    def _delete_empty_batch(self, s: Session) -> None:
-        s.execute(delete(AuditBatch).where(AuditBatch.id == self.batch_id, ~exists().where(
-            AuditEntry.batch_id == self.batch_id)))
-
     def _drop_empty_batch(self, s: Session) -> None:
         try:
             write_lock(s, RUN_WAIT)
-            self._delete_empty_batch(s)
+            drop_empty_batch(s, self.batch_id)
             s.commit()
         except Exception:
             s.rollback()

@@ -84,10 +84,7 @@ class SchemaMeta:
 
     @classmethod
     def copied(cls, meta: SchemaMeta) -> SchemaMeta:
-        """``meta`` with plain read-only copies of its schema, parent and fields (``meta``
-        itself when it already has them)."""
-        if meta.plain:
-            return meta
+        """``meta`` with plain read-only copies of its schema, parent and fields."""
         out = object.__new__(cls)
         out._fill(shared.plain(meta.schema), [shared.plain(f) for f in (*meta.fields, *meta.deleted_fields)],
                   shared.plain(meta.parent) if meta.parent is not None else None)
@@ -117,7 +114,7 @@ class SchemaCache:
         self.session = session
         self._meta: dict[str, SchemaMeta] = {}
         self._collections: dict[str, Collection] = {}
-        self._children: dict[str, list[str]] = {}
+        self._children: dict[str, tuple[str, ...]] = {}
 
     def meta(self, schema_id: str) -> SchemaMeta:
         """The :class:`SchemaMeta` of ``schema_id`` (deleted or not). Raises ``NotFound``."""
@@ -142,10 +139,10 @@ class SchemaCache:
             self._collections[collection_id] = shared.shared(self.session, ("collection", collection_id), load)
         return self._collections[collection_id]
 
-    def child_names(self, schema_id: str) -> list[str]:
-        """Names of the live schemas whose parent is ``schema_id``, by name (do not change the list)."""
+    def child_names(self, schema_id: str) -> tuple[str, ...]:
+        """Names of the live schemas whose parent is ``schema_id``, by name."""
         if schema_id not in self._children:
-            self._children[schema_id] = shared.shared(self.session, ("children", schema_id), lambda: list(
+            self._children[schema_id] = shared.shared(self.session, ("children", schema_id), lambda: tuple(
                 self.session.scalars(select(Schema.name).where(Schema.parent_id == schema_id,
                                                                Schema.deleted_at.is_(None)).order_by(Schema.name))))
         return self._children[schema_id]

@@ -191,18 +191,18 @@ def names_with_inherited(session: Session, cache: SchemaCache, records: Sequence
             for r in records if r.id in inherited}
 
 
-def _dependent_schemas(session: Session, cache: SchemaCache) -> tuple[set[str], set[str]]:
+def _dependent_schemas(session: Session, cache: SchemaCache) -> tuple[frozenset[str], frozenset[str]]:
     """``(schemas whose template uses inherited fields, those schemas and all their ancestors)``
     among live child schemas with a template (worked out once per catalog version)."""
-    found: tuple[set[str], set[str]] = shared.shared(session, ("dependent",), lambda: _find_dependent(session, cache))
+    found: tuple[frozenset[str], frozenset[str]] = shared.shared(session, ("dependent",), lambda: _find_dependent(session, cache))
     return found
 
 
-def _find_dependent(session: Session, cache: SchemaCache) -> tuple[set[str], set[str]]:
+def _find_dependent(session: Session, cache: SchemaCache) -> tuple[frozenset[str], frozenset[str]]:
     templated = session.execute(select(Schema.id, Schema.display_template).where(
         Schema.deleted_at.is_(None), Schema.display_template.is_not(None), Schema.parent_id.is_not(None))).all()
     if not templated:
-        return set(), set()
+        return frozenset(), frozenset()
     own: dict[str, set[str]] = {sid: set() for sid, _ in templated}
     for sid, name in session.execute(select(Field.schema_id, Field.name).where(
             Field.schema_id.in_(own), Field.deleted_at.is_(None))):
@@ -216,7 +216,7 @@ def _find_dependent(session: Session, cache: SchemaCache) -> tuple[set[str], set
         if inherited_placeholders(cache, meta):
             dependent.add(schema_id)
             above.update([schema_id, *(up.schema.id for up in _ancestor_metas(cache, meta))])
-    return dependent, above
+    return frozenset(dependent), frozenset(above)  # shared between requests: read-only
 
 
 def follow_names(session: Session, cache: SchemaCache, changed: Iterable[str]) -> int:

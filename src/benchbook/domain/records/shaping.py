@@ -44,7 +44,7 @@ class RecordShaper:
                                     .where(Record.id.in_(targets))).all()
         return {r[0]: (r[1], r[2]) for r in rows}
 
-    def _child_schemas(self, schema_id: str) -> list[str]:
+    def _child_schemas(self, schema_id: str) -> tuple[str, ...]:
         """Names of the live schemas whose parent is ``schema_id`` (:meth:`SchemaCache.child_names`)."""
         return self.cache.child_names(schema_id)
 

@@ -11,7 +11,8 @@ that changed the catalog and rolled back leaves a token nobody else will ever re
 
 A later migration that rebuilds one of these tables (Alembic's batch mode on SQLite copies the
 table and drops the old one, and its triggers with it) must create its trigger again;
-``tests/test_migrations.py`` checks that every one of them fires at the newest revision.
+``tests/domain/test_catalog_shared.py`` checks that every one of them fires at the newest
+revision.
 
 Revision ID: 0012_catalog_token
 Revises: 0011_event_counts
