@@ -20,12 +20,13 @@ import os
 import socket
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
-from sqlalchemy import create_engine, text
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.testclient import TestClient
@@ -175,6 +176,22 @@ def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[D
     database = open_empty_database(url)
     yield database
     database.engine.dispose()
+
+
+@contextmanager
+def statements_sent(engine: Engine) -> Iterator[list[str]]:
+    """The SQL statements ``engine`` sends to the database while the block runs, in order (the
+    list is filled as they are sent)."""
+    sent: list[str] = []
+
+    def note(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        sent.append(statement)
+
+    event.listen(engine, "before_cursor_execute", note)
+    try:
+        yield sent
+    finally:
+        event.remove(engine, "before_cursor_execute", note)
 
 
 def open_empty_database(url: str) -> Database:

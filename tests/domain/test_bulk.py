@@ -14,7 +14,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from sqlalchemy import JSON, Engine, Table, delete, event, select, text
+from sqlalchemy import JSON, Engine, Table, delete, select, text
 
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.lookup import SchemaCache
@@ -35,6 +35,7 @@ from benchbook.domain.records.rows import snapshot as record_snapshot
 from benchbook.domain.records.writes import create_record
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import AuditEntry, Record, RecordLink, Schema, StoredFile, utcnow
+from tests.conftest import statements_sent
 
 PG_URL = os.environ.get("BENCHBOOK_TEST_PG")
 SHA_PNG, SHA_CSV = "a" * 64, "b" * 64
@@ -256,18 +257,9 @@ def test_bad_rows_write_nothing_once_rolled_back(db: Database) -> None:
 def test_bulk_without_unique_keys_skips_the_sibling_queries(db: Database) -> None:
     rows = [{"schema_name": "sample", "parent_record_id": "@North", "data": {"label": "N", "count": i}}
             for i in range(10)]
-    statements: list[str] = []
     names = existing(db)
-
-    def note(*args: Any) -> None:
-        statements.append(args[2])
-
-    event.listen(db.engine, "before_cursor_execute", note)
-    try:
-        with db.session() as s, s.begin():
-            ids = bulk_create_records(Ctx(session=s, actor=None, files_dir=Path(".")), "lab", resolve(rows, names))
-    finally:
-        event.remove(db.engine, "before_cursor_execute", note)
+    with statements_sent(db.engine) as statements, db.session() as s, s.begin():
+        ids = bulk_create_records(Ctx(session=s, actor=None, files_dir=Path(".")), "lab", resolve(rows, names))
     selects = [q for q in statements if q.lstrip().upper().startswith("SELECT")]
     assert len(ids) == 10 and len(selects) < 12  # lookups per call, not per row
 

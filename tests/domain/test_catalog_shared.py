@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, event, insert, select, text, update
+from sqlalchemy import delete, insert, select, text, update
 
 from benchbook.domain.catalog import shared
 from benchbook.domain.catalog.collections import create_collection
@@ -20,6 +20,7 @@ from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import CatalogToken, Collection, CollectionSchema, Field, Schema
+from tests.conftest import statements_sent
 
 
 @pytest.fixture
@@ -93,22 +94,14 @@ def test_a_change_rolled_back_is_seen_by_its_own_session_and_by_nobody_else(db: 
 def lookups(db: Database) -> list[str]:
     """The statements of one request's catalog lookups: a schema's meta twice, its collection,
     its child schemas."""
-    statements: list[str] = []
-
-    def note(*args: Any) -> None:
-        statements.append(args[2])
-
     with db.session() as s:
         schema_id, collection_id = find_schema(s, "plot").id, find_collection(s, "lab").id
-        event.listen(db.engine, "before_cursor_execute", note)
-        try:
+        with statements_sent(db.engine) as statements:
             cache = SchemaCache(s)
             cache.meta(schema_id)
             cache.collection(collection_id)
             cache.child_names(schema_id)
             SchemaCache(s).meta(schema_id)
-        finally:
-            event.remove(db.engine, "before_cursor_execute", note)
     return statements
 
 

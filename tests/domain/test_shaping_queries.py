@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import select
 
 from benchbook.domain.catalog import shared
 from benchbook.domain.catalog.collections import create_collection
@@ -18,7 +18,7 @@ from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.shaping import RecordShaper
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Record, Schema
-from tests.conftest import open_empty_database
+from tests.conftest import open_empty_database, statements_sent
 
 
 @pytest.fixture
@@ -39,21 +39,13 @@ def db(tmp_path: Path) -> Iterator[Database]:
 
 def shaped(database: Database, schema: str, n: int, *, cold: bool = True) -> tuple[list[dict[str, Any]], list[str]]:
     """Shape ``n`` records of ``schema``; ``cold``: with nothing of the catalog kept from before."""
-    statements: list[str] = []
     if cold:
         shared.forget()
-
-    def note(*args: Any) -> None:
-        statements.append(args[2])
-
     with database.session() as s:
         schema_id = s.scalar(select(Schema.id).where(Schema.name == schema))
         records = list(s.scalars(select(Record).where(Record.schema_id == schema_id).order_by(Record.id).limit(n)))
-        event.listen(database.engine, "before_cursor_execute", note)
-        try:
+        with statements_sent(database.engine) as statements:
             out = RecordShaper(s).shape(records, child_counts=True)
-        finally:
-            event.remove(database.engine, "before_cursor_execute", note)
     return out, statements
 
 
@@ -84,20 +76,12 @@ def test_a_record_found_by_its_whole_id_costs_one_statement(db: Database) -> Non
     from benchbook.domain.errors import NotFound
     from benchbook.domain.records.rows import find_record
 
-    statements: list[str] = []
-
-    def note(*args: Any) -> None:
-        statements.append(args[2])
-
     with db.session() as s:
         rid = s.scalar(select(Record.id).limit(1))
         assert rid is not None
-        event.listen(db.engine, "before_cursor_execute", note)
-        try:
+        with statements_sent(db.engine) as statements:
             assert find_record(s, rid.lower()).id == rid
             assert len(statements) == 1
             assert find_record(s, rid[-8:]).id == rid  # its short form: resolved, then read
             with pytest.raises(NotFound, match="not found"):
                 find_record(s, "0" * 26)
-        finally:
-            event.remove(db.engine, "before_cursor_execute", note)
