@@ -441,6 +441,62 @@ def coerce_value(type_: str, restrictions: dict[str, Any] | None, value: object,
     return coerce(value, restrictions or {}, tz, file_lookup)
 
 
+def column_coercer(type_: str, restrictions: dict[str, Any] | None, *, tz: str | None = None,
+                   file_lookup: Callable[[str], FileMeta | None] | None = None) -> Callable[[object], object]:
+    """:func:`coerce_value` with everything but the value bound, for coercing a whole column of
+    one field: for every value the function returns, or raises, exactly what ``coerce_value``
+    would. What ``coerce_value`` recomputes per value (the datetime zones, the min/max bounds of
+    dates and datetimes) is worked out once; an int for an integer field, a float or int for a
+    float field, a bool for a boolean field and a str for a plain string field skip the
+    dispatch. Restrictions that cannot be worked out (never stored: fields are checked on
+    write) leave every value to ``coerce_value``, which then raises per value as before."""
+    r = restrictions or {}
+    coerce = _COERCE.get(type_)
+
+    def generic(value: object) -> object:
+        return coerce_value(type_, r, value, tz=tz, file_lookup=file_lookup)
+
+    if coerce is None:
+        return generic
+    lo, hi = r.get("min"), r.get("max")
+    if type_ in ("date", "datetime"):
+        try:
+            if type_ == "date":
+                lo, hi = (_date(b).isoformat() if b else None for b in (lo, hi))
+                zone: tzinfo = UTC
+            else:
+                field_zone = _zone(r.get("timezone"))
+                lo, hi = (_dt_text(_instant(b, field_zone)) if b else None for b in (lo, hi))
+                zone = _zone(r.get("timezone") or tz)
+        except ValueProblem:
+            return generic
+
+        def dated(value: object) -> object:
+            if value is None or value == "" or (isinstance(value, str) and not value.strip()):
+                return None
+            text = _date(value).isoformat() if type_ == "date" else _dt_text(_instant(value, zone))
+            _bounds(text, lo, hi)
+            return text
+        return dated
+    plain = (type_ == "integer" and lo is None and hi is None) or type_ == "boolean"
+    quick: tuple[type, ...] = {"integer": (int,), "boolean": (bool,), "string": (str,)}.get(type_, ())
+    if type_ == "float" and lo is None and hi is None:
+        def number(value: object) -> object:
+            if type(value) is float and math.isfinite(value):
+                return value
+            return float(value) if type(value) is int and abs(value) < 2 ** 53 else generic(value)
+        return number
+    if type_ == "string" and r.get("choices") is None and r.get("max_length") is None:
+        plain = True
+    if plain and quick:
+        def typed(value: object) -> object:
+            if type(value) is quick[0] and value != "":
+                return value
+            return generic(value)
+        return typed
+    return generic
+
+
 def display_value(type_: str, restrictions: dict[str, Any] | None, stored: object, *,
                   tz: str | None = None) -> object:
     """What API responses show for a ``stored`` value: a datetime as ISO 8601 with its offset in

@@ -48,10 +48,12 @@ from benchbook.domain.records.values import (
     REFERENCE_TYPES,
     as_list,
     blank,
+    merge_new_rows,
     merge_values,
     reference_problems,
     reference_targets,
 )
+from benchbook.persistence.rows_insert import insert_rows
 from benchbook.persistence.tables import (
     Collection,
     Record,
@@ -189,10 +191,8 @@ class _Bulk:
         assert row is not None
         return str(row.id)
 
-    def coerce(self, meta: SchemaMeta, incoming: dict[str, Any], found: dict[str, Any],
-               shas: set[str]) -> dict[str, Any]:
-        """``values.coerce_data`` for a new record, with files and references prefetched."""
-        loc = ("body", "data")
+    def file_lookup(self, found: dict[str, Any], shas: set[str]) -> Callable[[str], dtypes.FileMeta | None]:
+        """Whether a file was uploaded, answered from the prefetch (a database read otherwise)."""
         files = found["files"]
 
         def lookup(sha: str) -> dtypes.FileMeta | None:
@@ -200,9 +200,32 @@ class _Bulk:
                 return files.get(sha)  # type: ignore[no-any-return]
             row = self.s.get(StoredFile, sha)
             return dtypes.FileMeta(filename=row.filename, size=row.size) if row else None
+        return lookup
 
-        out, errors = merge_values(meta, self.collection, incoming, current=None, loc=loc, file_lookup=lookup)
-        errors += self.reference_problems(meta, out, found["targets"], loc)
+    def merged(self, bodies: list[dict[str, Any]], found: dict[str, Any],
+               shas: set[str]) -> dict[int, tuple[dict[str, Any], list[dict[str, Any]]]]:
+        """:func:`.values.merge_new_rows` of a chunk, schema by schema: the offset in ``bodies``
+        of each row whose schema is known → its ``(stored values, problems)``."""
+        groups: dict[str, list[int]] = {}
+        for offset, body in enumerate(bodies):
+            meta = self._meta_or_none(body.get("schema_name"))
+            if meta is not None and isinstance(body.get("data") or {}, dict):
+                groups.setdefault(meta.schema.id, []).append(offset)
+        lookup = self.file_lookup(found, shas)
+        merged: dict[int, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+        for schema_id, offsets in groups.items():
+            rows = [bodies[o].get("data") or {} for o in offsets]
+            merged.update(zip(offsets, merge_new_rows(self.metas[schema_id], self.collection, rows,
+                                                      loc=("body", "data"), file_lookup=lookup)))
+        return merged
+
+    def coerce(self, meta: SchemaMeta, merged: tuple[dict[str, Any], list[dict[str, Any]]],
+               found: dict[str, Any]) -> dict[str, Any]:
+        """``values.coerce_data`` for a new record, from its :meth:`merged` values, with the
+        references prefetched."""
+        loc = ("body", "data")
+        out, errors = merged
+        errors = errors + self.reference_problems(meta, out, found["targets"], loc)
         if errors:
             raise Invalid("; ".join(e["msg"] for e in errors), errors)
         return out
@@ -217,13 +240,16 @@ class _Bulk:
         return reference_problems(meta.fields, data, ChainMap(mine, targets), self.collection, loc)
 
     def validate(self, index: int, body: dict[str, Any], rid: str, found_parents: dict[str, Row[Any]],
-                 found: dict[str, Any], shas: set[str]) -> _Row | None:
+                 found: dict[str, Any], merged: tuple[dict[str, Any], list[dict[str, Any]]] | None) -> _Row | None:
         """The row as it will be stored, or None after noting its first problem."""
         try:
             schema = self.schema(body["schema_name"])
             meta = self.meta(schema)
             parent_id = self.parent(meta, body.get("parent_record_id"), found_parents)
-            data = self.coerce(meta, body.get("data") or {}, found, shas)
+            if merged is None:  # not an object (the API's document refuses it before): as before
+                merged = merge_values(meta, self.collection, body.get("data") or {}, current=None,
+                                      loc=("body", "data"), file_lookup=self.file_lookup(found, set()))
+            data = self.coerce(meta, merged, found)
         except BenchbookError as exc:
             self.problems.append((index, exc.detail))
             return None
@@ -293,7 +319,7 @@ class _Bulk:
             return
         now = utcnow()
         conn = self.s.connection()
-        conn.execute(insert(_RECORDS), [
+        insert_rows(conn, _RECORDS, [
             {"id": r.id, "dataset_id": r.dataset_id, "schema_id": r.schema_id, "parent_id": r.parent_id,
              "data": r.data, "natural_name": r.natural_name, "created_at": now, "updated_at": now} for r in rows])
         # names whose template uses inherited fields, once the parents (maybe among these rows) are in
@@ -358,9 +384,10 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any
     for start in range(0, len(rows), CHUNK):
         bodies = rows[start:start + CHUNK]
         found_parents, found, shas = run.prefetch(bodies)
+        merged = run.merged(bodies, found, shas)
         good: list[tuple[int, _Row]] = []
         for offset, body in enumerate(bodies):
-            row = run.validate(start + offset, body, ids[start + offset], found_parents, found, shas)
+            row = run.validate(start + offset, body, ids[start + offset], found_parents, found, merged.get(offset))
             if row is not None:
                 run.pending[row.id] = row
                 good.append((start + offset, row))

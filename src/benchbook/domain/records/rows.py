@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Row, Table, delete, insert, select, update
+from sqlalchemy import ColumnElement, Row, Table, delete, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -24,6 +24,7 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.history import batch_figures
 from benchbook.domain.ids import ID_LENGTH, new_id, resolve_prefix
+from benchbook.persistence.rows_insert import insert_rows
 from benchbook.persistence.tables import AuditEntry, Collection, Record, RecordLink, utcnow
 
 
@@ -191,13 +192,12 @@ _LINKS = cast(Table, RecordLink.__table__)
 
 
 _ENTRIES = cast(Table, AuditEntry.__table__)
-_INSERT_ENTRIES = insert(_ENTRIES)
 
 
 def insert_entries(session: Session, entries: list[dict[str, Any]]) -> None:
     """Insert audit entries (column dicts) with one executemany (benchmarks switch it off)."""
     if entries:
-        session.connection().execute(_INSERT_ENTRIES, entries)
+        insert_rows(session.connection(), _ENTRIES, entries)
         batch_figures.note_rows(session, entries)
 
 

@@ -1,0 +1,85 @@
+"""persistence/rows_insert.insert_rows: many rows as one statement on SQLite stores exactly what
+SQLAlchemy's executemany stores (value and SQL type, column by column), fires the search
+trigger for every row, and is all or nothing. On SQLite and PostgreSQL."""
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, cast
+
+import pytest
+from sqlalchemy import Table, insert, select, text
+from sqlalchemy.exc import IntegrityError
+
+from benchbook.persistence.db import Database
+from benchbook.persistence.rows_insert import insert_rows
+from benchbook.persistence.tables import AuditEntry, Record
+
+ENTRIES = cast(Table, AuditEntry.__table__)
+AWKWARD = ["plain", "naïve café ∑ 😀", 'quote " and \\ backslash', "new\nline\ttab", "", "null", "[1]", "1e5"]
+
+
+def entry(i: int, value: Any, when: datetime) -> dict[str, Any]:
+    return {"id": f"E{i:025d}", "action": "create", "entity_type": "record", "entity_id": f"R{i:025d}",
+            "timestamp": when, "actor": AWKWARD[i % len(AWKWARD)], "changes": [],
+            "old_data": None if i % 2 else {"v": value}, "new_data": {"v": value, "k": [value, None]},
+            "batch_id": None, "request_id": None, "dataset_id": None, "schema_id": None}
+
+
+def stored(db: Database) -> list[tuple[Any, ...]]:
+    columns = [c.name for c in ENTRIES.columns if c.name != "id"]
+    shown = ", ".join(f"{c}, {'pg_typeof' if db.engine.dialect.name == 'postgresql' else 'typeof'}({c})"
+                      for c in columns)
+    with db.engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(text(f"SELECT substr(id, 2), {shown} FROM audit_entries ORDER BY id"))]
+
+
+VALUES: list[Any] = [*AWKWARD, 0, -1, 2**62, 2**70, 1.5, 1e300, -0.0, True, False, None, {"a": {"b": [1, "x"]}}]
+
+
+def test_the_rows_stored_are_those_executemany_stores(empty_database: Database) -> None:
+    when = datetime(2024, 5, 1, 10, 0, 0, 123456, tzinfo=UTC)
+    rows = [entry(i, v, when) for i, v in enumerate(VALUES)]
+    with empty_database.engine.begin() as conn:
+        conn.execute(insert(ENTRIES), rows)
+    expected = stored(empty_database)
+    with empty_database.engine.begin() as conn:
+        conn.execute(ENTRIES.delete())
+        insert_rows(conn, ENTRIES, rows)
+    assert stored(empty_database) == expected
+    assert len(expected) == len(VALUES)
+
+
+def test_one_bad_row_inserts_nothing(empty_database: Database) -> None:
+    when = datetime(2024, 5, 1, tzinfo=UTC)
+    rows = [entry(i, i, when) for i in range(5)]
+    rows.append(entry(2, "again", when))  # the primary key of row 2 again
+    with pytest.raises(IntegrityError), empty_database.engine.begin() as conn:
+        insert_rows(conn, ENTRIES, rows)
+    with empty_database.engine.connect() as conn:
+        assert conn.scalar(select(AuditEntry.id).limit(1)) is None
+
+
+def test_no_rows_sends_nothing(empty_database: Database) -> None:
+    with empty_database.engine.begin() as conn:
+        insert_rows(conn, ENTRIES, [])
+        assert conn.scalar(select(AuditEntry.id).limit(1)) is None
+
+
+def test_every_row_of_one_statement_is_searchable(empty_database: Database, tmp_path: Any) -> None:
+    from benchbook.domain.catalog.collections import create_collection
+    from benchbook.domain.catalog.schemas import create_schema
+    from benchbook.domain.context import Ctx
+    from benchbook.domain.records.bulk import bulk_create_records
+    from benchbook.domain.records.search import search_condition
+
+    with empty_database.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
+        create_schema(ctx, {"name": "note", "fields": [{"name": "text", "type": "string"}]})
+        create_collection(ctx, {"name": "lab", "schemas": ["note"]})
+        ids = bulk_create_records(ctx, "lab", [{"schema_name": "note", "data": {"text": f"word{i} common"}}
+                                               for i in range(2500)])
+    with empty_database.session() as s:
+        for i in (0, 999, 1000, 2499):
+            found = s.scalars(select(Record.id).where(cast(Any, search_condition(s, f"word{i}")))).all()
+            assert found == [ids[i]]
+        assert len(s.scalars(select(Record.id).where(cast(Any, search_condition(s, "common")))).all()) == 2500
