@@ -15,22 +15,24 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table, insert, text
+from sqlalchemy import Connection, Table, TextClause, insert, text
 
 from benchbook.persistence.db import json_dumps
 
 _Processor = Callable[[Any], Any] | None
-_PLANS: dict[tuple[str, tuple[str, ...]], tuple[Any, list[_Processor]]] = {}
+_PLANS: dict[tuple[str, tuple[str, ...]], tuple[TextClause, list[_Processor]]] = {}
 
 
-def _plan(conn: Connection, table: Table, columns: tuple[str, ...]) -> tuple[Any, list[_Processor]]:
+def _plan(conn: Connection, table: Table, columns: tuple[str, ...]) -> tuple[TextClause, list[_Processor]]:
     """The statement and the columns' bind processors (what SQLAlchemy would store for each
     value: JSON text for JSON columns, ``YYYY-MM-DD HH:MM:SS.ffffff`` for datetimes), built once
-    per (table, columns)."""
+    per (table, columns): every SQLite engine comes from ``db.open_database``, with the same JSON
+    serializer."""
     key = (table.name, columns)
     if key not in _PLANS:
         dialect = conn.dialect
-        processors = [table.c[name].type.dialect_impl(dialect).bind_processor(dialect) for name in columns]
+        processors: list[_Processor] = [table.c[name].type.dialect_impl(dialect).bind_processor(dialect)
+                                        for name in columns]
         picks = ", ".join(f"json_extract(value, '$[{i}]')" for i in range(len(columns)))
         statement = text(f"INSERT INTO {table.name} ({', '.join(columns)}) SELECT {picks} FROM json_each(:rows)")
         _PLANS[key] = (statement, processors)
