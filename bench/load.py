@@ -3,7 +3,7 @@ run on demand (never in the tests).
 
     python bench/load.py [--seconds 60] [--readers 8] [--writers 1] [--records 20000] [--baseline 15]
                          [--import-rows 200000] [--import-at 5] [--import-alongside]
-                         [--postgres URL] [--keep DIR]
+                         [--postgres URL] [--page-requests N] [--keep DIR]
 
 A fresh project gets ``--records`` ``obs`` records under 200 ``plot`` records (the domain's
 bulk path) and a few files, then ``benchbook serve`` starts as a subprocess (uvicorn) on a free
@@ -80,14 +80,18 @@ def obs_row(rnd: random.Random, i: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------- setup
-def make_project(work: Path, records: int, pg_url: str | None) -> tuple[Project, list[str], list[str]]:
+def make_project(work: Path, records: int, pg_url: str | None,
+                 page_requests: int | None = None) -> tuple[Project, list[str], list[str]]:
     """The project, ids of the plots, ids of some obs."""
     project = Project.init(work / "project")
-    if pg_url:
+    if pg_url or page_requests:
         import tomlkit
         toml = project.root / "benchbook.toml"
         doc = tomlkit.parse(toml.read_text(encoding="utf-8"))
-        doc.setdefault("database", tomlkit.table())["url"] = pg_url  # type: ignore[index]
+        if pg_url:
+            doc.setdefault("database", tomlkit.table())["url"] = pg_url  # type: ignore[index]
+        if page_requests:
+            doc.setdefault("limits", tomlkit.table())["page_requests"] = page_requests  # type: ignore[index]
         toml.write_text(tomlkit.dumps(doc), encoding="utf-8")
         project = Project.locate(str(project.root))
     db = open_database(project.database_url)
@@ -224,6 +228,8 @@ def main() -> None:
     parser.add_argument("--import-alongside", action="store_true",
                         help="run the import in its own process while the writers go on")
     parser.add_argument("--postgres", metavar="URL", help="a PostgreSQL server URL: run on a fresh database there")
+    parser.add_argument("--page-requests", type=int, metavar="N",
+                        help="[limits] page_requests of the served project (default: the project's default)")
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it (default: a temporary folder)")
     args = parser.parse_args()
 
@@ -250,7 +256,7 @@ def main() -> None:
 def run(args: argparse.Namespace, work: Path, pg_url: str | None) -> None:
     backend = "PostgreSQL" if pg_url else "SQLite"
     say(f"building the project in {work} ({backend}, {args.records:,} obs records) …")
-    project, plots, obs = make_project(work, args.records, pg_url)
+    project, plots, obs = make_project(work, args.records, pg_url, args.page_requests)
     import_command = None
     if args.import_rows:
         say(f"writing a {args.import_rows:,}-row CSV …")

@@ -37,6 +37,7 @@ from benchbook.config import Project
 from benchbook.contract import ContractMiddleware, QueryParser
 from benchbook.domain.errors import BenchbookError
 from benchbook.limits import apply_to_document
+from benchbook.pacing import PagingMiddleware
 from benchbook.persistence.db import BUSY_TIMEOUT_MS, DatabaseBusy, is_locked_error, open_database
 from benchbook.request_limits import LimitsMiddleware
 from benchbook.security import GuardMiddleware, RootPathsMiddleware
@@ -191,6 +192,7 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
         app.add_middleware(RootPathsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
     app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, allow_remote=allow_remote)
     app.add_middleware(_ServicesMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, services=services)
+    app.add_middleware(PagingMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, places=limits.page_requests)
     app.add_middleware(LimitsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, limits=limits)
     app.services = services
     if resume_history and not sync_only:

@@ -21,6 +21,7 @@ memory, time or disk. Each can be changed per project::
     filter_values = 1000         # values of one ``in`` leaf
     page_size = 1000             # largest list ``limit`` where the spec leaves it open
     count_ms = 25                # time a record page may spend counting its matches for ``total``
+    page_requests = 2            # record pages and summaries worked on at once (``benchbook.pacing``)
 
 The limits of the request in progress are a context variable (:func:`current`, set by
 :func:`use` in the HTTP middleware for each request): the domain reads them there, so it needs no
@@ -60,6 +61,7 @@ class Limits:
     filter_values: int = 1000
     page_size: int = 1000
     count_ms: int = 25
+    page_requests: int = 2
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any] | None) -> Limits:
