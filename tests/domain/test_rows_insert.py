@@ -83,3 +83,33 @@ def test_every_row_of_one_statement_is_searchable(empty_database: Database, tmp_
             found = s.scalars(select(Record.id).where(cast(Any, search_condition(s, f"word{i}")))).all()
             assert found == [ids[i]]
         assert len(s.scalars(select(Record.id).where(cast(Any, search_condition(s, "common")))).all()) == 2500
+
+
+def test_a_large_bulk_create_has_a_larger_page_cache_only_while_it_runs(
+        empty_database: Database, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchbook.domain.catalog.collections import create_collection
+    from benchbook.domain.catalog.schemas import create_schema
+    from benchbook.domain.context import Ctx
+    from benchbook.domain.records import bulk
+    from benchbook.persistence.db import BULK_CACHE_KIB, CACHE_KIB
+
+    if empty_database.engine.dialect.name != "sqlite":
+        pytest.skip("the page cache is SQLite's")
+    monkeypatch.setattr(bulk, "BULK_CACHE_ROWS", 2)
+    with empty_database.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
+        create_schema(ctx, {"name": "note", "fields": [{"name": "n", "type": "integer"}]})
+        create_collection(ctx, {"name": "lab", "schemas": ["note"]})
+
+        def cache() -> int:
+            return int(s.connection().exec_driver_sql("PRAGMA cache_size").scalar_one())
+        seen: list[int] = []
+        bulk.bulk_create_records(ctx, "lab", [{"schema_name": "note", "data": {"n": i}} for i in range(3)],
+                                 progress=lambda n: seen.append(cache()))
+        assert seen == [-BULK_CACHE_KIB] and cache() == -CACHE_KIB
+        bulk.bulk_create_records(ctx, "lab", [{"schema_name": "note", "data": {"n": 1}}],
+                                 progress=lambda n: seen.append(cache()))
+        assert seen[-1] == -CACHE_KIB
+        with pytest.raises(bulk.RowProblems):
+            bulk.bulk_create_records(ctx, "lab", [{"schema_name": "note", "data": {"n": "x"}}] * 3)
+        assert cache() == -CACHE_KIB

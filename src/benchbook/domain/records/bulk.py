@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections import ChainMap
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -53,6 +54,7 @@ from benchbook.domain.records.values import (
     reference_problems,
     reference_targets,
 )
+from benchbook.persistence.db import bulk_cache
 from benchbook.persistence.rows_insert import insert_rows
 from benchbook.persistence.tables import (
     Collection,
@@ -65,6 +67,9 @@ from benchbook.persistence.tables import (
 
 CHUNK = 1000
 """Rows validated and inserted together (IN lists stay far below every backend's limit)."""
+BULK_CACHE_ROWS = 10_000
+"""A call creating at least this many records gets a larger page cache on SQLite
+(``db.bulk_cache``)."""
 ANALYZE_AFTER = 10_000
 """A call creating at least this many records, a tenth or more of all, refreshes the planner's
 statistics of ``records`` (SQLite has none until told: without them it picks the per-field
@@ -381,6 +386,18 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any
     if len(ids) != len(rows):
         raise ValueError("ids must give one id per row")
     s.flush()  # the batch and anything else pending go first (entries point at the batch)
+    with bulk_cache(s.connection()) if len(rows) >= BULK_CACHE_ROWS else nullcontext():
+        _create_chunks(run, rows, ids, progress)
+    if run.problems:
+        raise RowProblems(sorted(run.problems))
+    if len(rows) >= ANALYZE_AFTER and len(rows) * 10 >= (s.scalar(select(func.count()).select_from(Record)) or 0):
+        s.execute(text("ANALYZE records"))
+    return ids
+
+
+def _create_chunks(run: _Bulk, rows: list[dict[str, Any]], ids: list[str],
+                   progress: Callable[[int], None] | None) -> None:
+    """Validate and insert ``rows`` chunk by chunk; nothing more is inserted once a row is bad."""
     for start in range(0, len(rows), CHUNK):
         bodies = rows[start:start + CHUNK]
         found_parents, found, shas = run.prefetch(bodies)
@@ -400,11 +417,6 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any
             run.pending.clear()
         if progress:
             progress(len(bodies))
-    if run.problems:
-        raise RowProblems(sorted(run.problems))
-    if len(rows) >= ANALYZE_AFTER and len(rows) * 10 >= (s.scalar(select(func.count()).select_from(Record)) or 0):
-        s.execute(text("ANALYZE records"))
-    return ids
 
 
 # ------------------------------------------------------------------ delete, restore, purge
