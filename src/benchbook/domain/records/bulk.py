@@ -3,8 +3,10 @@
 
 Per chunk of :data:`CHUNK` rows: one query for the full-length parent ids, one for the
 reference targets, one for the uploaded files, one per (schema, uniqueness key) for the live
-siblings that could clash; then one ``executemany`` each of records, record links and audit
-entries. Rows may name, as parent or reference, a row given earlier in the same call.
+siblings that could clash; then one statement each for the records and their audit entries
+(``rows_insert.insert_rows``: one ``INSERT … SELECT`` on SQLite) and an ``executemany`` of
+record links. Values are checked column by column (``values.merge_new_rows``). Rows may name, as
+parent or reference, a row given earlier in the same call.
 
 Every row is checked before anything is reported: problems are collected per row (the same
 message ``create_record`` would raise for that row, with its first problem) and raised together
@@ -319,7 +321,8 @@ class _Bulk:
 
     # -------------------------------------------------------------------------- writing
     def insert(self, rows: list[_Row]) -> None:
-        """One executemany each for the records, their links and their ``create`` entries."""
+        """One statement each for the records and their ``create`` entries, one executemany of
+        their links."""
         if not rows:
             return
         now = utcnow()

@@ -3,7 +3,7 @@ create path (:mod:`.bulk`), the catalog's cascades (a collection's or schema's r
 history (restore, restore-all): finding a record, what history keeps of one (identity,
 snapshot, value changes), the parent rule, and marking records deleted, restored or purged.
 
-The lifecycle writes are set-based: one ``executemany`` of audit entries and one
+The lifecycle writes are set-based: one insert of audit entries (:func:`insert_entries`) and one
 UPDATE/DELETE per chunk of ids, with exactly the entries :func:`benchbook.domain.history.
 entries.write` would add per record (``tests/domain/test_bulk.py`` compares them column by
 column).
@@ -195,7 +195,8 @@ _ENTRIES = cast(Table, AuditEntry.__table__)
 
 
 def insert_entries(session: Session, entries: list[dict[str, Any]]) -> None:
-    """Insert audit entries (column dicts) with one executemany (benchmarks switch it off)."""
+    """Insert audit entries (column dicts) with one statement (``rows_insert.insert_rows``) and
+    add them to their batches' figures."""
     if entries:
         insert_rows(session.connection(), _ENTRIES, entries)
         batch_figures.note_rows(session, entries)

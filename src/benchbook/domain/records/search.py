@@ -1,9 +1,11 @@
 """Full-text search over record values (spec *Records*: ``search``).
 
 Words of the query must all occur (as word prefixes, case- and accent-insensitive) among a
-record's values or its natural name. SQLite answers from the FTS5 table ``records_fts``,
-PostgreSQL from the GIN index ``ix_records_search`` (migration ``0002_search``); both are kept
-in step with every write by the database itself.
+record's values (strings, numbers and the items of lists; not field ids, not booleans) or its
+natural name. SQLite answers from the FTS5 table ``records_fts``,
+PostgreSQL from the GIN index ``ix_records_search`` (migration ``0002_search``; SQLite's table
+as migration ``0013_search_values`` left it); both are kept in step with every write by the
+database itself.
 """
 from __future__ import annotations
 
@@ -14,7 +16,9 @@ from sqlalchemy.orm import Session
 
 PG_VECTOR = ("(jsonb_to_tsvector('simple'::regconfig, records.data, '[\"string\", \"numeric\"]'::jsonb) || "
              "to_tsvector('simple'::regconfig, coalesce(records.natural_name, '')))")
-WORD = re.compile(r"\w+", re.UNICODE)
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
+"""A word: letters and digits, as SQLite's tokenizer (unicode61) and PostgreSQL's parser split
+text (an underscore separates two words)."""
 
 
 def like_pattern(q: str) -> str:
@@ -24,7 +28,8 @@ def like_pattern(q: str) -> str:
 
 
 def words(query: str) -> list[str]:
-    """The words of a search query (letters, digits and underscores)."""
+    """The words of a search query (runs of letters and digits): each is one token of the
+    search index, which keeps no positions on SQLite (migration ``0013_search_values``)."""
     return WORD.findall(query.lower())
 
 

@@ -1,0 +1,77 @@
+"""search over record values only (SQLite)
+
+``records_fts`` (migration 0002) indexed ``records.data`` as JSON text, keys included: every
+record's field ids were words of it, so a search for the start of a field id found every
+record, and ``true``/``false`` found every record with a boolean. PostgreSQL's index (0002)
+takes only the string and number values. The table now holds the same: the natural name and the
+string, number and list values of the top level of ``data`` (a list's items are words of its
+JSON text), joined by spaces. It is contentless (``content=''``: the text is not stored twice)
+and keeps no word positions (``detail=none``: a search asks only which records hold every word,
+as a prefix), about a quarter of its former size. The triggers compute the text from the row, the
+same way on insert and on delete, as a contentless table's ``delete`` needs.
+
+Words of a query are split where the tokenizer splits them (``domain.records.search.words``),
+so each is one token: without positions, a phrase of two tokens cannot be answered.
+
+Revision ID: 0013_search_values
+Revises: 0012_catalog_token
+Create Date: 2026-11-26
+"""
+from __future__ import annotations
+
+from alembic import op
+
+revision = "0013_search_values"
+down_revision = "0012_catalog_token"
+branch_labels = None
+depends_on = None
+
+TRIGGERS = ("records_fts_insert", "records_fts_delete", "records_fts_update")
+TOKENIZE = "tokenize='unicode61 remove_diacritics 2'"
+
+
+def values_text(row: str) -> str:
+    """SQL for the searchable text of ``row``'s (``new``, ``old`` or ``records``) values."""
+    return (f"(SELECT group_concat(value, ' ') FROM json_each({row}.data) "
+            "WHERE type IN ('text', 'integer', 'real', 'array'))")
+
+
+def upgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return
+    for trigger in TRIGGERS:
+        op.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    op.execute("DROP TABLE IF EXISTS records_fts")
+    op.execute(f"CREATE VIRTUAL TABLE records_fts USING fts5(natural_name, vals, content='', detail=none, {TOKENIZE})")
+    insert_new = (f"INSERT INTO records_fts(rowid, natural_name, vals) "
+                  f"VALUES (new.rowid, new.natural_name, {values_text('new')});")
+    delete_old = (f"INSERT INTO records_fts(records_fts, rowid, natural_name, vals) "
+                  f"VALUES ('delete', old.rowid, old.natural_name, {values_text('old')});")
+    op.execute(f"CREATE TRIGGER records_fts_insert AFTER INSERT ON records BEGIN {insert_new} END")
+    op.execute(f"CREATE TRIGGER records_fts_delete AFTER DELETE ON records BEGIN {delete_old} END")
+    op.execute(f"CREATE TRIGGER records_fts_update AFTER UPDATE OF natural_name, data ON records BEGIN "
+               f"{delete_old} {insert_new} END")
+    op.execute(f"INSERT INTO records_fts(rowid, natural_name, vals) "
+               f"SELECT rowid, natural_name, {values_text('records')} FROM records")
+
+
+def downgrade() -> None:
+    if op.get_bind().dialect.name != "sqlite":
+        return
+    for trigger in TRIGGERS:
+        op.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    op.execute("DROP TABLE IF EXISTS records_fts")
+    op.execute(f"CREATE VIRTUAL TABLE records_fts USING fts5(natural_name, data, content='records', "
+               f"content_rowid='rowid', {TOKENIZE})")
+    op.execute("CREATE TRIGGER records_fts_insert AFTER INSERT ON records BEGIN "
+               "INSERT INTO records_fts(rowid, natural_name, data) VALUES (new.rowid, new.natural_name, new.data); "
+               "END")
+    op.execute("CREATE TRIGGER records_fts_delete AFTER DELETE ON records BEGIN "
+               "INSERT INTO records_fts(records_fts, rowid, natural_name, data) "
+               "VALUES ('delete', old.rowid, old.natural_name, old.data); END")
+    op.execute("CREATE TRIGGER records_fts_update AFTER UPDATE OF natural_name, data ON records BEGIN "
+               "INSERT INTO records_fts(records_fts, rowid, natural_name, data) "
+               "VALUES ('delete', old.rowid, old.natural_name, old.data); "
+               "INSERT INTO records_fts(rowid, natural_name, data) VALUES (new.rowid, new.natural_name, new.data); "
+               "END")
+    op.execute("INSERT INTO records_fts(records_fts) VALUES ('rebuild')")

@@ -1,0 +1,120 @@
+"""Search finds records by their values and natural name only (migration 0013_search_values on
+SQLite; PostgreSQL's index always did): not by field ids, not by booleans; the search index
+follows creates, edits and purges; a query word with an underscore is two words; a database
+written before 0013 searches the same once upgraded."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic import command
+from sqlalchemy import select, text
+from sqlalchemy.orm import sessionmaker
+
+from benchbook.domain.catalog.collections import create_collection
+from benchbook.domain.catalog.schemas import create_schema
+from benchbook.domain.context import Ctx
+from benchbook.domain.history.restore import purge_record
+from benchbook.domain.records.bulk import bulk_create_records
+from benchbook.domain.records.search import search_condition, words
+from benchbook.domain.records.writes import create_record, delete_records, update_record
+from benchbook.persistence.db import Database, alembic_config, make_engine, open_database
+from benchbook.persistence.tables import Field, Record
+
+NOTE = {"name": "note", "display_template": "{title}", "fields": [
+    {"name": "title", "type": "string"}, {"name": "n", "type": "integer"}, {"name": "x", "type": "float"},
+    {"name": "done", "type": "boolean"}, {"name": "tags", "type": "tags"}]}
+
+
+def make(db: Database, tmp_path: Path) -> dict[str, str]:
+    with db.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
+        create_schema(ctx, NOTE)
+        create_collection(ctx, {"name": "lab", "schemas": ["note"]})
+        ids = bulk_create_records(ctx, "lab", [
+            {"schema_name": "note", "data": {"title": "Kestrel survey", "n": 4711, "done": True, "tags": ["raptor"]}},
+            {"schema_name": "note", "data": {"title": "true story", "x": 2.5, "done": False}},
+        ])
+        one = create_record(ctx, "lab", {"schema_name": "note",
+                                         "data": {"title": "snake_case word", "tags": ["heron", "ibis"]}})
+    return {"kestrel": ids[0], "true": ids[1], "snake": one.id}
+
+
+def found(db: Database, query: str) -> set[str]:
+    with db.session() as s:
+        condition: Any = search_condition(s, query)
+        return set(s.scalars(select(Record.id).where(condition)))
+
+
+def test_values_and_names_are_found_field_ids_and_booleans_are_not(empty_database: Database,
+                                                                  tmp_path: Path) -> None:
+    ids = make(empty_database, tmp_path)
+    assert found(empty_database, "kestrel") == {ids["kestrel"]}
+    assert found(empty_database, "4711") == {ids["kestrel"]}
+    assert found(empty_database, "raptor") == {ids["kestrel"]}
+    assert found(empty_database, "ibi") == {ids["snake"]}  # a prefix of a list item
+    assert found(empty_database, "true") == {ids["true"]}  # the title, not the boolean
+    assert found(empty_database, "false") == set()
+    assert found(empty_database, "snake_case") == {ids["snake"]}
+    assert found(empty_database, "case snake") == {ids["snake"]}
+    with empty_database.session() as s:
+        field_ids = list(s.scalars(select(Field.id)))
+    for fid in field_ids:
+        assert found(empty_database, fid[:8]) == set()
+        assert found(empty_database, fid) == set()
+
+
+def test_the_index_follows_edits_and_purges(empty_database: Database, tmp_path: Path) -> None:
+    ids = make(empty_database, tmp_path)
+    with empty_database.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
+        update_record(ctx, ids["kestrel"], {"data": {"title": "Merlin survey", "tags": None}})
+    assert found(empty_database, "kestrel") == set()
+    assert found(empty_database, "raptor") == set()
+    assert found(empty_database, "merlin survey") == {ids["kestrel"]}
+    with empty_database.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
+        delete_records(ctx, [s.get(Record, ids["snake"])], force=True)
+        purge_record(ctx, ids["snake"])
+    assert found(empty_database, "heron") == set()
+    if empty_database.engine.dialect.name == "sqlite":
+        with empty_database.engine.connect() as conn:  # nothing left of the purged record
+            assert conn.scalar(text("SELECT count(*) FROM records_fts WHERE records_fts MATCH 'heron'")) == 0
+            assert conn.scalar(text("SELECT count(*) FROM records_fts")) == 2
+            # raises "database disk image is malformed" when the index and the rows disagree
+            conn.execute(text("INSERT INTO records_fts(records_fts, rank) VALUES ('integrity-check', 0)"))
+
+
+def test_query_words_are_tokens() -> None:
+    assert words("Snake_case, 2.5 Ünïcode") == ["snake", "case", "2", "5", "ünïcode"]
+
+
+def test_a_database_from_before_0013_searches_values_once_upgraded(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    db = open_database(url)
+    try:
+        ids = make(db, tmp_path)
+        with db.session() as s:
+            fid = str(s.scalars(select(Field.id)).first())
+    finally:
+        db.engine.dispose()
+    command.downgrade(alembic_config(url), "0012_catalog_token")
+    engine = make_engine(url)  # not upgraded: the index as 0002 made it
+    try:
+        assert found(Database(engine, sessionmaker(engine)), fid[:8]) == set(ids.values())  # field ids were words
+    finally:
+        engine.dispose()
+    db = open_database(url)  # upgrades through 0013
+    try:
+        assert found(db, fid[:8]) == set()
+        assert found(db, "raptor") == {ids["kestrel"]}
+        assert found(db, "heron") == {ids["snake"]}
+    finally:
+        db.engine.dispose()
+
+
+@pytest.mark.parametrize("query", ["", "  ", "___", "-"])
+def test_a_query_without_words_finds_nothing_to_filter_on(empty_database: Database, query: str) -> None:
+    with empty_database.session() as s:
+        assert search_condition(s, query) is None
