@@ -19,6 +19,9 @@ Create Date: 2026-11-26
 """
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 from alembic import op
 
 revision = "0013_search_values"
@@ -56,22 +59,14 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    """Back to the index of migration 0002 (its own upgrade makes it again and fills it)."""
     if op.get_bind().dialect.name != "sqlite":
         return
     for trigger in TRIGGERS:
         op.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     op.execute("DROP TABLE IF EXISTS records_fts")
-    op.execute(f"CREATE VIRTUAL TABLE records_fts USING fts5(natural_name, data, content='records', "
-               f"content_rowid='rowid', {TOKENIZE})")
-    op.execute("CREATE TRIGGER records_fts_insert AFTER INSERT ON records BEGIN "
-               "INSERT INTO records_fts(rowid, natural_name, data) VALUES (new.rowid, new.natural_name, new.data); "
-               "END")
-    op.execute("CREATE TRIGGER records_fts_delete AFTER DELETE ON records BEGIN "
-               "INSERT INTO records_fts(records_fts, rowid, natural_name, data) "
-               "VALUES ('delete', old.rowid, old.natural_name, old.data); END")
-    op.execute("CREATE TRIGGER records_fts_update AFTER UPDATE OF natural_name, data ON records BEGIN "
-               "INSERT INTO records_fts(records_fts, rowid, natural_name, data) "
-               "VALUES ('delete', old.rowid, old.natural_name, old.data); "
-               "INSERT INTO records_fts(rowid, natural_name, data) VALUES (new.rowid, new.natural_name, new.data); "
-               "END")
-    op.execute("INSERT INTO records_fts(records_fts) VALUES ('rebuild')")
+    spec = importlib.util.spec_from_file_location("search_0002", Path(__file__).with_name("0002_search.py"))
+    assert spec is not None and spec.loader is not None
+    search_0002 = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(search_0002)
+    search_0002.upgrade()
