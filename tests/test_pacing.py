@@ -130,3 +130,21 @@ def test_which_requests_are_paced(method: str, path: str, paced: bool) -> None:
 
 def test_the_default_is_two_places() -> None:
     assert Limits().page_requests == 2
+
+
+def test_one_app_serves_several_event_loops() -> None:
+    inner = Handlers()
+    app = PagingMiddleware(inner, places=1)
+
+    async def contended() -> None:
+        inner.gates.clear()
+        first = asyncio.create_task(app(scope("/api/records"), nothing, sent))
+        second = asyncio.create_task(app(scope("/api/collections/c/records"), nothing, sent))
+        await settle()
+        inner.finish("/api/records")
+        await first
+        inner.finish("/api/collections/c/records")
+        await second
+    asyncio.run(contended())
+    asyncio.run(contended())  # a second loop, as a second test client over the same app
+    assert inner.most == 1

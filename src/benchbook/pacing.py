@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import weakref
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -30,13 +31,17 @@ class PagingMiddleware:
     def __init__(self, app: ASGIApp, places: int) -> None:
         self.app = app
         self.places = places
-        self._gate: asyncio.Semaphore | None = None
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary())
 
     def gate(self) -> asyncio.Semaphore:
-        """The semaphore, made in the server's event loop on first use."""
-        if self._gate is None:
-            self._gate = asyncio.Semaphore(self.places)
-        return self._gate
+        """The semaphore of the running event loop (a server has one; a test client may start
+        several over one app, and a semaphore waits only in the loop it was first waited in)."""
+        loop = asyncio.get_running_loop()
+        gate = self._gates.get(loop)
+        if gate is None:
+            gate = self._gates[loop] = asyncio.Semaphore(self.places)
+        return gate
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (self.places <= 0 or scope["type"] != "http" or scope.get("method") != "GET"

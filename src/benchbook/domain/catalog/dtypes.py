@@ -478,19 +478,16 @@ def column_coercer(type_: str, restrictions: dict[str, Any] | None, *, tz: str |
             _bounds(text, lo, hi)
             return text
         return dated
-    plain = (type_ == "integer" and lo is None and hi is None) or type_ == "boolean"
-    quick: tuple[type, ...] = {"integer": (int,), "boolean": (bool,), "string": (str,)}.get(type_, ())
     if type_ == "float" and lo is None and hi is None:
         def number(value: object) -> object:
             if type(value) is float and math.isfinite(value):
                 return value
             return float(value) if type(value) is int and abs(value) < 2 ** 53 else generic(value)
         return number
-    if type_ == "string" and r.get("choices") is None and r.get("max_length") is None:
-        plain = True
-    if plain and quick:
+    quick = {"integer": int, "boolean": bool, "string": str}.get(type_)
+    if quick is not None and lo is None and hi is None and r.get("choices") is None and r.get("max_length") is None:
         def typed(value: object) -> object:
-            if type(value) is quick[0] and value != "":
+            if type(value) is quick and value != "":
                 return value
             return generic(value)
         return typed
