@@ -61,6 +61,8 @@ def snapshot(engine: Engine) -> dict[str, Any]:
         found["revision"] = sorted(conn.execute(text("SELECT version_num FROM alembic_version")).scalars())
         insp = inspect(conn)
         tables: dict[str, Any] = {}
+        virtual = set() if engine.dialect.name != "sqlite" else set(conn.execute(text(
+            "SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%'")).scalars())
         for name in sorted(insp.get_table_names()):
             with warnings.catch_warnings():  # SQLite's expression indexes are not reflected: "ddl" has them
                 warnings.filterwarnings("ignore", "Skipped unsupported reflection of expression-based index")
@@ -71,7 +73,9 @@ def snapshot(engine: Engine) -> dict[str, Any]:
                     "foreign_keys": sorted(map(plain, insp.get_foreign_keys(name))),
                     "indexes": sorted(map(plain, insp.get_indexes(name))),
                     "unique": sorted(map(plain, insp.get_unique_constraints(name))),
-                    "rows": sorted(map(repr, conn.execute(text(f'SELECT * FROM "{name}"')).all())),
+                    # a contentless FTS table cannot be read row by row; its shadow tables are
+                    "rows": [] if name in virtual else sorted(map(repr, conn.execute(
+                        text(f'SELECT * FROM "{name}"')).all())),
                 }
         found["tables"] = tables
         if engine.dialect.name == "sqlite":  # the DDL itself, partial-index conditions included
