@@ -40,12 +40,19 @@ def values_text(row: str) -> str:
             "WHERE type IN ('text', 'integer', 'real', 'array'))")
 
 
-def upgrade() -> None:
+def _dropped() -> bool:
+    """Drop the search table and its triggers on SQLite; False elsewhere (nothing to do)."""
     if op.get_bind().dialect.name != "sqlite":
-        return
+        return False
     for trigger in TRIGGERS:
         op.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     op.execute("DROP TABLE IF EXISTS records_fts")
+    return True
+
+
+def upgrade() -> None:
+    if not _dropped():
+        return
     op.execute(f"CREATE VIRTUAL TABLE records_fts USING fts5(natural_name, vals, content='', detail=none, columnsize=0, "
                f"{TOKENIZE})")
     insert_new = (f"INSERT INTO records_fts(rowid, natural_name, vals) "
@@ -62,11 +69,8 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     """Back to the index of migration 0002 (its own upgrade makes it again and fills it)."""
-    if op.get_bind().dialect.name != "sqlite":
+    if not _dropped():
         return
-    for trigger in TRIGGERS:
-        op.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-    op.execute("DROP TABLE IF EXISTS records_fts")
     spec = importlib.util.spec_from_file_location("search_0002", Path(__file__).with_name("0002_search.py"))
     assert spec is not None and spec.loader is not None
     search_0002 = importlib.util.module_from_spec(spec)
