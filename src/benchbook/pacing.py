@@ -4,7 +4,7 @@ quick while others list and filter).
 A server process runs its request handlers in threads that share one interpreter. Eight clients
 paging through filtered records keep eight threads busy, and a request for one record (a few
 milliseconds of work) then waits its turn among them. Datasette bounds the same thing with its
-``num_sql_threads``. Here, at most ``[server] page_requests`` requests that compute a page or a
+``num_sql_threads``. Here, at most ``[limits] page_requests`` requests that compute a page or a
 summary over many records (:data:`PAGE_READS`) are being worked on at once; the others wait for
 a place, in arrival order, before their handler starts. Every other request goes straight on.
 A request holds its place until its response starts (the page is computed by then), so a slow
