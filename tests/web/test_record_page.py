@@ -63,6 +63,18 @@ def lab(demo_server: str) -> dict[str, Any]:
     return {"first": made[0], "second": made[1]}
 
 
+def shown(page: Any, locator: Any) -> None:
+    """Wait up to 30 s for ``locator``; when it does not show, fail with what the page shows
+    instead (a "Preview failed" alert, the values) and its console errors, so that a failure on
+    a busy CI machine says which request went wrong."""
+    try:
+        locator.wait_for(timeout=30_000)
+    except Exception as exc:
+        raise AssertionError(f"{locator} did not show ({type(exc).__name__}); the page shows:\n"
+                             f"{page.locator('main').inner_text()[:3000]}\n"
+                             f"console errors: {page.console_errors}") from exc
+
+
 def test_upload_an_image_and_a_csv_and_preview_them(page: Any, demo_server: str, lab: dict[str, Any],
                                                     tmp_path: Any) -> None:
     image = tmp_path / "scan.png"
@@ -77,10 +89,10 @@ def test_upload_an_image_and_a_csv_and_preview_them(page: Any, demo_server: str,
     page.get_by_role("button", name="Save").click()
     page.locator("button:has-text('Edit values'), .record-form [role=alert]").first.wait_for(timeout=30_000)
     assert page.get_by_role("button", name="Edit values").count() == 1, page.locator("main").inner_text()
-    page.get_by_role("img", name="preview of scan.png").wait_for(timeout=30_000)
+    shown(page, page.get_by_role("img", name="preview of scan.png"))
     assert page.get_by_role("img", name="preview of scan.png").evaluate("img => img.naturalWidth") == 2
     preview = page.get_by_role("table", name="first rows of weights.csv")
-    preview.wait_for(timeout=30_000)  # as the image: both previews load at once, slow on a busy machine
+    shown(page, preview)  # as the image: both previews load at once, slow on a busy machine
     assert preview.locator("tbody tr").count() == 2 and "3.7" in preview.inner_text()
     data = httpx.get(f"{demo_server}/api/records/{lab['first']['id']}").json()["data"]
     assert data["scan"] and data["table"]
