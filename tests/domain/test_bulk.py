@@ -17,12 +17,13 @@ import pytest
 from sqlalchemy import JSON, Engine, Table, delete, select, text
 
 from benchbook.domain.catalog.collections import create_collection
-from benchbook.domain.catalog.lookup import SchemaCache
+from benchbook.domain.catalog.lookup import SchemaCache, find_collection
 from benchbook.domain.catalog.schemas import create_schema, set_unique_keys
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
+from benchbook.domain.imports.run import _file_lookup
 from benchbook.domain.records import bulk
 from benchbook.domain.records.bulk import RowProblems, bulk_create_records
 from benchbook.domain.records.rows import (
@@ -32,6 +33,7 @@ from benchbook.domain.records.rows import (
     soft_delete_records,
 )
 from benchbook.domain.records.rows import snapshot as record_snapshot
+from benchbook.domain.records.values import merge_values
 from benchbook.domain.records.writes import create_record
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import AuditEntry, Record, RecordLink, Schema, StoredFile, utcnow
@@ -168,16 +170,37 @@ class _SessionEngine:
         return _Ctx()
 
 
+def checked_values(s: Any, collection: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row's values as ``merge_values`` stores them for a new record, as the import's check
+    hands them to the bulk create (its ``stored``)."""
+    coll = find_collection(s, collection)
+    cache = SchemaCache(s)
+    lookup = _file_lookup(s)
+    out = []
+    for row in rows:
+        schema_id = s.scalar(select(Schema.id).where(Schema.name == row["schema_name"]))
+        values, problems = merge_values(cache.meta(schema_id), coll, row.get("data") or {}, current=None,
+                                        loc=("data",), file_lookup=lookup)
+        assert problems == [], problems
+        out.append(values)
+    return out
+
+
 def run_bulk(database: Database, collection: str, rows: list[dict[str, Any]], ids: list[str], *,
-             chunk: int = bulk.CHUNK) -> tuple[dict[str, list[tuple[Any, ...]]], list[tuple[int, str]]]:
+             chunk: int = bulk.CHUNK, checked: bool = False,
+             ) -> tuple[dict[str, list[tuple[Any, ...]]], list[tuple[int, str]]]:
+    """The rows through ``bulk_create_records`` (``checked``: with their values already stored
+    by ``merge_values``, as the import gives them): problems, and what was stored; rolled back."""
     names = {**existing(database), **{str(i): rid for i, rid in enumerate(ids)}}
     problems: list[tuple[int, str]] = []
     with database.session() as s, mock.patch.object(bulk, "CHUNK", chunk):
         tx = s.begin()
         ctx = Ctx(session=s, actor="tester", files_dir=Path("."), request_id="req-1")
         ctx.batch_id = s.scalar(text("SELECT id FROM audit_batches"))
+        given = resolve(rows, names)
+        stored = checked_values(s, collection, given) if checked else None
         try:
-            assert bulk_create_records(ctx, collection, resolve(rows, names), ids=ids) == ids
+            assert bulk_create_records(ctx, collection, given, ids=ids, stored=stored) == ids
         except RowProblems as exc:
             problems = exc.problems
         stored = snapshot_in(s)
@@ -209,6 +232,17 @@ def test_bulk_stores_what_create_record_stores(db: Database, chunk: int) -> None
     assert len(many["records"]) == 4 + len(rows) and len(many["entries"]) == 4 + len(rows)
     assert many["links"] and many["live"] == []
     assert many == single
+
+
+def test_values_checked_before_are_stored_as_they_are_and_references_still_checked(db: Database) -> None:
+    ids = [new_id() for _ in GOOD_ROWS]
+    plain, _ = run_bulk(db, "lab", GOOD_ROWS, ids, chunk=3)
+    checked, problems = run_bulk(db, "lab", GOOD_ROWS, ids, chunk=3, checked=True)
+    assert problems == [] and checked == plain
+    bad = [GOOD_ROWS[0], {"schema_name": "sample", "parent_record_id": "@North",
+                          "data": {"label": "N", "home": "@Hidden", "others": ["01ARZ3NDEKTSV4RRFFQ69G5FAV"]}}]
+    _, problems = run_bulk(db, "lab", bad, [new_id(), new_id()], checked=True)
+    assert [i for i, _ in problems] == [1] and "home" in problems[0][1] and "others" in problems[0][1]
 
 
 BAD_ROWS: list[dict[str, Any]] = [

@@ -157,6 +157,9 @@ class _Row:
     parent_given: bool = False
     record_id: str | None = None
     new_id: str = ""
+    stored: dict[str, Any] | None = None
+    """A new record's values as the check stored them (field id → value), so that the bulk
+    create does not check them again."""
 
 
 class _Import:
@@ -347,8 +350,8 @@ class _Import:
             row.record_id = rid
         current = plan.keys.records[row.record_id] if plan.keys and row.record_id else None
         incoming = {**data, **dict.fromkeys(blanks)} if current is not None else data
-        _, errors = merge_values(plan.meta, collection, incoming, current=current, loc=("data",),
-                                 file_lookup=lookup)
+        stored, errors = merge_values(plan.meta, collection, incoming, current=current, loc=("data",),
+                                      file_lookup=lookup)
         for e in errors:
             if str(e["loc"][-1]) not in unread:
                 log.add(number, e["msg"], field=str(e["loc"][-1]), kind=e["type"], value=e.get("input"))
@@ -356,6 +359,7 @@ class _Import:
             return None
         row.data = incoming
         if row.record_id is None:
+            row.stored = stored
             row.new_id = new_id()
             given_id = cells[self.index["id"]] if "id" in self.index else None
             if not blank(given_id):
@@ -400,7 +404,8 @@ class _Import:
             try:
                 with s.begin_nested():
                     bulk_create_records(ctx, collection.id, bodies, ids=[r.new_id for r in creates], cache=self.cache,
-                                        progress=self.progress.advance if self.progress else None)
+                                        progress=self.progress.advance if self.progress else None,
+                                        stored=[r.stored or {} for r in creates])
             except RowProblems as exc:
                 del ctx.changes[before:]
                 for i, message in exc.problems:

@@ -370,13 +370,17 @@ def _marker(meta: SchemaMeta, key: list[str], parent_id: str | None, dataset_id:
 
 def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any]], *,
                         ids: list[str] | None = None, cache: SchemaCache | None = None,
-                        progress: Callable[[int], None] | None = None) -> list[str]:
+                        progress: Callable[[int], None] | None = None,
+                        stored: list[dict[str, Any]] | None = None) -> list[str]:
     """Create a record for each RecordCreate-like row (``schema_name``, ``parent_record_id``,
     ``data``) in collection ``collection_name``, each with the ``create`` entry
     ``create_record`` writes, inside the caller's transaction. Returns the new ids in row order.
 
     ``ids``: ids to give the rows (fresh ``new_id()`` ones otherwise), so that rows can name an
     earlier row as parent or reference target. ``progress(n)`` is told about each chunk.
+    ``stored``: each row's values as :func:`.values.merge_values` already stored them for a new
+    record (field id → value; the import checks every row first, to report its problems by row
+    and field): they are then not checked again (references, parents and unique keys still are).
     Raises ``NotFound`` (collection) and :class:`RowProblems` listing every bad row (then roll
     the transaction back: rows before the first bad chunk may have been inserted).
     """
@@ -386,11 +390,11 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any
         raise NotFound(f"collection {collection_name!r} not found")
     run = _Bulk(ctx, collection, cache or SchemaCache(s))
     ids = list(ids) if ids is not None else [new_id() for _ in rows]
-    if len(ids) != len(rows):
-        raise ValueError("ids must give one id per row")
+    if len(ids) != len(rows) or (stored is not None and len(stored) != len(rows)):
+        raise ValueError("ids and stored must give one item per row")
     s.flush()  # the batch and anything else pending go first (entries point at the batch)
     with bulk_cache(s.connection()) if len(rows) >= BULK_CACHE_ROWS else nullcontext():
-        _create_chunks(run, rows, ids, progress)
+        _create_chunks(run, rows, ids, progress, stored)
     if run.problems:
         raise RowProblems(sorted(run.problems))
     if len(rows) >= ANALYZE_AFTER and len(rows) * 10 >= (s.scalar(select(func.count()).select_from(Record)) or 0):
@@ -399,12 +403,14 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any
 
 
 def _create_chunks(run: _Bulk, rows: list[dict[str, Any]], ids: list[str],
-                   progress: Callable[[int], None] | None) -> None:
-    """Validate and insert ``rows`` chunk by chunk; nothing more is inserted once a row is bad."""
+                   progress: Callable[[int], None] | None, stored: list[dict[str, Any]] | None) -> None:
+    """Validate and insert ``rows`` chunk by chunk; nothing more is inserted once a row is bad.
+    ``stored``: the rows' values, already checked (:func:`bulk_create_records`)."""
     for start in range(0, len(rows), CHUNK):
         bodies = rows[start:start + CHUNK]
         found_parents, found, shas = run.prefetch(bodies)
-        merged = run.merged(bodies, found, shas)
+        merged = (run.merged(bodies, found, shas) if stored is None
+                  else {offset: (stored[start + offset], []) for offset in range(len(bodies))})
         good: list[tuple[int, _Row]] = []
         for offset, body in enumerate(bodies):
             row = run.validate(start + offset, body, ids[start + offset], found_parents, found, merged.get(offset))
