@@ -52,12 +52,17 @@ def test_values_and_names_are_found_field_ids_and_booleans_are_not(empty_databas
     ids = make(empty_database, tmp_path)
     assert found(empty_database, "kestrel") == {ids["kestrel"]}
     assert found(empty_database, "4711") == {ids["kestrel"]}
+    assert found(empty_database, "2.5") == {ids["true"]}  # PostgreSQL reads 2.5 as one word
+    assert found(empty_database, "2") == {ids["true"]}  # a prefix of it
+    assert found(empty_database, "2.6") == set()
     assert found(empty_database, "raptor") == {ids["kestrel"]}
     assert found(empty_database, "ibi") == {ids["snake"]}  # a prefix of a list item
     assert found(empty_database, "true") == {ids["true"]}  # the title, not the boolean
     assert found(empty_database, "false") == set()
     assert found(empty_database, "snake_case") == {ids["snake"]}
     assert found(empty_database, "case snake") == {ids["snake"]}
+    assert found(empty_database, "it's") == set()  # a quote in a query word is no syntax error
+    assert found(empty_database, "back\\slash") == set()
     with empty_database.session() as s:
         field_ids = list(s.scalars(select(Field.id)))
     for fid in field_ids:

@@ -33,6 +33,21 @@ def words(query: str) -> list[str]:
     return WORD.findall(query.lower())
 
 
+def pg_lexemes(session: Session, query: str) -> list[str]:
+    """The words of ``query`` as PostgreSQL's ``simple`` configuration reads them, the way the
+    index read the values: ``2.5`` and ``x@y.org`` are one word each there, where SQLite's
+    tokenizer (and :func:`words`) make two and three. A query split otherwise would ask for
+    ``5`` where the index holds only ``2.5``."""
+    found = session.scalar(text("SELECT array_agg(lexeme ORDER BY lexeme) "
+                                "FROM unnest(to_tsvector('simple'::regconfig, :q))").bindparams(q=query))
+    return list(found or [])
+
+
+def quoted(lexeme: str) -> str:
+    """``lexeme`` for a quoted tsquery operand (a quote doubled, a backslash escaped)."""
+    return lexeme.replace("\\", "\\\\").replace("'", "''")
+
+
 def search_condition(session: Session, query: str) -> ColumnElement[bool] | None:
     """A WHERE condition matching records whose values contain every word of ``query`` as a
     word prefix; None when the query has no words."""
@@ -40,8 +55,11 @@ def search_condition(session: Session, query: str) -> ColumnElement[bool] | None
     if not found:
         return None
     if session.get_bind().dialect.name == "postgresql":
-        tsquery = " & ".join(f"{w}:*" for w in found)
-        return text(f"{PG_VECTOR} @@ to_tsquery('simple'::regconfig, :search_query)").bindparams(
+        lexemes = pg_lexemes(session, query)
+        if not lexemes:
+            return None
+        tsquery = " & ".join(f"'{quoted(lexeme)}':*" for lexeme in lexemes)
+        return text(f"{PG_VECTOR} @@ CAST(:search_query AS tsquery)").bindparams(
             bindparam("search_query", tsquery))  # type: ignore[return-value]
     match = " AND ".join(f'"{w}"*' for w in found)
     inner = text("SELECT rowid FROM records_fts WHERE records_fts MATCH :search_query").bindparams(
