@@ -3,6 +3,7 @@ ids; ``import --help`` documents every special column."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from benchbook.config import Project
 from benchbook.domain.imports.columns import SPECIAL_COLUMNS
 from benchbook.domain.imports.parents import ParentKey
-from tests.import_helpers import DATA, cli, ok, records, schema
+from tests.import_helpers import DATA, cli, collection, ok, records, schema
 
 
 @pytest.fixture
@@ -104,3 +105,57 @@ def test_import_help_documents_every_special_column(tmp_project: Project) -> Non
     for option in ("--create-schema", "--key", "--parent-key", "--dayfirst", "--date-format", "--skip-bad",
                    "--dry-run", "--format", "--delimiter", "--encoding", "--sheet"):
         assert option in text
+
+
+
+def sites_and_obs(project: Project) -> None:
+    schema(project, "site", [{"name": "name", "type": "string", "required": True},
+                             {"name": "code", "type": "integer"}])
+    schema(project, "obs", [{"name": "v", "type": "float"}], parent="site")
+    ok(project, "schemas", "set-unique-keys", "site", "--keys", '[["code"]]')
+    collection(project, "lab", ["site", "obs"])
+
+
+MIXED = ("schema_name,id,parent_record_id,name,code,v,colour\n"
+         "site,s1,,North,1,,\n"
+         "obs,,s1,,,1.5,\n"
+         "site,s2,,South,2,,\n"
+         "obs,,s2,,,2.5,\n"
+         "obs,,s1,,,x,\n"             # line 6: a cell that cannot be read
+         "site,s3,,,3,,red\n"         # line 7: name missing, a column of no field of site
+         "obs,,s3,,,3.5,\n"           # line 8: its parent is a bad row of this file
+         "site,s4,,Twin,1,,\n"        # line 9: the unique code of line 2
+         "fish,,,,,,\n"               # line 10: no such schema
+         "obs,,s2,,,4.5,\n")
+
+
+def test_rows_name_earlier_rows_as_parents_and_problems_read_the_same_whatever_the_check_step(
+        tmp_project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check reads, checks and finishes rows ``CHECK_STEP`` at a time: a row whose parent is
+    an earlier row of the file finds it in the same step or an earlier one, and every problem
+    reads the same, in the same order, whatever the step."""
+    from benchbook.domain.imports import run
+
+    sites_and_obs(tmp_project)
+    source = tmp_path / "mixed.csv"
+    source.write_text(MIXED)
+    outputs = []
+    for step in (500, 2, 1):
+        monkeypatch.setattr(run, "CHECK_STEP", step)
+        out = cli(tmp_project, "import", str(source), "-c", "lab")
+        assert out.exit_code == 1 and records(tmp_project) == []
+        outputs.append(re.sub(r"\b[0-9A-HJKMNP-TV-Z]{26}\b", "ID", out.output))  # new ids differ per run
+    assert outputs[1] == outputs[0] and outputs[2] == outputs[0]
+    assert [line for line in outputs[0].splitlines() if "line" in line] == [
+        "v: 'x' is not a number (1 row, line 6)",
+        "name: a value is required (1 row, line 7)",
+        "schema_name: collection 'lab' is not for schema 'fish' (1 row, line 10)",
+        "parent record s3 does not exist or is deleted (1 row, line 8)",  # found by the create
+        "record 'North' (ID) already has these values for unique key (code) (1 row, line 9)",
+    ]
+    kept = cli(tmp_project, "import", str(source), "-c", "lab", "--skip-bad")
+    assert kept.exit_code == 0, kept.output
+    sites = {r.natural_name: r.id for r in records(tmp_project, "site")}
+    assert set(sites) == {"North", "South"}
+    values = sorted((r.parent_id, next(iter(r.data.values()))) for r in records(tmp_project, "obs"))
+    assert values == sorted([(sites["North"], 1.5), (sites["South"], 2.5), (sites["South"], 4.5)])

@@ -48,7 +48,7 @@ from benchbook.domain.imports.parents import AUTO, ParentIndex, ParentKey
 from benchbook.domain.imports.problems import ProblemLog, Summary
 from benchbook.domain.imports.readers import Table
 from benchbook.domain.records.bulk import RowProblems, bulk_create_records
-from benchbook.domain.records.values import merge_values
+from benchbook.domain.records.values import merge_new_rows, merge_values
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.tables import Collection, Field, StoredFile
 
@@ -160,6 +160,25 @@ class _Row:
     stored: dict[str, Any] | None = None
     """A new record's values as the check stored them (field id → value), so that the bulk
     create does not check them again."""
+
+
+@dataclass
+class _Pending:
+    """A row of the file between reading and finishing (:meth:`_Import.check`): its
+    :class:`_Row` (None when its schema is unknown), fields left blank, fields whose cell could
+    not be read (one problem each, not two), and its problems not yet noted: ``problems`` come
+    before the parent's, ``after_parent`` after them (the key's)."""
+
+    number: int
+    row: _Row | None = None
+    blanks: list[str] = field(default_factory=list)
+    unread: set[str] = field(default_factory=set)
+    problems: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    after_parent: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def note(self, message: str, **kw: Any) -> None:
+        """Keep a problem for :attr:`problems` (``ProblemLog.add``'s keywords)."""
+        self.problems.append((message, kw))
 
 
 class _Import:
@@ -292,22 +311,34 @@ class _Import:
 
     # ------------------------------------------------------------------------ checking
     def check(self, collection: Collection, fixed: _Plan | None, plans: dict[str, _Plan]) -> list[_Row]:
+        """The rows to write, each checked; every problem noted in :attr:`log`, row by row in
+        file order. Rows are checked :data:`CHECK_STEP` at a time: each row's cells are read and
+        its key matched (:meth:`read_row`), then the new rows' values are checked column by
+        column (``values.merge_new_rows``), edits' values row by row, then each row is finished
+        in file order (:meth:`finish_row`: its parent, which may be an earlier row of the file,
+        and its problems in the order a row-by-row check meets them)."""
         out: list[_Row] = []
         rows = self.table.rows
         if self.progress:
             self.progress.phase("checking", len(rows))
         lookup = _file_lookup(self.s)
-        for n, (number, cells) in enumerate(rows, 1):
-            row = self.check_row(collection, fixed, plans, number, cells, lookup)
-            if row is not None:
-                out.append(row)
-            if self.progress and (n % CHECK_STEP == 0 or n == len(rows)):
-                self.progress.advance(n % CHECK_STEP or CHECK_STEP)
+        for start in range(0, len(rows), CHECK_STEP):
+            step = rows[start:start + CHECK_STEP]
+            read = [self.read_row(collection, fixed, plans, number, cells) for number, cells in step]
+            merged = self.merge([r for r in read if r.row is not None], collection, lookup)
+            for pending, (_, cells) in zip(read, step):
+                row = self.finish_row(pending, cells, merged.get(id(pending)))
+                if row is not None:
+                    out.append(row)
+            if self.progress:
+                self.progress.advance(len(step))
         return out
 
-    def check_row(self, collection: Collection, fixed: _Plan | None, plans: dict[str, _Plan], number: int,
-                  cells: list[Any], lookup: Any) -> _Row | None:
-        log = self.log
+    def read_row(self, collection: Collection, fixed: _Plan | None, plans: dict[str, _Plan], number: int,
+                 cells: list[Any]) -> _Pending:
+        """Row ``number``'s schema, cells read as its fields' values and key matched; its
+        problems so far kept (not yet noted) in the order met."""
+        pending = _Pending(number)
         plan = fixed
         if plan is None:
             given = cells[self.index["schema_name"]]
@@ -316,27 +347,24 @@ class _Import:
             if plan is None:
                 problem = (f"schema_name: collection {collection.name!r} is not for schema {name!r}" if name
                            else "schema_name: no schema named")
-                log.add(number, problem, field="schema_name", kind="unknown_schema", value=given)
-                return None
+                pending.note(problem, field="schema_name", kind="unknown_schema", value=given)
+                return pending
             for column in self.index:
                 if (column not in plan.mapping and column not in self.skip and not blank(cells[self.index[column]])
                         and any(column in p.mapping for p in plans.values())):
-                    log.add(number, f"{column}: not a field of schema {name!r}", field=column, kind="unknown_field")
+                    pending.note(f"{column}: not a field of schema {name!r}", field=column, kind="unknown_field")
         data: dict[str, Any] = {}
-        blanks: list[str] = []
-        unread: set[str] = set()  # fields whose cell could not be read: one problem each, not two
         for column, f in plan.mapping.items():
             cell = cells[self.index[column]]
             if blank(cell):
-                blanks.append(f.name)
+                pending.blanks.append(f.name)
                 continue
             try:
                 data[f.name] = cell_value(f, cell, self.rules.get(column, self.opts.dates))
             except ValueProblem as exc:
-                unread.add(f.name)
-                log.add(number, f"{f.name}: {exc.msg}", field=f.name, kind=exc.type_, value=cell)
-        row = _Row(number, plan, data)
-        self.find_parent(row, cells)
+                pending.unread.add(f.name)
+                pending.note(f"{f.name}: {exc.msg}", field=f.name, kind=exc.type_, value=cell)
+        pending.row = row = _Row(number, plan, data)
         if plan.keys is not None:
             key: dict[str, Any] = {}
             for f in plan.keys.fields:
@@ -346,18 +374,52 @@ class _Import:
                     key[f.id] = None  # reported with the row's values below
             rid, key_problem, kind = plan.keys.match(number, key)
             if key_problem:
-                log.add(number, key_problem, field="key", kind=kind)
+                pending.after_parent.append((key_problem, {"field": "key", "kind": kind}))
             row.record_id = rid
-        current = plan.keys.records[row.record_id] if plan.keys and row.record_id else None
-        incoming = {**data, **dict.fromkeys(blanks)} if current is not None else data
-        stored, errors = merge_values(plan.meta, collection, incoming, current=current, loc=("data",),
-                                      file_lookup=lookup)
+        return pending
+
+    def merge(self, read: list[_Pending], collection: Collection,
+              lookup: Any) -> dict[int, tuple[dict[str, Any], list[dict[str, Any]]]]:
+        """``(stored values, problems)`` of each read row (by ``id()`` of its :class:`_Pending`):
+        new records' column by column per schema, edits' (merged into the record's values)
+        one by one."""
+        out: dict[int, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+        new: dict[int, list[tuple[_Pending, _Row]]] = {}
+        for pending in read:
+            row = pending.row
+            assert row is not None
+            current = row.plan.keys.records[row.record_id] if row.plan.keys and row.record_id else None
+            if current is None:
+                new.setdefault(id(row.plan), []).append((pending, row))
+                continue
+            incoming = {**row.data, **dict.fromkeys(pending.blanks)}
+            row.data = incoming
+            out[id(pending)] = merge_values(row.plan.meta, collection, incoming, current=current, loc=("data",),
+                                            file_lookup=lookup)
+        for group in new.values():
+            results = merge_new_rows(group[0][1].plan.meta, collection, [row.data for _, row in group],
+                                     loc=("data",), file_lookup=lookup)
+            out.update((id(pending), result) for (pending, _), result in zip(group, results))
+        return out
+
+    def finish_row(self, pending: _Pending, cells: list[Any],
+                   merged: tuple[dict[str, Any], list[dict[str, Any]]] | None) -> _Row | None:
+        """Note row ``pending``'s problems in the order a row-by-row check meets them (cells,
+        parent, key, values); the row to write, or None when it has a problem."""
+        log, number, row = self.log, pending.number, pending.row
+        for message, kw in pending.problems:
+            log.add(number, message, **kw)
+        if row is None or merged is None:
+            return None
+        self.find_parent(row, cells)
+        for message, kw in pending.after_parent:
+            log.add(number, message, **kw)
+        stored, errors = merged
         for e in errors:
-            if str(e["loc"][-1]) not in unread:
+            if str(e["loc"][-1]) not in pending.unread:
                 log.add(number, e["msg"], field=str(e["loc"][-1]), kind=e["type"], value=e.get("input"))
         if number in log.bad_rows:
             return None
-        row.data = incoming
         if row.record_id is None:
             row.stored = stored
             row.new_id = new_id()
