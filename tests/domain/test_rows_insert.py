@@ -3,7 +3,7 @@ SQLAlchemy's executemany stores (value and SQL type, column by column), fires th
 trigger for every row, and is all or nothing. On SQLite and PostgreSQL."""
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 import pytest
@@ -38,7 +38,10 @@ VALUES: list[Any] = [*AWKWARD, 0, -1, 2**62, 2**70, 1.5, 1e300, -0.0, True, Fals
 
 def test_the_rows_stored_are_those_executemany_stores(empty_database: Database) -> None:
     when = datetime(2024, 5, 1, 10, 0, 0, 123456, tzinfo=UTC)
-    rows = [entry(i, v, when) for i, v in enumerate(VALUES)]
+    # runs of rows sharing one time (converted once) between rows of times of their own
+    rows = [entry(i, v, when if i % 3 else when + timedelta(seconds=i)) for i, v in enumerate(VALUES)]
+    shared = {"one": "object", "in": ["two", "rows"]}
+    rows[4]["new_data"] = rows[5]["new_data"] = shared
     with empty_database.engine.begin() as conn:
         conn.execute(insert(ENTRIES), rows)
     expected = stored(empty_database)

@@ -20,6 +20,7 @@ from sqlalchemy import Connection, Table, TextClause, insert, text
 from benchbook.persistence.db import json_dumps
 
 _Processor = Callable[[Any], Any] | None
+_NOTHING = object()
 _PLANS: dict[tuple[str, tuple[str, ...]], tuple[TextClause, list[_Processor]]] = {}
 
 
@@ -43,8 +44,10 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) 
     """Insert ``rows`` (column name → Python value, every row with the same keys, as for
     ``conn.execute(insert(table), rows)``) into ``table`` inside the connection's transaction:
     one statement on SQLite (module docstring), ``executemany`` elsewhere. Values are stored as
-    SQLAlchemy would store them; a row's constraint failure fails the whole statement (the
-    caller's transaction is rolled back either way).
+    SQLAlchemy would store them (a value that consecutive rows share, the same object, is
+    converted once: a chunk's one ``now`` in ``created_at`` and ``updated_at`` came to a tenth
+    of an import); a row's constraint failure fails the whole statement (the caller's
+    transaction is rolled back either way).
     """
     if not rows:
         return
@@ -53,6 +56,17 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) 
         return
     columns = tuple(rows[0])
     statement, processors = _plan(conn, table, columns)
-    pairs = list(zip(columns, processors))
-    payload = [[row[name] if process is None else process(row[name]) for name, process in pairs] for row in rows]
+    payload: list[list[Any]] = [[] for _ in rows]
+    for name, process in zip(columns, processors):
+        if process is None:
+            for out, row in zip(payload, rows):
+                out.append(row[name])
+            continue
+        last: Any = _NOTHING
+        stored: Any = None
+        for out, row in zip(payload, rows):
+            value = row[name]
+            if value is not last:  # one conversion for a value many rows share (a chunk's `now`)
+                last, stored = value, process(value)
+            out.append(stored)
     conn.execute(statement, {"rows": json_dumps(payload)})

@@ -20,6 +20,7 @@ from collections import ChainMap
 from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import ColumnElement, Row, Table, bindparam, func, insert, select, text, update
@@ -343,16 +344,18 @@ class _Bulk:
                  for target in dict.fromkeys(as_list(r.data.get(f.id)))]
         if links:
             conn.execute(insert(_LINKS), links)
-        insert_entries(self.s, self.entries(rows))
+        insert_entries(self.s, self.entries(rows, now))
         self.ctx.changes.extend(RecordChange("created", r.id, r.schema_id, r.dataset_id, {}, r.data) for r in rows)
 
-    def entries(self, rows: list[_Row]) -> list[dict[str, Any]]:
+    def entries(self, rows: list[_Row], now: datetime) -> list[dict[str, Any]]:
         """The ``create`` entries, column for column what :func:`audit.write` stores for a single
         create (tests/domain/test_bulk.py compares every column): the values once, in
-        ``new_data``; ``changes`` are derived when read (:func:`audit.record_changes`)."""
+        ``new_data``; ``changes`` are derived when read (:func:`audit.record_changes`). Their
+        time is ``now``, the records' ``created_at``: one statement writes them all (their ids,
+        made in order, keep them in order)."""
         ctx = self.ctx
         return [{"id": new_id(), "action": "create", "entity_type": "record", "entity_id": r.id,
-                 "timestamp": utcnow(), "actor": ctx.actor, "changes": [],
+                 "timestamp": now, "actor": ctx.actor, "changes": [],
                  "old_data": None, "new_data": snapshot(cast(Record, r), r.meta, self.collection),
                  "batch_id": ctx.batch_id, "request_id": ctx.request_id, "dataset_id": r.dataset_id,
                  "schema_id": r.schema_id} for r in rows]
