@@ -44,14 +44,13 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from records import free_port, start, stop
+from records import free_port, postgres_database, project_on, start, stop
 
 from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
@@ -83,17 +82,7 @@ def obs_row(rnd: random.Random, i: int) -> dict[str, Any]:
 def make_project(work: Path, records: int, pg_url: str | None,
                  page_requests: int | None = None) -> tuple[Project, list[str], list[str]]:
     """The project, ids of the plots, ids of some obs."""
-    project = Project.init(work / "project")
-    if pg_url or page_requests:
-        import tomlkit
-        toml = project.root / "benchbook.toml"
-        doc = tomlkit.parse(toml.read_text(encoding="utf-8"))
-        if pg_url:
-            doc.setdefault("database", tomlkit.table())["url"] = pg_url  # type: ignore[index]
-        if page_requests:
-            doc.setdefault("limits", tomlkit.table())["page_requests"] = page_requests  # type: ignore[index]
-        toml.write_text(tomlkit.dumps(doc), encoding="utf-8")
-        project = Project.locate(str(project.root))
+    project = project_on(work / "project", {"database": {"url": pg_url}, "limits": {"page_requests": page_requests}})
     db = open_database(project.database_url)
     rnd = random.Random(7)
     try:
@@ -235,22 +224,11 @@ def main() -> None:
 
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="benchbook-load-"))
     work.mkdir(parents=True, exist_ok=True)
-    pg_url, admin = None, None
     if args.postgres:
-        from sqlalchemy import create_engine, make_url, text
-        admin = create_engine(args.postgres, isolation_level="AUTOCOMMIT")
-        name = f"benchbook_load_{uuid.uuid4().hex[:8]}"
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-        pg_url = make_url(args.postgres).set(database=name).render_as_string(hide_password=False)
-    try:
-        run(args, work, pg_url)
-    finally:
-        if admin is not None and pg_url:
-            from sqlalchemy import text
-            with admin.connect() as conn:
-                conn.execute(text(f'DROP DATABASE IF EXISTS "{pg_url.rsplit("/", 1)[1]}" WITH (FORCE)'))
-            admin.dispose()
+        with postgres_database(args.postgres, "benchbook_load") as pg_url:
+            run(args, work, pg_url)
+    else:
+        run(args, work, None)
 
 
 def run(args: argparse.Namespace, work: Path, pg_url: str | None) -> None:

@@ -1,7 +1,7 @@
 """Record benchmarks: import rate and query latency over HTTP, run on demand (never in the tests).
 
     python bench/records.py [--records 100000] [--repeat 40] [--datasette] [--keep DIR [--reuse]]
-                            [--without-field-indexes]
+                            [--without-field-indexes] [--postgres URL]
 
 The data: 1,000 ``plot`` records (name, region) and N ``obs`` records under them (N/1000 each)
 with 8 typed fields: integer ``n``, float ``x``, string ``label`` (20 words), date ``day``,
@@ -21,6 +21,13 @@ in 10,000 holds the rare word ``quixotic``). Prints, measured in the same run:
 - with ``--datasette``: Datasette 0.65 (in its own venv, ``bench/.venv-datasette``, never a
   project dependency) over the same rows in a plain table with an index on ``n``: the same
   filter+sort page and a single row, and the ratios.
+
+With ``--postgres URL`` (a server where the URL's user may create databases, e.g.
+``postgresql+psycopg://postgres@127.0.0.1:5432/postgres``) the project's database is a fresh
+database on that server (dropped at the end): the import and every HTTP query run against it,
+the size lines come from ``pg_total_relation_size`` / ``pg_relation_size`` instead of
+``dbstat``, and the bare table, the size target and Datasette stay SQLite's (the issue sets the
+size and import targets on SQLite, the query targets on both).
 
 Each line says what it timed (in process: the domain called from this script; HTTP: requests
 to the server subprocess, wall clock at the client) and ends with its target from the open
@@ -42,6 +49,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +197,61 @@ def drop_field_indexes(project: Project) -> int:
         db.engine.dispose()
 
 
+@contextmanager
+def postgres_database(server_url: str, prefix: str) -> Iterator[str]:
+    """A fresh database named ``<prefix>_<8 hex>`` on the PostgreSQL server of ``server_url``,
+    yielded as a URL; dropped (with its connections) afterwards."""
+    import uuid
+
+    from sqlalchemy import create_engine, make_url
+
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(server_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def project_on(folder: Path, settings: dict[str, dict[str, Any]]) -> Project:
+    """A new project in ``folder`` with ``settings`` written into its ``benchbook.toml``
+    (table → key → value; None values left out), e.g. ``{"database": {"url": URL}}``."""
+    project = Project.init(folder)
+    chosen = {table: {k: v for k, v in keys.items() if v is not None} for table, keys in settings.items()}
+    if not any(chosen.values()):
+        return project
+    import tomlkit
+
+    toml = project.root / "benchbook.toml"
+    doc = tomlkit.parse(toml.read_text(encoding="utf-8"))
+    for table, keys in chosen.items():
+        for key, value in keys.items():
+            doc.setdefault(table, tomlkit.table())[key] = value
+    toml.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    return Project.locate(str(project.root))
+
+
+def postgres_sizes(database_url: str) -> tuple[int, dict[str, int]]:
+    """The whole database's bytes and each table's (heap, TOAST and free-space map, without
+    its indexes) and index's bytes, largest first."""
+    db = open_database(database_url)
+    try:
+        with db.engine.connect() as conn:
+            whole = int(conn.scalar(text("SELECT pg_database_size(current_database())")) or 0)
+            rows = conn.execute(text(
+                "SELECT c.relname, CASE WHEN c.relkind = 'i' THEN pg_relation_size(c.oid) "
+                "ELSE pg_table_size(c.oid) END AS bytes FROM pg_class c "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i') ORDER BY bytes DESC")).all()
+        return whole, {str(name): int(size) for name, size in rows}
+    finally:
+        db.engine.dispose()
+
+
 # --------------------------------------------------------------------------------- serving
 
 def free_port() -> int:
@@ -331,9 +394,23 @@ def main() -> None:
                         help="serve the project an earlier run left in --keep instead of importing again")
     parser.add_argument("--without-field-indexes", action="store_true",
                         help="drop the per-field indexes before serving (what they are worth; irreversible)")
+    parser.add_argument("--postgres", metavar="URL",
+                        help="serve from a fresh database on this PostgreSQL server (dropped afterwards)")
     args = parser.parse_args()
     if args.reuse and args.keep is None:
         parser.error("--reuse needs --keep")
+    if args.postgres and (args.reuse or args.without_field_indexes):
+        parser.error("--postgres makes a fresh database: not with --reuse or --without-field-indexes")
+    if args.postgres:
+        with postgres_database(args.postgres, "benchbook_records") as url:
+            run(args, url)
+    else:
+        run(args, None)
+
+
+def run(args: argparse.Namespace, database_url: str | None) -> None:
+    """The benchmark (module docstring) with the project's database at ``database_url`` (None:
+    the project's own SQLite file)."""
     n = args.records
     work = args.keep or Path(tempfile.mkdtemp(prefix="benchbook-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -352,15 +429,41 @@ def main() -> None:
     else:
         say(f"bare sqlite3 executemany of {total:,} rows …")
         bare = bare_sqlite(work / "bare.db", n)
-        say(f"import through the domain (bulk path, history on) of {total:,} records …")
-        project = Project.init(work / "project")
+        backend = "PostgreSQL" if database_url else "SQLite"
+        say(f"import through the domain (bulk path, history on, {backend}) of {total:,} records …")
+        project = project_on(work / "project", {"database": {"url": database_url}})
         wall, cpu, obs_ids = domain_import(project, n, say)
         results += [
             ("bare sqlite3 executemany, one JSON table (in process)", f"{total / bare:,.0f} rows/s", "no target"),
-            ("import through the domain with history (in process)",
+            (f"import through the domain with history (in process, {backend})",
              f"{total / wall:,.0f} records/s ({total / cpu:,.0f} per CPU s)", "no target"),
-            ("ratio import / bare", f"{bare / wall:.3f}", verdict(">= 0.33", bare / wall >= 0.33)),
+            ("ratio import / bare", f"{bare / wall:.3f}",
+             "no target (set on SQLite)" if database_url else verdict(">= 0.33", bare / wall >= 0.33)),
         ]
+    if database_url:
+        postgres_size_lines(results, work, database_url)
+    else:
+        sqlite_sizes(results, work, project, n)
+    if args.without_field_indexes:
+        dropped = drop_field_indexes(project)
+        results.append(("per-field indexes", f"dropped ({dropped}) before serving: the ablation run", ""))
+    serve_and_measure(args, results, work, project, obs_ids, n)
+
+
+def postgres_size_lines(results: list[tuple[str, str, str]], work: Path, database_url: str) -> None:
+    """The PostgreSQL database's size lines (``--postgres``)."""
+    whole, parts = postgres_sizes(database_url)
+    bare_table = dbstat_sizes(work / "bare.db").get("rows") if (work / "bare.db").exists() else None
+    results.append(("PostgreSQL database after import (pg_database_size)", f"{whole / 1e6:,.1f} MB",
+                    "no target (the size target is SQLite's)"))
+    for name, size in parts.items():
+        if size >= 1e6:
+            share = f"   {size / bare_table:5.2f}x the bare JSON table (SQLite)" if bare_table else ""
+            results.append((f"  pg size {name}", f"{size / 1e6:,.1f} MB{share}", ""))
+
+
+def sqlite_sizes(results: list[tuple[str, str, str]], work: Path, project: Project, n: int) -> None:
+    """The SQLite database's size lines: files, ratio to the bare table, ``dbstat`` parts."""
     bare_mb = _size(work, "bare.db") if (work / "bare.db").exists() else None
     ours_mb = _size(project.root, "benchbook.db")
     results.append(("database files after import (benchbook.db*, history included)", f"{ours_mb:,.1f} MB",
@@ -375,9 +478,13 @@ def main() -> None:
         if size >= 1e6:
             share = f"   {size / bare_table:5.2f}x the bare JSON table" if bare_table else ""
             results.append((f"  dbstat {name}", f"{size / 1e6:,.1f} MB{share}", ""))
-    if args.without_field_indexes:
-        dropped = drop_field_indexes(project)
-        results.append(("per-field indexes", f"dropped ({dropped}) before serving: the ablation run", ""))
+
+
+def serve_and_measure(args: argparse.Namespace, results: list[tuple[str, str, str]], work: Path, project: Project,
+                      obs_ids: list[str], n: int) -> None:
+    """Serve ``project``, time the queries (and Datasette's with ``--datasette``), print."""
+    def say(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
 
     port = free_port()
     say(f"starting benchbook serve on port {port} …")
@@ -435,7 +542,8 @@ def main() -> None:
     results += [("not measured by this script", "—", f"target {target}") for target in NOT_MEASURED]
     width = max(len(k) for k, _, _ in results)
     value_width = max(len(v) for _, v, _ in results)
-    print(f"\nbench/records.py --records {n}  (cpus: {os.cpu_count()}, load average now: "
+    backend = " --postgres" if args.postgres else ""
+    print(f"\nbench/records.py --records {n}{backend}  (cpus: {os.cpu_count()}, load average now: "
           f"{os.getloadavg()[0]:.1f})")
     for key, value, target in results:
         print(f"{key:<{width}}  {value:<{value_width}}  {target}".rstrip())
