@@ -59,12 +59,19 @@ def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit:
     if columns:
         names = [query.schema] if query.schema else schema_names(session, collection.id)
         check_columns(shaper.cache, [shaper.cache.meta(find_schema(session, n).id) for n in names], columns)
-    lead = (query.leading_sort(session, collection, shaper.cache)
-            if limit and session.get_bind().dialect.name == "sqlite" else None)
-    walked = _sorted_page(session, query, collection, conds, lead, limit=limit, offset=offset) if lead else None
+    sqlite = session.get_bind().dialect.name == "sqlite"
+    lead = query.leading_sort(session, collection, shaper.cache) if limit and query.sort else None
+    walked = (_sorted_page(session, query, collection, conds, lead, limit=limit, offset=offset)
+              if lead and sqlite else None)
     plain = not (query.filter or query.search or query.where or query.sort or query.within)
-    ids, total, exact = walked or (_plain_page(session, conds, limit=limit, offset=offset) if plain and limit else
-                                   _page(session, query, collection, conds, limit=limit, offset=offset))
+    if walked:
+        ids, total, exact = walked
+    elif plain and limit:
+        ids, total, exact = _plain_page(session, conds, limit=limit, offset=offset)
+    elif query.sort and limit and not sqlite:
+        ids, total, exact = _limited_page(session, query, collection, conds, lead, limit=limit, offset=offset)
+    else:
+        ids, total, exact = _page(session, query, collection, conds, limit=limit, offset=offset)
     found = {r.id: r for r in session.scalars(select(Record).where(Record.id.in_(ids)))}
     rows = [found[i] for i in ids]
     items = shaper.shape(rows, child_counts=child_counts, columns=columns)
@@ -83,6 +90,31 @@ def _page(session: Session, query: RecordQuery, collection: Collection, conds: l
     counted = offset or limit == 0  # a page past the end, or only the total asked for (limit 0)
     total = (session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0) if counted else 0
     return [], total, True
+
+
+def _limited_page(session: Session, query: RecordQuery, collection: Collection, conds: list[Any],
+                  lead: Field | None, *, limit: int, offset: int) -> tuple[list[str], int, bool]:
+    """:func:`_page` for a sorted page on PostgreSQL: the page by itself, and ``total`` counted
+    within the page's budget (:func:`counting.bounded_total`) unless the page shows it is the
+    last. Its planner weighs ``LIMIT``: it walks the sort field's index when matches are many,
+    since the sort keys are the index's order (``NULLS LAST``) and the field's expression
+    statistics tell it how many match (migration 0014). The index holds only records with a
+    value, so a sort led by an indexed own field (``lead``) asks first for records holding one,
+    which come first anyway; a page that comes out short goes on among records without a value
+    and is asked for again whole. At 1,000,000 records a three-leaf filter matching 36,000 took
+    235 ms with the count carried through the sort (``count(*) OVER ()``), 26 ms now
+    (docs/performance.md)."""
+    order = query.order_by(session, collection)
+    ids: list[str] = []
+    if lead is not None:
+        ids = list(session.scalars(select(Record.id).where(*conds, typed_value(lead).is_not(None))
+                                   .order_by(*order).limit(limit).offset(offset)))
+    if len(ids) < limit:
+        ids = list(session.scalars(select(Record.id).where(*conds).order_by(*order).limit(limit).offset(offset)))
+    if 0 < len(ids) < limit or (not ids and not offset):
+        return ids, offset + len(ids), True  # the last page (or none at all): its end is the total
+    total, exact = bounded_total(session, conds, at_least=offset + len(ids) if ids else 0)
+    return ids, total, exact
 
 
 def _plain_page(session: Session, conds: list[Any], *, limit: int, offset: int) -> tuple[list[str], int, bool]:

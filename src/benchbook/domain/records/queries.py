@@ -133,6 +133,7 @@ class RecordQuery:
             ids = session.scalars(select(Schema.id).where(Schema.name.in_(schema_names(session, collection.id))))
             metas = [cache.meta(i) for i in ids]
         out: list[Any] = []
+        postgres = session.get_bind().dialect.name == "postgresql"
         for i, spec in enumerate(self.sort):
             name, _, direction = spec.partition(":")
             direction = direction or "asc"
@@ -146,7 +147,11 @@ class RecordQuery:
                 expr = BASE_SORTS[name]
             else:
                 expr = _any_schema_sort(cache, metas, name, loc, spec)
-            out += [expr.is_(None).asc(), expr.desc() if direction == "desc" else expr.asc()]
+            ordered = expr.desc() if direction == "desc" else expr.asc()
+            if postgres:  # the index's own order (btree ASC is NULLS LAST): its planner can walk it
+                out.append(ordered.nulls_last())
+            else:  # SQLite: lists._sorted_page drops the constant first key when it walks
+                out += [expr.is_(None).asc(), ordered]
         return [*out, Record.id.asc()]
 
     def leading_sort(self, session: Session, collection: Collection, cache: SchemaCache) -> Field | None:
