@@ -34,7 +34,7 @@ from starlette.testclient import TestClient
 from benchbook.app import create_app
 from benchbook.config import Project
 from benchbook.persistence.db import Database, open_database
-from benchbook.persistence.tables import Base
+from benchbook.persistence.tables import FIELD_INDEX_PREFIX, FIELD_STATISTICS_PREFIX, Base
 
 settings.register_profile(
     "ci", max_examples=100, derandomize=True, database=None, deadline=None, print_blob=True,
@@ -155,10 +155,31 @@ def backend_app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     app.services.db.engine.dispose()
 
 
+def drop_field_objects(conn: Any) -> None:
+    """Drop the per-field indexes and statistics (``tables.field_index_ddl``,
+    ``field_statistics_ddl``) that emptying the ``fields`` table leaves behind: deleting rows
+    fires no hook, and a shared test database otherwise gathers thousands of them on
+    ``records``, which every insert, ``TRUNCATE`` and ``ANALYZE`` then pays for."""
+    if conn.dialect.name == "postgresql":
+        names = conn.execute(text(f"SELECT indexname FROM pg_indexes WHERE tablename = 'records' "
+                                  f"AND indexname LIKE '{FIELD_INDEX_PREFIX}%'")).scalars().all()
+        stats = conn.execute(text(f"SELECT stxname FROM pg_statistic_ext "
+                                  f"WHERE stxname LIKE '{FIELD_STATISTICS_PREFIX}%'")).scalars().all()
+        for name in stats:
+            conn.execute(text(f'DROP STATISTICS IF EXISTS "{name}"'))
+    else:
+        names = conn.execute(text(f"SELECT name FROM sqlite_master WHERE type = 'index' "
+                                  f"AND name LIKE '{FIELD_INDEX_PREFIX}%'")).scalars().all()
+    for name in names:
+        conn.execute(text(f'DROP INDEX IF EXISTS "{name}"'))
+
+
 def empty_tables(api: Api) -> None:
-    """Delete every row of every table (fast reset between tests)."""
+    """Delete every row of every table (fast reset between tests), and the per-field indexes
+    and statistics the fields had (:func:`drop_field_objects`)."""
     engine = api.app.services.db.engine
     with engine.begin() as conn:
+        drop_field_objects(conn)
         if engine.dialect.name == "postgresql":
             names = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
             conn.execute(text(f"TRUNCATE {names} CASCADE"))
@@ -199,6 +220,7 @@ def open_empty_database(url: str) -> Database:
     by the whole session)."""
     database = open_database(url)
     with database.engine.begin() as conn:
+        drop_field_objects(conn)
         for table in reversed(Base.metadata.sorted_tables):
             conn.execute(table.delete())
     return database
