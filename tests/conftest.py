@@ -155,22 +155,25 @@ def backend_app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     app.services.db.engine.dispose()
 
 
+def field_indexes(conn: Any) -> set[str]:
+    """Names of the per-field indexes on ``records`` (``tables.field_index_ddl``), read from
+    the catalog: SQLAlchemy does not reflect expression indexes."""
+    sql = ("SELECT indexname FROM pg_indexes WHERE tablename = 'records'" if conn.dialect.name == "postgresql"
+           else "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records'")
+    return {name for name in conn.execute(text(sql)).scalars() if name.startswith(FIELD_INDEX_PREFIX)}
+
+
 def drop_field_objects(conn: Any) -> None:
     """Drop the per-field indexes and statistics (``tables.field_index_ddl``,
     ``field_statistics_ddl``) that emptying the ``fields`` table leaves behind: deleting rows
     fires no hook, and a shared test database otherwise gathers thousands of them on
     ``records``, which every insert, ``TRUNCATE`` and ``ANALYZE`` then pays for."""
     if conn.dialect.name == "postgresql":
-        names = conn.execute(text(f"SELECT indexname FROM pg_indexes WHERE tablename = 'records' "
-                                  f"AND indexname LIKE '{FIELD_INDEX_PREFIX}%'")).scalars().all()
         stats = conn.execute(text(f"SELECT stxname FROM pg_statistic_ext "
                                   f"WHERE stxname LIKE '{FIELD_STATISTICS_PREFIX}%'")).scalars().all()
         for name in stats:
             conn.execute(text(f'DROP STATISTICS IF EXISTS "{name}"'))
-    else:
-        names = conn.execute(text(f"SELECT name FROM sqlite_master WHERE type = 'index' "
-                                  f"AND name LIKE '{FIELD_INDEX_PREFIX}%'")).scalars().all()
-    for name in names:
+    for name in field_indexes(conn):
         conn.execute(text(f'DROP INDEX IF EXISTS "{name}"'))
 
 

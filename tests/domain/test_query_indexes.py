@@ -28,11 +28,11 @@ from benchbook.domain.records.queries import RecordQuery
 from benchbook.limits import Limits, use
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import (
-    FIELD_INDEX_PREFIX,
     GROWTH_INDEX,
     field_index_name,
     field_statistics_name,
 )
+from tests.conftest import field_indexes
 
 FIELDS = [{"name": "n", "type": "integer"}, {"name": "x", "type": "float"}, {"name": "label", "type": "string"},
           {"name": "day", "type": "date"}, {"name": "flag", "type": "boolean"}, {"name": "tags", "type": "tags"}]
@@ -61,12 +61,9 @@ def field_ids(database: Database) -> dict[str, str]:
 
 
 def indexes(database: Database) -> set[str]:
-    """Per-field indexes on records (read from the catalog: SQLAlchemy does not reflect
-    expression indexes)."""
-    sql = ("SELECT indexname FROM pg_indexes WHERE tablename = 'records'" if database.engine.dialect.name ==
-           "postgresql" else "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records'")
+    """Per-field indexes on records."""
     with database.engine.connect() as conn:
-        return {name for (name,) in conn.execute(text(sql)) if name.startswith(FIELD_INDEX_PREFIX)}
+        return field_indexes(conn)
 
 
 def test_scalar_fields_get_an_index_and_lose_it_when_purged(db: Database) -> None:
