@@ -111,8 +111,8 @@ def _limited_page(session: Session, query: RecordQuery, collection: Collection, 
                                    .order_by(*order).limit(limit).offset(offset)))
     if len(ids) < limit:
         ids = list(session.scalars(select(Record.id).where(*conds).order_by(*order).limit(limit).offset(offset)))
-    if 0 < len(ids) < limit or (not ids and not offset):
-        return ids, offset + len(ids), True  # the last page (or none at all): its end is the total
+    if _is_last(ids, limit=limit, offset=offset):
+        return ids, offset + len(ids), True
     total, exact = bounded_total(session, conds, at_least=offset + len(ids) if ids else 0)
     return ids, total, exact
 
@@ -124,9 +124,15 @@ def _plain_page(session: Session, conds: list[Any], *, limit: int, offset: int) 
     the listing index. ``count(*) OVER ()`` made SQLite carry every match through a window and
     a sort: 13 ms for a page of 20,000 records, now about 2."""
     ids = list(session.scalars(select(Record.id).where(*conds).order_by(Record.id.asc()).limit(limit).offset(offset)))
-    if 0 < len(ids) < limit or (not ids and not offset):
-        return ids, offset + len(ids), True  # the last page (or none at all): its end is the total
+    if _is_last(ids, limit=limit, offset=offset):
+        return ids, offset + len(ids), True
     return ids, session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0, True
+
+
+def _is_last(ids: list[str], *, limit: int, offset: int) -> bool:
+    """Whether a page that came out as ``ids`` is the last one (or there are none at all), so
+    that its end, ``offset + len(ids)``, is the total and nothing needs counting."""
+    return 0 < len(ids) < limit or (not ids and not offset)
 
 
 def _sorted_page(session: Session, query: RecordQuery, collection: Collection, conds: list[Any],
