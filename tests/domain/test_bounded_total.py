@@ -4,11 +4,13 @@ never below the records up to the end of the page; ``limit`` 0 and unsorted page
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.lookup import find_collection
@@ -70,16 +72,41 @@ def test_a_count_cut_short_by_the_budget_is_a_lower_bound(db: Database) -> None:
     with db.session() as s:
         where = conds(db, s, EVEN)
         assert counting.bounded_total(s, where, at_least=0, budget_ms=60_000) == (N // 2, True)
-        total, exact = counting.bounded_total(s, where, at_least=70, budget_ms=0)
-        # SQLite: the first step is interrupted; PostgreSQL: the first step (1,000 of 1,250) ends it
-        assert not exact
-        assert total in ((70,) if db.engine.dialect.name == "sqlite" else (1000,))
+        assert counting.bounded_total(s, where, at_least=70, budget_ms=0) == (70, False)  # no step begun
         # the session is still usable after an interrupted statement
         assert counting.bounded_total(s, where, at_least=0, budget_ms=60_000) == (N // 2, True)
 
 
+def slow(dialect: str) -> Any:
+    """A condition true of every record that takes about a millisecond per record it is tested on."""
+    if dialect == "sqlite":
+        return text("length(randomblob(400000)) > 0")
+    return text("pg_sleep(0.001) IS NOT NULL")
+
+
+def test_a_step_is_stopped_where_the_budget_runs_out(db: Database) -> None:
+    """The first step (up to 1,000 of the 1,250 matches, some 2 s of the slow condition) is
+    stopped inside its statement: SQLite's progress handler, PostgreSQL's statement_timeout. The
+    bound is then what the caller knew; had the step finished it would be 1,000."""
+    with db.session() as s:
+        where = [*conds(db, s, EVEN), slow(db.engine.dialect.name)]
+        before = s.scalar(text("SELECT current_setting('statement_timeout')")) if db.engine.dialect.name != "sqlite" else None
+        assert counting.bounded_total(s, where, at_least=70, budget_ms=100) == (70, False)
+        # the transaction goes on, with the timeout it had
+        assert s.scalar(select(func.count()).select_from(Record)) == N
+        if before is not None:
+            assert s.scalar(text("SELECT current_setting('statement_timeout')")) == before
+            assert counting.bounded_total(s, conds(db, s, EVEN), at_least=0, budget_ms=60_000) == (N // 2, True)
+            assert s.scalar(text("SELECT current_setting('statement_timeout')")) == before
+
+
+@contextmanager
+def uninterrupted(session: object, deadline: float, clock: object) -> Iterator[Callable[[], bool]]:
+    yield lambda: True
+
+
 def test_a_step_passed_before_the_budget_ran_out_is_the_bound(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(counting, "PROGRESS_EVERY", 2**31 - 1)  # no interruption inside a step
+    monkeypatch.setattr(counting, "interruptible", uninterrupted)  # no interruption inside a step
     with db.session() as s:
         assert counting.bounded_total(s, conds(db, s, EVEN), at_least=50, budget_ms=0) == (1000, False)
         assert counting.bounded_total(s, conds(db, s), at_least=1500, budget_ms=0) == (1500, False)
