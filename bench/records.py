@@ -391,7 +391,8 @@ def main() -> None:
     parser.add_argument("--datasette", action="store_true", help="also measure Datasette 0.65 on the same rows")
     parser.add_argument("--keep", type=Path, default=None, help="work in this folder and keep it")
     parser.add_argument("--reuse", action="store_true",
-                        help="serve the project an earlier run left in --keep instead of importing again")
+                        help="serve the project an earlier run left in --keep instead of importing again "
+                             "(on the database its benchbook.toml names: SQLite or PostgreSQL)")
     parser.add_argument("--without-field-indexes", action="store_true",
                         help="drop the per-field indexes before serving (what they are worth; irreversible)")
     parser.add_argument("--postgres", metavar="URL",
@@ -423,6 +424,8 @@ def run(args: argparse.Namespace, database_url: str | None) -> None:
     results: list[tuple[str, str, str]] = [("records (plots + obs)", f"{total:,}", "")]
     if args.reuse:
         project = Project.open(work / "project")
+        if not project.database_url.startswith("sqlite"):  # a project an earlier run kept on PostgreSQL
+            database_url = project.database_url
         obs_ids = stored_obs_ids(project)
         results.append(("import (in process)", f"skipped (--reuse: {len(obs_ids):,} obs records already in {work})",
                         "target import / bare >= 0.33: not measured in this run"))
@@ -542,7 +545,7 @@ def serve_and_measure(args: argparse.Namespace, results: list[tuple[str, str, st
     results += [("not measured by this script", "—", f"target {target}") for target in NOT_MEASURED]
     width = max(len(k) for k, _, _ in results)
     value_width = max(len(v) for _, v, _ in results)
-    backend = " --postgres" if args.postgres else ""
+    backend = " --postgres" if args.postgres else (" (PostgreSQL)" if not project.database_url.startswith("sqlite") else "")
     print(f"\nbench/records.py --records {n}{backend}  (cpus: {os.cpu_count()}, load average now: "
           f"{os.getloadavg()[0]:.1f})")
     for key, value, target in results:

@@ -82,9 +82,19 @@ def _page(session: Session, query: RecordQuery, collection: Collection, conds: l
           offset: int) -> tuple[list[str], int, bool]:
     """``(ids of the page, total, True)`` in one pass over the matching records (``count(*) OVER
     ()``, no record values carried along: the sort reads every match anyway, so the total is
-    exact); only a page past the end needs a count of its own."""
-    page = session.execute(select(Record.id, func.count().over()).where(*conds)
-                           .order_by(*query.order_by(session, collection)).limit(limit).offset(offset)).all()
+    exact); only a page past the end needs a count of its own.
+
+    On PostgreSQL a page in id order first gathers its matches (a ``MATERIALIZED`` CTE), found by
+    the cheapest way to find them all. Its planner prices ``count(*) OVER ()`` under ``LIMIT`` as
+    if the window could stop early, and a search for a rare word (estimated at 0.5 % of the
+    records, as any prefix query is) then walked the primary key through every record: 10.8 s
+    for the 101 records matching ``quixotic`` among 1,000,000, 13 ms through the search index."""
+    if session.get_bind().dialect.name == "postgresql" and not query.sort:
+        matches = select(Record.id).where(*conds).cte("matches").prefix_with("MATERIALIZED")
+        statement = select(matches.c.id, func.count().over()).order_by(matches.c.id)
+    else:
+        statement = select(Record.id, func.count().over()).where(*conds).order_by(*query.order_by(session, collection))
+    page = session.execute(statement.limit(limit).offset(offset)).all()
     if page:
         return [p[0] for p in page], int(page[0][1]), True
     counted = offset or limit == 0  # a page past the end, or only the total asked for (limit 0)
