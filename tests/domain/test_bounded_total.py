@@ -125,12 +125,34 @@ def test_pages_out_of_budget_say_so_and_keep_their_items(db: Database) -> None:
         assert 150 <= got["total"] <= N // 2  # type: ignore[operator]
 
 
-def test_limit_0_and_unsorted_pages_count_exactly(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_limit_0_and_plain_listings_count_exactly(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(record_lists, "bounded_total", lambda *a, **k: pytest.fail("counted within a budget"))
-    assert page(db, sort=["n"], limit=0, tree=EVEN) | {"items": []} == {
-        "items": [], "total": N // 2, "total_exact": True, "offset": 0, "limit": 0}
-    got = page(db, tree=EVEN)
-    assert (got["total"], got["total_exact"]) == (N // 2, True)
+    for sort in (["n"], []):
+        assert page(db, sort=sort, limit=0, tree=EVEN) | {"items": []} == {
+            "items": [], "total": N // 2, "total_exact": True, "offset": 0, "limit": 0}
+    got = page(db)
+    assert (got["total"], got["total_exact"]) == (N, True)
+
+
+def test_an_unsorted_page_with_a_filter_counts_within_the_budget(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted in time: the page is read among the matches. Cut short: the page is found by
+    walking the records in id order, the same items, ``total`` a lower bound; the last page
+    knows its total. On SQLite a walk that runs out of time falls back to the exact page."""
+    with use(Limits(count_ms=60_000)):
+        exact = [page(db, tree=EVEN, offset=offset) for offset in (0, 600, N // 2 - 10)]
+    assert [(len(p["items"]), p["total"], p["total_exact"]) for p in exact] == [  # type: ignore[arg-type]
+        (50, N // 2, True), (50, N // 2, True), (10, N // 2, True)]
+    ids = [[r["id"] for r in p["items"]] for p in exact]  # type: ignore[attr-defined]
+    with db.session() as s:
+        even = list(s.scalars(select(Record.id).where(*conds(db, s, EVEN)).order_by(Record.id)))
+    assert ids == [even[0:50], even[600:650], even[-10:]]
+    monkeypatch.setattr(record_lists, "bounded_total", lambda *a, **k: (1000, False))  # cut short
+    walked = [page(db, tree=EVEN, offset=offset) for offset in (0, 600, N // 2 - 10)]
+    assert [[r["id"] for r in p["items"]] for p in walked] == ids  # type: ignore[attr-defined]
+    assert [(p["total"], p["total_exact"]) for p in walked] == [(1000, False), (1000, False), (N // 2, True)]
+    if db.engine.dialect.name == "sqlite":
+        monkeypatch.setattr(record_lists, "WALK_MS", 0)  # the walk runs out of time at once
+        assert page(db, tree=EVEN, offset=600) == exact[1]
 
 
 def test_a_short_walked_page_with_an_unfinished_count_falls_back_to_an_exact_page(
