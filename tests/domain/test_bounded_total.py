@@ -137,7 +137,8 @@ def test_limit_0_and_plain_listings_count_exactly(db: Database, monkeypatch: pyt
 def test_an_unsorted_page_with_a_filter_counts_within_the_budget(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     """Counted in time: the page is read among the matches. Cut short: the page is found by
     walking the records in id order, the same items, ``total`` a lower bound; the last page
-    knows its total. On SQLite a walk that runs out of time falls back to the exact page."""
+    knows its total. A walk that runs out of time (the matches rare along the ids) falls back to
+    the exact page: on PostgreSQL, the matches gathered and counted in one pass."""
     with use(Limits(count_ms=60_000)):
         exact = [page(db, tree=EVEN, offset=offset) for offset in (0, 600, N // 2 - 10)]
     assert [(len(p["items"]), p["total"], p["total_exact"]) for p in exact] == [  # type: ignore[arg-type]
@@ -150,9 +151,10 @@ def test_an_unsorted_page_with_a_filter_counts_within_the_budget(db: Database, m
     walked = [page(db, tree=EVEN, offset=offset) for offset in (0, 600, N // 2 - 10)]
     assert [[r["id"] for r in p["items"]] for p in walked] == ids  # type: ignore[attr-defined]
     assert [(p["total"], p["total_exact"]) for p in walked] == [(1000, False), (1000, False), (N // 2, True)]
-    if db.engine.dialect.name == "sqlite":
-        monkeypatch.setattr(record_lists, "WALK_MS", 0)  # the walk runs out of time at once
-        assert page(db, tree=EVEN, offset=600) == exact[1]
+    monkeypatch.setattr(record_lists, "WALK_MS", 0)  # the walk runs out of time at once: counted whole
+    assert page(db, tree=EVEN, offset=600) == exact[1]
+    assert page(db, tree=EVEN, offset=N) | {"items": []} == {
+        "items": [], "total": N // 2, "total_exact": True, "offset": N, "limit": 50}
 
 
 def test_a_short_walked_page_with_an_unfinished_count_falls_back_to_an_exact_page(
@@ -204,3 +206,14 @@ def test_a_plain_listing_counts_exactly_without_carrying_every_match(db: Databas
             assert [r["id"] for r in got["items"]] == every[offset:offset + 50]  # type: ignore[attr-defined, index]
             assert (len(got["items"]), got["total"], got["total_exact"]) == (shown, N, True)  # type: ignore[arg-type]
     assert not [q for q in statements if " over (" in q.lower()]
+
+
+def test_a_walk_along_the_ids_stops_at_its_budget(db: Database) -> None:
+    """The walk of an unsorted page is stopped inside its statement when it runs out of
+    ``WALK_MS`` (on PostgreSQL by the statement's timeout): None, and the transaction goes on."""
+    with db.session() as s:
+        where = [*conds(db, s, EVEN), slow(db.engine.dialect.name)]
+        assert record_lists._walk_ids(s, where, limit=500, offset=0) is None  # some 1,000 ms for 500
+        assert s.scalar(select(func.count()).select_from(Record)) == N
+        assert record_lists._walk_ids(s, conds(db, s, EVEN), limit=3, offset=0) == list(
+            s.scalars(select(Record.id).where(*conds(db, s, EVEN)).order_by(Record.id).limit(3)))

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, literal, or_, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
@@ -20,7 +20,14 @@ from benchbook.domain.catalog.lookup import SchemaCache, find_collection, find_s
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.files import find_file
-from benchbook.domain.records.counting import bounded_total, interrupted, sqlite_interrupt, work_clock
+from benchbook.domain.records.counting import (
+    bounded_total,
+    budget_clock,
+    interrupted,
+    interruptible,
+    sqlite_interrupt,
+    work_clock,
+)
 from benchbook.domain.records.derived import check_columns
 from benchbook.domain.records.queries import RecordQuery, typed_value
 from benchbook.domain.records.rows import record_rows
@@ -119,26 +126,39 @@ def _unsorted_page(session: Session, query: RecordQuery, conds: list[Any], *, li
     if sqlite and (query.search or not query.schema):
         return None
     total, exact = bounded_total(session, conds, at_least=0)
-    if exact:
+    if not exact:
+        ids = _walk_ids(session, conds, limit=limit, offset=offset)
+        if ids is not None:
+            if _is_last(ids, limit=limit, offset=offset):
+                return ids, offset + len(ids), True
+            return ids, max(total, offset + len(ids)), False
         if sqlite:
-            matches = select(Record.id).where(*conds).order_by(Record.id)
-        else:  # gathered first (below)
-            gathered = select(Record.id).where(*conds).cte("matches").prefix_with("MATERIALIZED")
-            matches = select(gathered.c.id).order_by(gathered.c.id)
-        return list(session.scalars(matches.limit(limit).offset(offset))), total, True
+            return None
+    if sqlite:
+        page = select(Record.id, literal(total)).where(*conds).order_by(Record.id)
+    else:  # gathered first (above); counted with them when the count was cut short
+        gathered = select(Record.id).where(*conds).cte("matches").prefix_with("MATERIALIZED")
+        page = select(gathered.c.id, literal(total) if exact else func.count().over()).order_by(gathered.c.id)
+    rows = session.execute(page.limit(limit).offset(offset)).all()
+    if not rows and not exact:  # past the end of a page counted with it: count alone
+        return [], session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0, True
+    return [r[0] for r in rows], int(rows[0][1]) if rows else total, True
+
+
+def _walk_ids(session: Session, conds: list[Any], *, limit: int, offset: int) -> list[str] | None:
+    """The ids of a page in id order found by walking the records in that order (on SQLite
+    along ``ix_records_listing``: its planner does not weigh ``LIMIT``), or None when the walk
+    runs out of :data:`WALK_MS` (the matches are rare along the ids, or the page is deep)."""
     walk = (select(Record.id).where(*conds).order_by(Record.id).limit(limit).offset(offset)
             .with_hint(Record, "INDEXED BY ix_records_listing", "sqlite"))
-    deadline = work_clock() + WALK_MS / 1000
+    clock = budget_clock(session)
     try:
-        with sqlite_interrupt(session, lambda: work_clock() > deadline):
-            ids = list(session.scalars(walk))
-    except OperationalError as exc:  # the matches are rare along the ids, or the page deep
+        with interruptible(session, clock() + WALK_MS / 1000, clock) as arm:
+            return list(session.scalars(walk)) if arm() else None
+    except OperationalError as exc:
         if not interrupted(exc):
             raise
         return None
-    if _is_last(ids, limit=limit, offset=offset):
-        return ids, offset + len(ids), True
-    return ids, max(total, offset + len(ids)), False
 
 
 def _limited_page(session: Session, query: RecordQuery, collection: Collection, conds: list[Any],
