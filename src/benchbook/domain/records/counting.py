@@ -13,7 +13,8 @@ begun, so a count that cannot finish costs a fraction of the budget, not all of 
 ``limit`` 0 and ``GET /collections/{name_or_id}/record-counts`` always count exactly.
 
 Sorted record pages use it on both backends (``lists._sorted_page`` on SQLite,
-``lists._limited_page`` elsewhere), and a step is interrupted when the budget runs out
+``lists._limited_page`` elsewhere), as do unsorted pages with a filter or search
+(``lists._unsorted_page``), and a step is interrupted when the budget runs out
 (:func:`interruptible`). On SQLite the budget is the request thread's CPU time, checked by a
 progress handler; on PostgreSQL the count runs in the server's process, so the budget is
 wall-clock time, given to the server as each step's ``statement_timeout`` (inside a savepoint,
@@ -99,9 +100,9 @@ def interruptible(session: Session, deadline: float, clock: Callable[[], float])
     (:func:`sqlite_interrupt`) and ``arm`` only reads it. On PostgreSQL ``arm`` sets
     ``statement_timeout`` (``SET LOCAL``) to the whole milliseconds left, and the block runs in a
     savepoint that is always rolled back to after it: that leaves the transaction usable after a
-    cancelled statement and takes the timeout back, at the cost of two statements (a count that
-    reads its own setting back and restores it took two more: 3.5 ms instead of 1.3 on the slow
-    day of docs/performance.md's R18)."""
+    cancelled statement and takes the timeout back, at the cost of two statements (a small count
+    took 1.6 ms, 1.3 with no budget, and 3.5 when the setting was read back and restored
+    instead, on the slow day of docs/performance.md's R18)."""
     if session.get_bind().dialect.name == "sqlite":
         with sqlite_interrupt(session, lambda: clock() > deadline):
             yield lambda: clock() <= deadline
