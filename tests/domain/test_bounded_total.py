@@ -1,6 +1,7 @@
 """A record page's ``total`` within the count budget (issue 15; domain/records/counting.py):
 exact when the count finishes in time, else a lower bound flagged ``total_exact: false`` that is
-never below the records up to the end of the page; ``limit`` 0 and unsorted pages stay exact."""
+never below the records up to the end of the page; ``limit`` 0 and plain listings (no filter,
+search or sort) stay exact."""
 from __future__ import annotations
 
 import json
