@@ -181,13 +181,13 @@ def test_few_matches_are_sorted_many_are_walked(db: Database, monkeypatch: pytes
     if db.engine.dialect.name != "sqlite":
         pytest.skip("the index walk is SQLite's")
     walks = []
-    real = counting.sqlite_interrupt
+    real = record_lists._walked
 
     def watched(*args: object) -> object:
         walks.append(True)
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(record_lists, "sqlite_interrupt", watched)
+    monkeypatch.setattr(record_lists, "_walked", watched)
     with use(Limits(count_ms=60_000)):  # counted exactly, however loaded the machine
         first = page(db, sort=["n"], tree=EVEN)
         assert not walks  # 1,250 matches, counted exactly: sorted

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from sqlalchemy import func, literal, or_, select
+from sqlalchemy import Select, func, or_, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
@@ -25,8 +25,6 @@ from benchbook.domain.records.counting import (
     budget_clock,
     interrupted,
     interruptible,
-    sqlite_interrupt,
-    work_clock,
 )
 from benchbook.domain.records.derived import check_columns
 from benchbook.domain.records.queries import RecordQuery, typed_value
@@ -42,9 +40,11 @@ EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]
 log = logging.getLogger(__name__)
 
 WALK_MS = 150
-"""Milliseconds of its thread's CPU time (:func:`counting.work_clock`) a sorted page may spend
-walking its sort index (:func:`_sorted_page`) before sorting every match is taken to be the
-better plan. At 1,000,000 records a walk that finds its
+"""Milliseconds a page may spend walking an index in its own order (:func:`_walked`: its sort
+field's on SQLite, :func:`_sorted_page`; the ids', :func:`_unsorted_page`) before reading every
+match is taken to be the better plan: the request thread's CPU time on SQLite
+(:func:`counting.work_clock`), the statement's wall-clock time on PostgreSQL. At 1,000,000
+records a sorted walk that finds its
 page takes 5-100 ms (the most when matches are rare along the sort order, as with an ancestor
 leaf: one record in 450), while sorting every match takes 250-500 ms."""
 
@@ -135,27 +135,38 @@ def _unsorted_page(session: Session, query: RecordQuery, conds: list[Any], *, li
             return ids, max(total, offset + len(ids)), False
         if sqlite:
             return None
-    if sqlite:
-        page = select(Record.id, literal(total)).where(*conds).order_by(Record.id)
-    else:  # gathered first (above); counted with them when the count was cut short
-        gathered = select(Record.id).where(*conds).cte("matches").prefix_with("MATERIALIZED")
-        page = select(gathered.c.id, literal(total) if exact else func.count().over()).order_by(gathered.c.id)
-    rows = session.execute(page.limit(limit).offset(offset)).all()
-    if not rows and not exact:  # past the end of a page counted with it: count alone
-        return [], session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0, True
-    return [r[0] for r in rows], int(rows[0][1]) if rows else total, True
+    if sqlite:  # counted exactly (a cut-short count returned above)
+        return list(session.scalars(select(Record.id).where(*conds).order_by(Record.id)
+                                    .limit(limit).offset(offset))), total, True
+    gathered = select(Record.id).where(*conds).cte("matches").prefix_with("MATERIALIZED")  # (above)
+    if exact:
+        return list(session.scalars(select(gathered.c.id).order_by(gathered.c.id)
+                                    .limit(limit).offset(offset))), total, True
+    # the walk ran out: the gathered matches counted with the page, in one pass
+    rows = session.execute(select(gathered.c.id, func.count().over()).order_by(gathered.c.id)
+                           .limit(limit).offset(offset)).all()
+    if rows:
+        return [r[0] for r in rows], int(rows[0][1]), True
+    return [], session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0, True  # past the end
 
 
 def _walk_ids(session: Session, conds: list[Any], *, limit: int, offset: int) -> list[str] | None:
     """The ids of a page in id order found by walking the records in that order (on SQLite
     along ``ix_records_listing``: its planner does not weigh ``LIMIT``), or None when the walk
     runs out of :data:`WALK_MS` (the matches are rare along the ids, or the page is deep)."""
-    walk = (select(Record.id).where(*conds).order_by(Record.id).limit(limit).offset(offset)
-            .with_hint(Record, "INDEXED BY ix_records_listing", "sqlite"))
+    return _walked(session, select(Record.id).where(*conds).order_by(Record.id).limit(limit).offset(offset)
+                   .with_hint(Record, "INDEXED BY ix_records_listing", "sqlite"))
+
+
+def _walked(session: Session, statement: Select[Any]) -> list[str] | None:
+    """The ids ``statement`` finds walking an index in its order, or None when the walk runs
+    out of :data:`WALK_MS` (:func:`counting.interruptible`: the request thread's CPU time on
+    SQLite, the statement's timeout elsewhere). Raises ``OperationalError`` for any other
+    failure of the statement (a missing index, say)."""
     clock = budget_clock(session)
     try:
         with interruptible(session, clock() + WALK_MS / 1000, clock) as arm:
-            return list(session.scalars(walk)) if arm() else None
+            return list(session.scalars(statement)) if arm() else None
     except OperationalError as exc:
         if not interrupted(exc):
             raise
@@ -225,13 +236,12 @@ def _sorted_page(session: Session, query: RecordQuery, collection: Collection, c
                  .order_by(*query.order_by(session, collection)[1:])  # "nulls last" is constant here
                  .limit(limit).offset(offset)
                  .with_hint(Record, f"INDEXED BY {field_index_name(lead.id)}", "sqlite"))
-    deadline = work_clock() + WALK_MS / 1000
     try:
-        with sqlite_interrupt(session, lambda: work_clock() > deadline):
-            ids = list(session.scalars(statement))
-    except OperationalError as exc:  # walked too far (the matches are rare or the page deep)
-        if not interrupted(exc):  # or the index is missing: sorting still answers
-            log.warning("sorted page without the index walk: %s", exc)
+        ids = _walked(session, statement)
+    except OperationalError as exc:  # the index is missing: sorting still answers
+        log.warning("sorted page without the index walk: %s", exc)
+        return None
+    if ids is None:  # walked too far (the matches are rare or the page deep)
         return None
     if not exact and ids:
         total = max(total, offset + len(ids))
