@@ -158,6 +158,45 @@ def test_an_unsorted_page_with_a_filter_counts_within_the_budget(db: Database, m
         "items": [], "total": N // 2, "total_exact": True, "offset": N, "limit": 50}
 
 
+def search_page(database: Database, schema: str | None, offset: int) -> dict[str, object]:
+    with database.session() as s:
+        return list_page(s, "cntlab", RecordQuery(schema=schema, search="1"), limit=50, offset=offset)
+
+
+@pytest.mark.parametrize("schema", ["cnt", None])
+def test_a_search_page_cut_short_is_walked_along_the_ids_with_or_without_a_schema(
+        db: Database, monkeypatch: pytest.MonkeyPatch, schema: str | None) -> None:
+    """A common word's page (``1`` begins 1,111 of the numbers) is walked in id order when its
+    count is cut short: along ``ix_records_listing`` with a schema, along the primary key's
+    index without one (SQLite: a search page used to read every match, 400 ms at 1,000,000
+    records). The same items as the exact page; where the walk cannot run (its index missing,
+    or out of time), the exact page answers."""
+    matches = 1 + 10 + 100 + 1000
+    offsets = (0, 600, matches - 10)
+    with use(Limits(count_ms=60_000)):
+        exact = [search_page(db, schema, offset) for offset in offsets]
+    assert [(len(p["items"]), p["total"], p["total_exact"]) for p in exact] == [  # type: ignore[arg-type]
+        (50, matches, True), (50, matches, True), (10, matches, True)]
+    walks: list[object] = []
+    real = record_lists._walked
+
+    def watched(*args: object) -> object:
+        walks.append(found := real(*args))  # type: ignore[arg-type]
+        return found
+
+    monkeypatch.setattr(record_lists, "_walked", watched)
+    monkeypatch.setattr(record_lists, "bounded_total", lambda *a, **k: (100, False))  # cut short
+    walked = [search_page(db, schema, offset) for offset in offsets]
+    assert len(walks) == 3 and None not in walks  # each page was found by its walk
+    assert [p["items"] for p in walked] == [p["items"] for p in exact]
+    assert [(p["total"], p["total_exact"]) for p in walked] == [(100, False), (650, False), (matches, True)]
+    if schema is None and db.engine.dialect.name == "sqlite":
+        monkeypatch.setattr(record_lists, "PRIMARY_KEY_INDEX", "no_such_index")  # the walk cannot run
+    else:
+        monkeypatch.setattr(record_lists, "WALK_MS", 0)  # the walk runs out of time at once
+    assert search_page(db, schema, 600) == exact[1]  # the exact page
+
+
 def test_a_short_walked_page_with_an_unfinished_count_falls_back_to_an_exact_page(
         db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     if db.engine.dialect.name != "sqlite":
