@@ -16,6 +16,7 @@ from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.history.restore import purge_record
+from benchbook.domain.records import search
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
@@ -168,3 +169,36 @@ def test_a_search_page_finds_its_matches_through_the_search_index(empty_database
             plan = "\n".join(str(row[0]) for row in cur.fetchall())
             assert "ix_records_search" in plan and "pk_records" not in plan, (statement, plan)
         raw.rollback()
+
+
+def test_a_word_beginning_few_words_is_asked_for_as_those_words(empty_database: Database, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """On SQLite a query word beginning at most ``SPELLED_OUT_UP_TO`` words of the search table
+    is asked for as those words (FTS5 merges a prefix's matches whole before the first comes
+    out); more, or a word the tokenizer folds, stay prefixes. Both forms find the same records,
+    and a purged record's word finds nothing."""
+    if empty_database.engine.dialect.name != "sqlite":
+        pytest.skip("the search table's vocabulary is SQLite's (PostgreSQL reads prefixes from its GIN index)")
+    ids = make(empty_database, tmp_path)
+    with empty_database.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
+        more = bulk_create_records(ctx, "lab", [{"schema_name": "note", "data": {"title": t}} for t in (
+            "alpine meadow", "alpha site", "Alpaca pen", "Café terrace", "alp", "alps 4711")])
+    alpine, alpha, alpaca, cafe, alp, alps = more
+    queries = {"alp": {alpine, alpha, alpaca, alp, alps}, "alpi": {alpine}, "alpha si": {alpha}, "alq": set(),
+               "47": {ids["kestrel"], alps}, "caf": {cafe}, "café": {cafe}, "cafe": {cafe}, "kestrel": {ids["kestrel"]}}
+    assert {q: found(empty_database, q) for q in queries} == queries
+    with empty_database.session() as s:
+        assert search.fts_operand(s, "alp") == '("alp" OR "alpaca" OR "alpha" OR "alpine" OR "alps")'
+        assert search.fts_operand(s, "alq") == '"alq"'  # begins no word: matches none
+        assert search.fts_operand(s, "café") == '"café"*'  # folded by the tokenizer: a prefix
+        monkeypatch.setattr(search, "SPELLED_OUT_UP_TO", 4)
+        assert search.fts_operand(s, "alp") == '"alp"*'  # begins five words: a prefix
+    assert {q: found(empty_database, q) for q in queries} == queries
+    with empty_database.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
+        delete_records(ctx, [s.get(Record, alpine)], force=True)
+        purge_record(ctx, alpine)
+    assert found(empty_database, "alpi") == set()
+    monkeypatch.setattr(search, "SPELLED_OUT_UP_TO", 8)
+    assert found(empty_database, "alpi") == set() and found(empty_database, "alp") == {alpha, alpaca, alp, alps}
