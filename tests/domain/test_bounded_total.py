@@ -197,6 +197,29 @@ def test_a_search_page_cut_short_is_walked_along_the_ids_with_or_without_a_schem
     assert search_page(db, schema, 600) == exact[1]  # the exact page
 
 
+def test_a_search_is_counted_from_the_search_table_on_sqlite(db: Database) -> None:
+    """On SQLite a search's count reads the search table first and joins its matches to the
+    records, so a step stops at its cap (``rowid IN (matches)`` read every match into a list
+    first); the same total as counting with the condition, and the same page."""
+    with db.session() as s:
+        parts = RecordQuery(schema="cnt", search="1").parts(s, find_collection(s, "cntlab"))
+        exact = counting.bounded_total(s, parts.all, at_least=0, budget_ms=60_000)
+        assert exact == (1111, True)
+        if db.engine.dialect.name != "sqlite":
+            assert parts.match is None  # PostgreSQL's index answers the condition itself
+            return
+        assert parts.match == '"1"*'  # "1" begins more than eight numbers: a prefix
+        with statements_sent(db.engine) as sent:
+            assert counting.bounded_total(s, parts.others, at_least=0, budget_ms=60_000, search=parts.match) == exact
+            assert counting.bounded_total(s, parts.others, at_least=7, budget_ms=0, search=parts.match) == (7, False)
+        counts = [q for q in sent if "count(" in q]
+        assert counts and all("JOIN records ON" in q and "IN (SELECT rowid" not in q for q in counts), counts
+    with use(Limits(count_ms=60_000)), statements_sent(db.engine) as sent:
+        got = search_page(db, "cnt", 0)
+    assert (got["total"], got["total_exact"]) == (1111, True)
+    assert any("records_fts MATCH" in q and "JOIN records ON" in q for q in sent) == (db.engine.dialect.name == "sqlite")
+
+
 def test_a_short_walked_page_with_an_unfinished_count_falls_back_to_an_exact_page(
         db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     if db.engine.dialect.name != "sqlite":

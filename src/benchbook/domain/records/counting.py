@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Select, func, literal_column, select
+from sqlalchemy import Select, column, func, literal_column, select, table, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
@@ -124,12 +124,27 @@ def interruptible(session: Session, deadline: float, clock: Callable[[], float])
         conn.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}")
 
 
+def _matches(conds: Sequence[Any], search: str | None) -> Select[Any]:
+    """``SELECT 1`` per live record matching ``conds`` (and ``search``: :func:`bounded_total`)."""
+    if search is None:
+        return select(literal_column("1")).select_from(Record).where(*conds)
+    fts = table("records_fts", column("rowid"))
+    return (select(literal_column("1")).select_from(fts.join(Record, literal_column("records.rowid") == fts.c.rowid))
+            .where(text("records_fts MATCH :search_query").bindparams(search_query=search), *conds))
+
+
 def bounded_total(session: Session, conds: Sequence[Any], *, at_least: int,
-                  budget_ms: int | None = None) -> tuple[int, bool]:
+                  budget_ms: int | None = None, search: str | None = None) -> tuple[int, bool]:
     """``(total, exact)`` of the live records matching ``conds``, counted for at most
     ``budget_ms`` (``[limits] count_ms`` by default). ``exact`` false means ``total`` is a lower
     bound: at least that many match. ``at_least`` is what the caller already knows matches (the
-    records up to the end of a page that is not empty); the bound is never below it."""
+    records up to the end of a page that is not empty); the bound is never below it.
+
+    ``search``: on SQLite, the FTS5 ``MATCH`` text of a search that ``conds`` leave out. The
+    matches are then read from the search table first, as it gives them, and joined to their
+    records, so that a step stops at its cap: a condition ``rowid IN (matches)`` would read
+    every match into a list before counting any (476,000 for ``alpha`` at 1,000,000 records:
+    more than the whole budget, which ended with no step passed; now 16,000 are passed)."""
     budget = (limits.current().count_ms if budget_ms is None else budget_ms) / 1000
     clock = budget_clock(session)
     deadline = clock() + budget
@@ -138,7 +153,7 @@ def bounded_total(session: Session, conds: Sequence[Any], *, at_least: int,
     try:
         with interruptible(session, deadline, clock) as arm:
             for i, cap in enumerate(steps):
-                matches: Select[Any] = select(literal_column("1")).select_from(Record).where(*conds)
+                matches = _matches(conds, search)
                 if cap is not None:
                     matches = matches.limit(cap + 1)
                 started = clock()

@@ -27,7 +27,7 @@ from benchbook.domain.records.counting import (
     interruptible,
 )
 from benchbook.domain.records.derived import check_columns
-from benchbook.domain.records.queries import RecordQuery, typed_value
+from benchbook.domain.records.queries import Conditions, RecordQuery, typed_value
 from benchbook.domain.records.rows import record_rows
 from benchbook.domain.records.search import search_condition
 from benchbook.domain.records.shaping import RecordShaper
@@ -61,14 +61,15 @@ def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit:
     items, only the ``total`` (always exact). ``total_exact`` false: ``total`` is a lower bound,
     the count having run out of its budget (:mod:`benchbook.domain.records.counting`)."""
     collection = find_collection(session, dataset_name)
-    conds = query.conditions(session, collection)
+    parts = query.parts(session, collection)
+    conds = parts.all
     shaper = RecordShaper(session)
     if columns:
         names = [query.schema] if query.schema else schema_names(session, collection.id)
         check_columns(shaper.cache, [shaper.cache.meta(find_schema(session, n).id) for n in names], columns)
     sqlite = session.get_bind().dialect.name == "sqlite"
     lead = query.leading_sort(session, collection, shaper.cache) if limit and query.sort else None
-    walked = (_sorted_page(session, query, collection, conds, lead, limit=limit, offset=offset)
+    walked = (_sorted_page(session, query, collection, parts, lead, limit=limit, offset=offset)
               if lead and sqlite else None)
     plain = not (query.filter or query.search or query.where or query.sort or query.within)
     if walked:
@@ -77,7 +78,7 @@ def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit:
         ids, total, exact = _plain_page(session, conds, limit=limit, offset=offset)
     elif query.sort and limit and not sqlite:
         ids, total, exact = _limited_page(session, query, collection, conds, lead, limit=limit, offset=offset)
-    elif (unsorted := _unsorted_page(session, query, conds, limit=limit, offset=offset)) is not None:
+    elif (unsorted := _unsorted_page(session, query, parts, limit=limit, offset=offset)) is not None:
         ids, total, exact = unsorted
     else:
         ids, total, exact = _page(session, query, collection, conds, limit=limit, offset=offset)
@@ -101,7 +102,7 @@ def _page(session: Session, query: RecordQuery, collection: Collection, conds: l
     return [], total, True
 
 
-def _unsorted_page(session: Session, query: RecordQuery, conds: list[Any], *, limit: int,
+def _unsorted_page(session: Session, query: RecordQuery, parts: Conditions, *, limit: int,
                    offset: int) -> tuple[list[str], int, bool] | None:
     """:func:`_page` for a page in id order with a filter, search, ``where`` or ``within``: the
     matches are counted first within the page's count budget (:func:`counting.bounded_total`).
@@ -125,7 +126,8 @@ def _unsorted_page(session: Session, query: RecordQuery, conds: list[Any], *, li
     if query.sort or not limit:
         return None
     sqlite = session.get_bind().dialect.name == "sqlite"
-    total, exact = bounded_total(session, conds, at_least=0)
+    conds = parts.all
+    total, exact = _counted(session, parts, at_least=0)
     if not exact:
         ids = _walk_ids(session, conds, limit=limit, offset=offset, schema=query.schema is not None)
         if ids is not None:
@@ -147,6 +149,14 @@ def _unsorted_page(session: Session, query: RecordQuery, conds: list[Any], *, li
     if rows:
         return [r[0] for r in rows], int(rows[0][1]), True
     return [], session.scalar(select(func.count()).select_from(Record).where(*conds)) or 0, True  # past the end
+
+
+def _counted(session: Session, parts: Conditions, *, at_least: int) -> tuple[int, bool]:
+    """:func:`counting.bounded_total` of the records ``parts`` match; on SQLite a search's
+    matches are read from the search table first (its ``search`` argument)."""
+    if parts.match is None:
+        return bounded_total(session, parts.all, at_least=at_least)
+    return bounded_total(session, parts.others, at_least=at_least, search=parts.match)
 
 
 def _walk_ids(session: Session, conds: list[Any], *, limit: int, offset: int, schema: bool = True) -> list[str] | None:
@@ -227,7 +237,7 @@ def _is_last(ids: list[str], *, limit: int, offset: int) -> bool:
     return 0 < len(ids) < limit or (not ids and not offset)
 
 
-def _sorted_page(session: Session, query: RecordQuery, collection: Collection, conds: list[Any],
+def _sorted_page(session: Session, query: RecordQuery, collection: Collection, parts: Conditions,
                  lead: Field, *, limit: int, offset: int) -> tuple[list[str], int, bool] | None:
     """:func:`_page` for a sort led by an indexed own field, on SQLite, or None when sorting every
     match is the better plan. SQLite's planner does not weigh ``LIMIT``: it narrows by the most
@@ -239,7 +249,8 @@ def _sorted_page(session: Session, query: RecordQuery, collection: Collection, c
     walking the index (``INDEXED BY``, only records holding a value), given up after
     :data:`WALK_MS` (a progress handler interrupts it). A page that would reach records without
     a value is not walked."""
-    total, exact = bounded_total(session, conds, at_least=0)
+    conds = parts.all
+    total, exact = _counted(session, parts, at_least=0)
     if exact and total <= SORT_ALL_UP_TO:
         return None
     expr = typed_value(lead)

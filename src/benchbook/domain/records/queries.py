@@ -20,7 +20,7 @@ from benchbook.domain.records.filters import (
     value_of,
 )
 from benchbook.domain.records.rows import find_record
-from benchbook.domain.records.search import search_condition
+from benchbook.domain.records.search import search_parts
 from benchbook.persistence.tables import INDEXED_ACCESSORS, Collection, Field, Record, Schema
 
 BASE_SORTS = {"id": Record.id, "created_at": Record.created_at, "updated_at": Record.updated_at,
@@ -31,6 +31,22 @@ _ACCESSOR = {"integer": "as_float", "float": "as_float", "boolean": "as_boolean"
 def typed_value(f: Field) -> ColumnElement[Any]:
     """SQL expression for field ``f``'s stored value, typed by its dtype (numbers as numbers)."""
     return getattr(Record.data[f.id], _ACCESSOR.get(f.type, "as_string"))()  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """A record query's WHERE conditions: ``others`` and the ``search`` condition (None without
+    a search), with the search's FTS5 ``MATCH`` text on SQLite (``match``, else None), for a
+    count that reads the search table first (``counting.bounded_total``)."""
+
+    others: list[ColumnElement[bool]]
+    search: ColumnElement[bool] | None = None
+    match: str | None = None
+
+    @property
+    def all(self) -> list[ColumnElement[bool]]:
+        """Every condition: ``others``, then the search's."""
+        return self.others if self.search is None else [*self.others, self.search]
 
 
 @dataclass
@@ -61,6 +77,10 @@ class RecordQuery:
     def conditions(self, session: Session, collection: Collection, *,
                    use_schema: bool = True) -> list[ColumnElement[bool]]:
         """WHERE conditions selecting the live records the parameters match. Raises ``Invalid``."""
+        return self.parts(session, collection, use_schema=use_schema).all
+
+    def parts(self, session: Session, collection: Collection, *, use_schema: bool = True) -> Conditions:
+        """:meth:`conditions` with the search kept apart (:class:`Conditions`). Raises ``Invalid``."""
         conds: list[ColumnElement[bool]] = [Record.dataset_id == collection.id, Record.deleted_at.is_(None)]
         schema = self._schema(session, collection)
         if schema is not None and use_schema:  # before the filter: SQLite tests them in this order
@@ -78,11 +98,9 @@ class RecordQuery:
             tree = select(Record.id).where(Record.parent_id == root.id).cte("tree", recursive=True)
             tree = tree.union_all(select(Record.id).where(Record.parent_id == tree.c.id))
             conds.append(Record.id.in_(select(tree.c.id)))
-        matched = search_condition(session, self.search) if self.search else None
-        if matched is not None:
-            conds.append(matched)
         conds += self._where(session, collection, schema)
-        return conds
+        matched, match = search_parts(session, self.search) if self.search else (None, None)
+        return Conditions(conds, matched, match)
 
     def _where(self, session: Session, collection: Collection, schema: Schema | None) -> list[ColumnElement[bool]]:
         cache = SchemaCache(session)

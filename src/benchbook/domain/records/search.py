@@ -10,6 +10,7 @@ database itself.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from sqlalchemy import ColumnElement, bindparam, literal_column, text
 from sqlalchemy.exc import OperationalError
@@ -83,23 +84,39 @@ def fts_operand(session: Session, word: str) -> str:
     return "(" + " OR ".join(f'"{term}"' for term in terms) + ")"
 
 
-def search_condition(session: Session, query: str) -> ColumnElement[bool] | None:
-    """A WHERE condition matching records whose values contain every word of ``query`` as a
-    word prefix; None when the query has no words."""
+def fts_match(session: Session, query: str) -> str | None:
+    """The FTS5 ``MATCH`` text of ``query`` on SQLite: every word, as :func:`fts_operand` gives
+    it, joined by ``AND``; None when the query has no words or the database is not SQLite."""
+    found = words(query)
+    if not found or session.get_bind().dialect.name != "sqlite":
+        return None
+    return " AND ".join(fts_operand(session, w) for w in found)
+
+
+def matched_rowids(match: str) -> Any:
+    """``SELECT rowid FROM records_fts`` for the FTS5 ``MATCH`` text ``match``."""
+    return text("SELECT rowid FROM records_fts WHERE records_fts MATCH :search_query").bindparams(
+        bindparam("search_query", match))
+
+
+def search_parts(session: Session, query: str) -> tuple[ColumnElement[bool] | None, str | None]:
+    """``(condition, match)``: a WHERE condition matching records whose values contain every
+    word of ``query`` as a word prefix (None when the query has no words), and on SQLite its
+    FTS5 ``MATCH`` text (None elsewhere), for a count that reads the search table first."""
     found = words(query)
     if not found:
-        return None
+        return None, None
     if session.get_bind().dialect.name == "postgresql":
         lexemes = pg_lexemes(session, query)
         if not lexemes:
-            return None
+            return None, None
         tsquery = " & ".join(f"'{quoted(lexeme)}':*" for lexeme in lexemes)
-        return text(f"{PG_VECTOR} @@ CAST(:search_query AS tsquery)").bindparams(
-            bindparam("search_query", tsquery))  # type: ignore[return-value]
-    match = " AND ".join(fts_operand(session, w) for w in found)
-    inner = text("SELECT rowid FROM records_fts WHERE records_fts MATCH :search_query").bindparams(
-        bindparam("search_query", match))
-    return literal_column("records.rowid").in_(inner)
+        return text(f"{PG_VECTOR} @@ CAST(:search_query AS tsquery)").bindparams(  # type: ignore[return-value]
+            bindparam("search_query", tsquery)), None
+    match = fts_match(session, query)
+    return (literal_column("records.rowid").in_(matched_rowids(match)), match) if match else (None, None)
 
 
-
+def search_condition(session: Session, query: str) -> ColumnElement[bool] | None:
+    """The condition of :func:`search_parts`."""
+    return search_parts(session, query)[0]
