@@ -2,6 +2,7 @@
 typed from the parameter schemas, and (end to end, in-process) talking to the real app."""
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import socket
@@ -394,6 +395,17 @@ def test_an_in_process_command_imports_only_its_handlers(project: Path) -> None:
     handlers, openai_loaded = done.stdout.strip().splitlines()
     assert handlers == "['benchbook.handlers.collections', 'benchbook.handlers.uow']", handlers
     assert openai_loaded == "False"
+
+
+def test_an_in_process_command_runs_inside_a_running_event_loop(cli: click.Group, project: Path) -> None:
+    """A command called where an event loop already runs (a notebook's cell; a test beside a
+    browser driver) sends its request from a loop of its own: ``asyncio.run`` refuses there."""
+    async def in_a_loop() -> Any:
+        return run(cli, project, "collections", "create", "--name", "from-a-loop")
+
+    created = asyncio.run(in_a_loop())
+    assert created.exit_code == 0, created.output
+    assert json.loads(created.stdout)["name"] == "from-a-loop"
 
 
 def test_records_list_keeps_the_apis_columns_option(cli: click.Group, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,16 +17,18 @@ import asyncio
 import json
 import re
 import sys
+from collections.abc import Coroutine
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 if TYPE_CHECKING:
     import httpx
 
+T = TypeVar("T")
 LOCAL_BASE = "http://127.0.0.1"
 TIMEOUT_SECONDS, CONNECT_SECONDS = 60.0, 10.0
 
@@ -180,7 +182,21 @@ def send(settings: Settings, request: dict[str, Any], path: str | None = None) -
                     return client.request(**req)
             except httpx.HTTPError as exc:
                 raise click.ClickException(f"cannot reach {settings.url}: {exc}") from exc
-        return asyncio.run(_send_in_process(settings.project, req, path))
+        return in_own_loop(_send_in_process(settings.project, req, path))
+
+
+def in_own_loop(work: Coroutine[Any, Any, T]) -> T:
+    """``work`` run to its end in an event loop of its own (``asyncio.run``); in a thread of
+    its own when this thread already runs a loop (a command called from a notebook's cell, or
+    from a test beside a browser driver), where ``asyncio.run`` refuses to start."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, work).result()
 
 
 async def _send_in_process(project_dir: str | None, request: dict[str, Any], path: str | None) -> httpx.Response:
