@@ -10,9 +10,8 @@ database itself.
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, literal_column, text
+from sqlalchemy import ColumnElement, TextClause, bindparam, literal_column, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
@@ -93,7 +92,7 @@ def fts_match(session: Session, query: str) -> str | None:
     return " AND ".join(fts_operand(session, w) for w in found)
 
 
-def matched_rowids(match: str) -> Any:
+def matched_rowids(match: str) -> TextClause:
     """``SELECT rowid FROM records_fts`` for the FTS5 ``MATCH`` text ``match``."""
     return text("SELECT rowid FROM records_fts WHERE records_fts MATCH :search_query").bindparams(
         bindparam("search_query", match))
