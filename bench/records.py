@@ -13,7 +13,9 @@ in 10,000 holds the rare word ``quixotic``). Prints, measured in the same run:
   and ``json.dumps`` of the values) into a single JSON table;
 - p50/p95 latency over HTTP (``benchbook serve`` as a subprocess on a free port, httpx) of a
   page of 50 with a 3-leaf filter tree sorted by ``n``; the same with an ancestor leaf; a
-  rare-word search and a common-word one; a one-leaf filter in id order; the plots with ``child_counts=true``; a single record; the first page of
+  rare-word search and a common-word one; a one-leaf filter in id order; pages sorted newest
+  first and by name (at an offset below 1,000); the plots with ``child_counts=true``; a single
+  record; the first page of
   ``GET /api/audit/events`` and one record's history (``GET /api/records/{id}/audit``), over
   the history the import wrote (one ``create`` entry a record, in one import batch);
 - the database's size and the bare JSON table's, their ratio, and each table and index of
@@ -341,6 +343,10 @@ def benchbook_queries(n: int, obs_ids: list[str]) -> dict[str, Callable[..., Any
         "filter (1 leaf), id order, page of 50": lambda rnd: (base, {
             "schema": "obs", "filter": json.dumps({"field": "label", "op": "eq", "value": rnd.choice(WORDS)}),
             "limit": 50}),
+        "newest first (sort=created_at:desc), page of 50": lambda rnd: (base, {
+            "schema": "obs", "sort": "created_at:desc", "limit": 50, "offset": rnd.randrange(1000)}),
+        "by name (sort=natural_name), page of 50": lambda rnd: (base, {
+            "schema": "obs", "sort": "natural_name", "limit": 50, "offset": rnd.randrange(1000)}),
         "plots with child_counts=true": lambda rnd: (base, {"schema": "plot", "child_counts": "true", "limit": 50,
                                                              "offset": rnd.randrange(PLOTS - 50)}),
         SINGLE: lambda rnd: (f"/api/records/{rnd.choice(obs_ids)}", {}),

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import event, select, text
 from sqlalchemy.orm import Session
 
 from benchbook.domain import analytics
@@ -25,10 +25,12 @@ from benchbook.domain.records import lists as record_lists
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
+from benchbook.domain.records.writes import update_record
 from benchbook.limits import Limits, use
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import (
     GROWTH_INDEX,
+    Record,
     field_index_name,
     field_statistics_name,
 )
@@ -220,6 +222,65 @@ def test_a_walked_sort_index_gives_the_same_pages(db: Database, tmp_path: Path,
             assert exact
         assert all(p == pages[0] for p in pages), (sort, tree, offset, [(len(i), t) for i, t in pages])
         assert pages[0][1] > 0
+
+
+BASE_SORT_CASES = [["created_at:desc"], ["created_at", "n:desc"], ["updated_at:desc"], ["natural_name"],
+                   ["natural_name:desc"], ["ixnamed.natural_name", "created_at:desc"]]
+
+
+@pytest.mark.parametrize("schema", ["ixnamed", None])
+def test_a_page_sorted_by_a_base_column_walks_its_index(db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         schema: str | None) -> None:
+    """Newest first, recently changed and by name (migration 0016): the page walked along the
+    column's index is the page a sort of every match gives, with the same total, names repeated
+    and missing, with and without ``schema``; on SQLite the walk answers (at 1,000,000 records
+    newest first took 679 ms sorted, 24 ms walked), and PostgreSQL's plan reads the index."""
+    with db.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
+        create_schema(ctx, {"name": "ixnamed", "display_template": "{label}", "fields": FIELDS})
+        create_collection(ctx, {"name": "ixnamedlab", "schemas": ["ixnamed"]})
+        for chunk in range(3):  # three chunks: three creation times, ties within each
+            bulk_create_records(ctx, "ixnamedlab", [{"schema_name": "ixnamed", "data": {
+                "n": i, "label": f"w{i % 7}" if i % 5 else None}} for i in range(chunk * 200, chunk * 200 + 200)])
+    with db.session() as s, s.begin():  # some changed later: updated_at differs from created_at
+        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
+        for record in s.scalars(select(Record).where(Record.natural_name.is_not(None)).limit(40)):
+            update_record(ctx, record.id, {"data": {"n": -1}})
+    walks: list[object] = []
+    real = record_lists._walked
+
+    def watched(*args: object) -> object:
+        walks.append(found := real(*args))  # type: ignore[arg-type]
+        return found
+
+    monkeypatch.setattr(record_lists, "_walked", watched)
+    monkeypatch.setattr(record_lists, "SORT_ALL_UP_TO", 0)  # walk, however few match
+    for sort, offset in itertools.product(BASE_SORT_CASES, [0, 230, 470, 590]):
+        if schema is None and "." in sort[0]:
+            continue
+        query = RecordQuery(schema=schema, sort=sort)
+        with db.session() as s, use(Limits(count_ms=60_000)):
+            page = list_page(s, "ixnamedlab", query, limit=50, offset=offset)
+            collection = find_collection(s, "ixnamedlab")
+            ids, total, _ = record_lists._page(s, query, collection, query.conditions(s, collection),
+                                               limit=50, offset=offset)
+        assert ([item["id"] for item in page["items"]], page["total"]) == (ids, total), (sort, offset)
+        assert (total, page["total_exact"]) == (600, True)
+    if db.engine.dialect.name == "sqlite":
+        assert len([w for w in walks if w]) >= 10  # the pages among records holding the sort value
+        return
+    with db.session() as s:
+        collection = find_collection(s, "ixnamedlab")
+        query = RecordQuery(schema=schema, sort=["created_at:desc"])
+        statement = select(Record.id).where(*query.conditions(s, collection)).order_by(
+            *query.order_by(s, collection)).limit(50)
+        sql = str(statement.compile(db.engine, compile_kwargs={"literal_binds": True}))
+    with db.engine.begin() as conn:
+        conn.execute(text("ANALYZE records"))
+        conn.execute(text("SET LOCAL enable_seqscan = off"))
+        conn.execute(text("SET LOCAL enable_sort = off"))  # 600 records: priced as a large table is
+        plan = "\n".join(str(row[0]) for row in conn.execute(text("EXPLAIN " + sql)))
+    assert "Index Scan Backward using ix_records_created_at" in plan, plan
 
 
 def test_a_missing_sort_index_still_sorts(db: Database, caplog: pytest.LogCaptureFixture,

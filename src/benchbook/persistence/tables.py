@@ -49,6 +49,7 @@ JSONType = JSON().with_variant(JSONB(), "postgresql")
 LIVE = text("deleted_at IS NULL")
 HAS_PARENT = text("parent_id IS NOT NULL")
 HAS_DELETE_OP = text("delete_op IS NOT NULL")
+HAS_NAME = text("natural_name IS NOT NULL")
 SCHEMA_THINGS = text("entity_type IN ('schema', 'field')")
 COLLECTION_THINGS = text("entity_type = 'dataset'")
 LONE = text("batch_id IS NULL")
@@ -224,6 +225,11 @@ class Record(Base):
               postgresql_where=HAS_PARENT),
         Index("ix_records_delete_op", "delete_op", sqlite_where=HAS_DELETE_OP, postgresql_where=HAS_DELETE_OP),
         Index("ix_records_schema", "schema_id"),
+        # pages sorted by a base column, walked in its order (lists._sorted_page; migration 0016)
+        Index("ix_records_created_at", "created_at"),
+        Index("ix_records_updated_at", "updated_at"),
+        # with id: names repeat (a template of one field), and id breaks their ties in the sort
+        Index("ix_records_natural_name", "natural_name", "id", sqlite_where=HAS_NAME, postgresql_where=HAS_NAME),
     )
 
 

@@ -27,12 +27,12 @@ from benchbook.domain.records.counting import (
     interruptible,
 )
 from benchbook.domain.records.derived import check_columns
-from benchbook.domain.records.queries import Conditions, RecordQuery, typed_value
+from benchbook.domain.records.queries import Conditions, RecordQuery, SortLead
 from benchbook.domain.records.rows import record_rows
 from benchbook.domain.records.search import search_condition
 from benchbook.domain.records.shaping import RecordShaper
 from benchbook.domain.records.writes import delete_records
-from benchbook.persistence.tables import Collection, Field, Record, Schema, field_index_name
+from benchbook.persistence.tables import Collection, Record, Schema
 
 EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]
 
@@ -195,7 +195,7 @@ def _walked(session: Session, statement: Select[Any]) -> list[str] | None:
 
 
 def _limited_page(session: Session, query: RecordQuery, collection: Collection, conds: list[Any],
-                  lead: Field | None, *, limit: int, offset: int) -> tuple[list[str], int, bool]:
+                  lead: SortLead | None, *, limit: int, offset: int) -> tuple[list[str], int, bool]:
     """:func:`_page` for a sorted page on PostgreSQL: the page by itself, and ``total`` counted
     within the page's budget (:func:`counting.bounded_total`) unless the page shows it is the
     last. Its planner weighs ``LIMIT``: it walks the sort field's index when matches are many,
@@ -209,7 +209,7 @@ def _limited_page(session: Session, query: RecordQuery, collection: Collection, 
     order = query.order_by(session, collection)
     ids: list[str] = []
     if lead is not None:
-        ids = list(session.scalars(select(Record.id).where(*conds, typed_value(lead).is_not(None))
+        ids = list(session.scalars(select(Record.id).where(*conds, lead.expr.is_not(None))
                                    .order_by(*order).limit(limit).offset(offset)))
     if len(ids) < limit:
         ids = list(session.scalars(select(Record.id).where(*conds).order_by(*order).limit(limit).offset(offset)))
@@ -238,9 +238,11 @@ def _is_last(ids: list[str], *, limit: int, offset: int) -> bool:
 
 
 def _sorted_page(session: Session, query: RecordQuery, collection: Collection, parts: Conditions,
-                 lead: Field, *, limit: int, offset: int) -> tuple[list[str], int, bool] | None:
-    """:func:`_page` for a sort led by an indexed own field, on SQLite, or None when sorting every
-    match is the better plan. SQLite's planner does not weigh ``LIMIT``: it narrows by the most
+                 lead: SortLead, *, limit: int, offset: int) -> tuple[list[str], int, bool] | None:
+    """:func:`_page` for a sort led by an indexed own field or base column (``lead``: its
+    index, migration 0016 for ``created_at``, ``updated_at`` and ``natural_name``), on SQLite,
+    or None when sorting every match is the better plan. SQLite's planner does not weigh
+    ``LIMIT``: it narrows by the most
     selective filter and sorts every match, even when walking the sort field's own index finds
     the page after a few thousand entries (first page of 50 among 1,000,000 records: 15 ms
     instead of 250). So the matches are counted first, within the page's count budget
@@ -253,11 +255,10 @@ def _sorted_page(session: Session, query: RecordQuery, collection: Collection, p
     total, exact = _counted(session, parts, at_least=0)
     if exact and total <= SORT_ALL_UP_TO:
         return None
-    expr = typed_value(lead)
-    statement = (select(Record.id).where(*conds, expr.is_not(None))
+    statement = (select(Record.id).where(*conds, lead.expr.is_not(None))
                  .order_by(*query.order_by(session, collection)[1:])  # "nulls last" is constant here
                  .limit(limit).offset(offset)
-                 .with_hint(Record, f"INDEXED BY {field_index_name(lead.id)}", "sqlite"))
+                 .with_hint(Record, f"INDEXED BY {lead.index}", "sqlite"))
     try:
         ids = _walked(session, statement)
     except OperationalError as exc:  # the index is missing: sorting still answers

@@ -21,7 +21,14 @@ from benchbook.domain.records.filters import (
 )
 from benchbook.domain.records.rows import find_record
 from benchbook.domain.records.search import search_parts
-from benchbook.persistence.tables import INDEXED_ACCESSORS, Collection, Field, Record, Schema
+from benchbook.persistence.tables import (
+    INDEXED_ACCESSORS,
+    Collection,
+    Field,
+    Record,
+    Schema,
+    field_index_name,
+)
 
 BASE_SORTS = {"id": Record.id, "created_at": Record.created_at, "updated_at": Record.updated_at,
               "natural_name": Record.natural_name}
@@ -31,6 +38,24 @@ _ACCESSOR = {"integer": "as_float", "float": "as_float", "boolean": "as_boolean"
 def typed_value(f: Field) -> ColumnElement[Any]:
     """SQL expression for field ``f``'s stored value, typed by its dtype (numbers as numbers)."""
     return getattr(Record.data[f.id], _ACCESSOR.get(f.type, "as_string"))()  # type: ignore[no-any-return]
+
+
+BASE_SORT_INDEXES = {"created_at": "ix_records_created_at", "updated_at": "ix_records_updated_at",
+                     "natural_name": "ix_records_natural_name"}
+"""The index holding each base column in its order (migration 0016), for a page sorted by it."""
+
+NOT_NULL_SORTS = (Record.id, Record.created_at, Record.updated_at)
+"""Base columns that always hold a value: on PostgreSQL they are sorted without ``NULLS LAST``,
+which a descending walk of their index (``NULLS FIRST``) would not give."""
+
+
+@dataclass(frozen=True)
+class SortLead:
+    """The first key of a page's sort when an index holds it in that order: ``expr``, what it
+    sorts by (a field's typed value or a base column), and ``index``, that index's name."""
+
+    expr: ColumnElement[Any]
+    index: str
 
 
 @dataclass(frozen=True)
@@ -166,24 +191,36 @@ class RecordQuery:
             else:
                 expr = _any_schema_sort(cache, metas, name, loc, spec)
             ordered = expr.desc() if direction == "desc" else expr.asc()
-            if postgres:  # the index's own order (btree ASC is NULLS LAST): its planner can walk it
+            if postgres and any(expr is column for column in NOT_NULL_SORTS):
+                out.append(ordered)  # no NULLs: a descending walk of its index gives this order
+            elif postgres:  # the index's own order (btree ASC is NULLS LAST): its planner can walk it
                 out.append(ordered.nulls_last())
             else:  # SQLite: lists._sorted_page drops the constant first key when it walks
                 out += [expr.is_(None).asc(), ordered]
         return [*out, Record.id.asc()]
 
-    def leading_sort(self, session: Session, collection: Collection, cache: SchemaCache) -> Field | None:
-        """The field the first ``sort`` key names when it is an own field of the listed schema
-        that has its own index (``tables.field_index_ddl``), else None; ``cache`` is the
-        request's (the page's records are shaped with the same metadata)."""
-        schema = self._schema(session, collection)
-        if not self.sort or schema is None:
+    def leading_sort(self, session: Session, collection: Collection, cache: SchemaCache) -> SortLead | None:
+        """What the first ``sort`` key sorts by when an index holds it in that order
+        (:class:`SortLead`): an own field of the listed schema that has its own index
+        (``tables.field_index_ddl``), or a base column that has one (:data:`BASE_SORT_INDEXES`,
+        with or without ``schema``); else None. ``cache`` is the request's (the page's records
+        are shaped with the same metadata)."""
+        if not self.sort:
             return None
+        schema = self._schema(session, collection)
         name = self.sort[0].partition(":")[0]
-        if name.startswith(f"{schema.name}."):
+        if schema is not None and name.startswith(f"{schema.name}."):
             name = name[len(schema.name) + 1:]
-        f = cache.meta(schema.id).by_name.get(name)
-        return f if f is not None and f.type in INDEXED_ACCESSORS else None
+        f = cache.meta(schema.id).by_name.get(name) if schema is not None else None
+        if f is not None:  # an own field shadows a base column of the same name
+            return SortLead(typed_value(f), field_index_name(f.id)) if f.type in INDEXED_ACCESSORS else None
+        if name not in BASE_SORT_INDEXES or (schema is None and "." in self.sort[0]):
+            return None
+        if schema is None:  # the base column, unless a listed schema's own field shadows it (order_by)
+            names = schema_names(session, collection.id)
+            if any(name in cache.meta(i).by_name for i in session.scalars(select(Schema.id).where(Schema.name.in_(names)))):
+                return None
+        return SortLead(BASE_SORTS[name].expression, BASE_SORT_INDEXES[name])
 
     def select(self, session: Session, collection: Collection) -> Select[Any]:
         """SELECT of the matching records in order."""
