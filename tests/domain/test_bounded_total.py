@@ -220,6 +220,34 @@ def test_a_search_is_counted_from_the_search_table_on_sqlite(db: Database) -> No
     assert any("records_fts MATCH" in q and "JOIN records ON" in q for q in sent) == (db.engine.dialect.name == "sqlite")
 
 
+def test_the_record_picker_finds_the_newest_matches_by_walking_the_ids(db: Database,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``GET /records?search=`` (the reference picker, newest first) walks the ids from the
+    newest on SQLite (880 -> 55 ms for a common word at 1,000,000 records); the same records as
+    sorting every match, which answers when the walk runs out of time."""
+    with db.session() as s:  # the numbers beginning with 1, newest first
+        expected = [r.id for r in s.scalars(select(Record).order_by(Record.id.desc()))
+                    if any(type(v) is int and str(v).startswith("1") for v in r.data.values())]
+    assert len(expected) == 1111
+    walks: list[object] = []
+    real = record_lists._walked
+
+    def watched(*args: object) -> object:
+        walks.append(found := real(*args))  # type: ignore[arg-type]
+        return found
+
+    monkeypatch.setattr(record_lists, "_walked", watched)
+    for schema in ("cnt", None):
+        with db.session() as s:
+            got = record_lists.search_records(s, limit=20, schema=schema, search="1", reachable_from=None)
+        assert [r["id"] for r in got] == expected[:20]
+    assert (len(walks), None in walks) == ((2, False) if db.engine.dialect.name == "sqlite" else (0, False))
+    monkeypatch.setattr(record_lists, "WALK_MS", 0)  # out of time at once: every match sorted
+    with db.session() as s:
+        got = record_lists.search_records(s, limit=20, schema=None, search="1", reachable_from=None)
+    assert [r["id"] for r in got] == expected[:20]
+
+
 def test_a_short_walked_page_with_an_unfinished_count_falls_back_to_an_exact_page(
         db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
     if db.engine.dialect.name != "sqlite":

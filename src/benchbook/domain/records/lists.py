@@ -166,12 +166,17 @@ def _walk_ids(session: Session, conds: list[Any], *, limit: int, offset: int, sc
     walk is named: ``ix_records_listing`` when ``conds`` hold one schema (``schema``), else the
     primary key's own index (:data:`PRIMARY_KEY_INDEX`), which gives id order across schemas."""
     index = "ix_records_listing" if schema else PRIMARY_KEY_INDEX
-    statement = (select(Record.id).where(*conds).order_by(Record.id).limit(limit).offset(offset)
-                 .with_hint(Record, f"INDEXED BY {index}", "sqlite"))
+    return _walked_along(session, select(Record.id).where(*conds).order_by(Record.id).limit(limit).offset(offset),
+                         index)
+
+
+def _walked_along(session: Session, statement: Select[Any], index: str) -> list[str] | None:
+    """:func:`_walked` with ``statement`` walking ``index`` on SQLite (``INDEXED BY``); None
+    also when that index is missing (a database whose primary key index SQLite named otherwise)."""
     try:
-        return _walked(session, statement)
-    except OperationalError as exc:  # a database whose primary key index SQLite named otherwise
-        log.warning("unsorted page without the index walk: %s", exc)
+        return _walked(session, statement.with_hint(Record, f"INDEXED BY {index}", "sqlite"))
+    except OperationalError as exc:
+        log.warning("a page without the index walk: %s", exc)
         return None
 
 
@@ -329,8 +334,16 @@ def search_records(session: Session, *, limit: int, schema: str | None, search: 
     matched = search_condition(session, search) if search else None
     if matched is not None:
         conds.append(matched)
-    rows = list(session.scalars(select(Record).where(*conds).order_by(Record.id.desc()).limit(limit)))
-    return RecordShaper(session).shape(rows)
+    newest = select(Record.id).where(*conds).order_by(Record.id.desc()).limit(limit)
+    ids = None
+    if matched is not None and session.get_bind().dialect.name == "sqlite":
+        # SQLite's planner does not weigh LIMIT: it sorted every match of a common word (476,000
+        # at 1,000,000 records: 880 ms) where walking the ids newest first finds 20 in 60 ms
+        ids = _walked_along(session, newest, PRIMARY_KEY_INDEX)
+    if ids is None:
+        ids = list(session.scalars(newest))
+    found = {r.id: r for r in session.scalars(select(Record).where(Record.id.in_(ids)))}
+    return RecordShaper(session).shape([found[i] for i in ids])
 
 
 def export_rows(session: Session, collection_name: str, query: RecordQuery, *,
