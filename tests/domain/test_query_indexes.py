@@ -176,6 +176,40 @@ def test_a_sorted_page_walks_the_sort_index_on_postgresql(db: Database) -> None:
     assert abs(estimate - 2969) < 300, plan  # the statistics of x's expression: no default third
 
 
+@pytest.mark.parametrize("sort", [["n:desc"], ["created_at:desc", "n"]])
+def test_a_descending_page_walks_the_index_backwards_on_postgresql(db: Database, sort: list[str]) -> None:
+    """A descending sort is asked for, among the records holding a value, in the order a
+    backward walk of the index gives (``NULLS FIRST``; moot there): with ``NULLS LAST``
+    PostgreSQL sorted every match (``label:desc`` at 1,000,000 records: 195 -> 102 ms)."""
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite's walk names its index (test_a_walked_sort_index_gives_the_same_pages)")
+    with db.engine.begin() as conn:
+        conn.execute(text("ANALYZE records"))
+    statements: list[tuple[str, Any]] = []
+
+    def note(_conn: Any, _cursor: Any, sql: str, params: Any, _ctx: Any, _many: bool) -> None:
+        if "FROM records" in sql and "ORDER BY" in sql:
+            statements.append((sql, params))
+
+    event.listen(db.engine, "before_cursor_execute", note)
+    try:
+        with db.session() as s, use(Limits(count_ms=60_000)):
+            page = list_page(s, "ixlab", RecordQuery(schema="ixitem", sort=sort), limit=50, offset=0)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", note)
+    if sort == ["n:desc"]:
+        assert [item["data"]["n"] for item in page["items"]] == list(range(2999, 2949, -1))
+    sql, params = statements[0]
+    with db.engine.connect() as conn:
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        cursor.execute("SET enable_seqscan = off")  # 3,000 records: priced as a large table is
+        cursor.execute("SET enable_sort = off")
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(str(r[0]) for r in cursor.fetchall())
+    index = field_index_name(field_ids(db)["n"]) if sort == ["n:desc"] else "ix_records_created_at"
+    assert f"Index Scan Backward using {index}" in plan, plan
+
+
 def test_a_page_in_id_order_is_read_in_order_not_sorted(db: Database) -> None:
     with db.session() as s:
         collection = find_collection(s, "ixlab")

@@ -213,9 +213,12 @@ def _limited_page(session: Session, query: RecordQuery, collection: Collection, 
     (docs/performance.md)."""
     order = query.order_by(session, collection)
     ids: list[str] = []
-    if lead is not None:
+    if lead is not None:  # among records holding a value NULLS LAST is moot: a descending key
+        # is asked for as the index walked backwards gives it (NULLS FIRST), else PostgreSQL
+        # sorted every match (label:desc at 1,000,000 records: 195 ms)
+        first = lead.expr.desc() if lead.descending else lead.expr.asc()
         ids = list(session.scalars(select(Record.id).where(*conds, lead.expr.is_not(None))
-                                   .order_by(*order).limit(limit).offset(offset)))
+                                   .order_by(first, *order[1:]).limit(limit).offset(offset)))
     if len(ids) < limit:
         ids = list(session.scalars(select(Record.id).where(*conds).order_by(*order).limit(limit).offset(offset)))
     if _is_last(ids, limit=limit, offset=offset):

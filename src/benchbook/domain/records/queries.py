@@ -52,10 +52,12 @@ which a descending walk of their index (``NULLS FIRST``) would not give."""
 @dataclass(frozen=True)
 class SortLead:
     """The first key of a page's sort when an index holds it in that order: ``expr``, what it
-    sorts by (a field's typed value or a base column), and ``index``, that index's name."""
+    sorts by (a field's typed value or a base column), ``index``, that index's name, and
+    whether the key is ``descending``."""
 
     expr: ColumnElement[Any]
     index: str
+    descending: bool = False
 
 
 @dataclass(frozen=True)
@@ -208,19 +210,20 @@ class RecordQuery:
         if not self.sort:
             return None
         schema = self._schema(session, collection)
-        name = self.sort[0].partition(":")[0]
+        name, _, direction = self.sort[0].partition(":")
+        descending = direction == "desc"
         if schema is not None and name.startswith(f"{schema.name}."):
             name = name[len(schema.name) + 1:]
         f = cache.meta(schema.id).by_name.get(name) if schema is not None else None
         if f is not None:  # an own field shadows a base column of the same name
-            return SortLead(typed_value(f), field_index_name(f.id)) if f.type in INDEXED_ACCESSORS else None
+            return SortLead(typed_value(f), field_index_name(f.id), descending) if f.type in INDEXED_ACCESSORS else None
         if name not in BASE_SORT_INDEXES or (schema is None and "." in self.sort[0]):
             return None
         if schema is None:  # the base column, unless a listed schema's own field shadows it (order_by)
             names = schema_names(session, collection.id)
             if any(name in cache.meta(i).by_name for i in session.scalars(select(Schema.id).where(Schema.name.in_(names)))):
                 return None
-        return SortLead(BASE_SORTS[name].expression, BASE_SORT_INDEXES[name])
+        return SortLead(BASE_SORTS[name].expression, BASE_SORT_INDEXES[name], descending)
 
     def select(self, session: Session, collection: Collection) -> Select[Any]:
         """SELECT of the matching records in order."""
