@@ -165,7 +165,7 @@ def search_page(database: Database, schema: str | None, offset: int) -> dict[str
 
 @pytest.mark.parametrize("schema", ["cnt", None])
 def test_a_search_page_cut_short_is_walked_along_the_ids_with_or_without_a_schema(
-        db: Database, monkeypatch: pytest.MonkeyPatch, schema: str | None) -> None:
+        db: Database, monkeypatch: pytest.MonkeyPatch, walks: list[object], schema: str | None) -> None:
     """A common word's page (``1`` begins 1,111 of the numbers) is walked in id order when its
     count is cut short: along ``ix_records_listing`` with a schema, along the primary key's
     index without one (SQLite: a search page used to read every match, 400 ms at 1,000,000
@@ -177,14 +177,6 @@ def test_a_search_page_cut_short_is_walked_along_the_ids_with_or_without_a_schem
         exact = [search_page(db, schema, offset) for offset in offsets]
     assert [(len(p["items"]), p["total"], p["total_exact"]) for p in exact] == [  # type: ignore[arg-type]
         (50, matches, True), (50, matches, True), (10, matches, True)]
-    walks: list[object] = []
-    real = record_lists._walked
-
-    def watched(*args: object) -> object:
-        walks.append(found := real(*args))  # type: ignore[arg-type]
-        return found
-
-    monkeypatch.setattr(record_lists, "_walked", watched)
     monkeypatch.setattr(record_lists, "bounded_total", lambda *a, **k: (100, False))  # cut short
     walked = [search_page(db, schema, offset) for offset in offsets]
     assert len(walks) == 3 and None not in walks  # each page was found by its walk
@@ -220,8 +212,8 @@ def test_a_search_is_counted_from_the_search_table_on_sqlite(db: Database) -> No
     assert any("records_fts MATCH" in q and "JOIN records ON" in q for q in sent) == (db.engine.dialect.name == "sqlite")
 
 
-def test_the_record_picker_finds_the_newest_matches_by_walking_the_ids(db: Database,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_record_picker_finds_the_newest_matches_by_walking_the_ids(db: Database, monkeypatch: pytest.MonkeyPatch,
+                                                                        walks: list[object]) -> None:
     """``GET /records?search=`` (the reference picker, newest first) walks the ids from the
     newest on SQLite (880 -> 55 ms for a common word at 1,000,000 records); the same records as
     sorting every match, which answers when the walk runs out of time."""
@@ -229,14 +221,6 @@ def test_the_record_picker_finds_the_newest_matches_by_walking_the_ids(db: Datab
         expected = [r.id for r in s.scalars(select(Record).order_by(Record.id.desc()))
                     if any(type(v) is int and str(v).startswith("1") for v in r.data.values())]
     assert len(expected) == 1111
-    walks: list[object] = []
-    real = record_lists._walked
-
-    def watched(*args: object) -> object:
-        walks.append(found := real(*args))  # type: ignore[arg-type]
-        return found
-
-    monkeypatch.setattr(record_lists, "_walked", watched)
     for schema in ("cnt", None):
         with db.session() as s:
             got = record_lists.search_records(s, limit=20, schema=schema, search="1", reachable_from=None)
@@ -267,17 +251,10 @@ def test_a_short_walked_page_with_an_unfinished_count_falls_back_to_an_exact_pag
     assert (got["total"], got["total_exact"]) == (N // 2, True)  # ... and counted whole
 
 
-def test_few_matches_are_sorted_many_are_walked(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_few_matches_are_sorted_many_are_walked(db: Database, monkeypatch: pytest.MonkeyPatch,
+                                               walks: list[object]) -> None:
     if db.engine.dialect.name != "sqlite":
         pytest.skip("the index walk is SQLite's")
-    walks = []
-    real = record_lists._walked
-
-    def watched(*args: object) -> object:
-        walks.append(True)
-        return real(*args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(record_lists, "_walked", watched)
     with use(Limits(count_ms=60_000)):  # counted exactly, however loaded the machine
         first = page(db, sort=["n"], tree=EVEN)
         assert not walks  # 1,250 matches, counted exactly: sorted

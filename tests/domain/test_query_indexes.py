@@ -131,6 +131,35 @@ def test_filters_use_the_field_index(db: Database, leaf: dict[str, Any]) -> None
     assert found and all(field_index_name(ids[leaf["field"]]) in plan for plan in found), found
 
 
+def page_statements(db: Database, query: RecordQuery) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    """The first page of 50 of ``query`` on ``ixlab`` (counted within a generous budget) and the
+    statements it sent that read records in an order, with their parameters."""
+    statements: list[tuple[str, Any]] = []
+
+    def note(_conn: Any, _cursor: Any, sql: str, params: Any, _ctx: Any, _many: bool) -> None:
+        if "FROM records" in sql and "ORDER BY" in sql:
+            statements.append((sql, params))
+
+    event.listen(db.engine, "before_cursor_execute", note)
+    try:
+        with db.session() as s, use(Limits(count_ms=60_000)):
+            page = list_page(s, "ixlab", query, limit=50, offset=0)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", note)
+    return page, statements
+
+
+def explained(db: Database, sql: str, params: Any) -> str:
+    """PostgreSQL's plan of ``sql`` as a large table would get it: 3,000 records fit a few
+    pages, where a scan and a sort cost least, so both are priced out."""
+    with db.engine.connect() as conn:
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        cursor.execute("SET enable_seqscan = off")
+        cursor.execute("SET enable_sort = off")
+        cursor.execute("EXPLAIN " + sql, params)
+        return "\n".join(str(r[0]) for r in cursor.fetchall())
+
+
 def test_a_sorted_page_walks_the_sort_index_on_postgresql(db: Database) -> None:
     """PostgreSQL finds a sorted page of many matches by walking the sort field's index: the
     sort keys are the index's order (``NULLS LAST``) and the field's expression statistics
@@ -145,30 +174,12 @@ def test_a_sorted_page_walks_the_sort_index_on_postgresql(db: Database) -> None:
     assert not {field_statistics_name(ids[n]) for n in ("flag", "tags")} & names
     query = RecordQuery(schema="ixitem", filter=json.dumps({"and": [{"field": "x", "op": "gt", "value": 10}]}),
                         sort=["n"])
-    statements: list[tuple[str, Any]] = []
-
-    def note(_conn: Any, _cursor: Any, sql: str, params: Any, _ctx: Any, _many: bool) -> None:
-        if "FROM records" in sql and "ORDER BY" in sql:
-            statements.append((sql, params))
-
-    event.listen(db.engine, "before_cursor_execute", note)
-    try:
-        with db.session() as s, use(Limits(count_ms=60_000)):
-            page = list_page(s, "ixlab", query, limit=50, offset=0)
-    finally:
-        event.remove(db.engine, "before_cursor_execute", note)
+    page, statements = page_statements(db, query)
     assert [item["data"]["n"] for item in page["items"]] == list(range(31, 81))
     assert (page["total"], page["total_exact"]) == (2969, True)
     [(sql, params)] = statements
-    with db.engine.connect() as conn:
-        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-        # 3,000 records fit a few pages, where a scan and a sort cost least: priced out, the plan
-        # shown is the one a large table gets
-        cursor.execute("SET enable_seqscan = off")
-        cursor.execute("SET enable_sort = off")
-        cursor.execute("EXPLAIN " + sql, params)
-        lines = [str(r[0]) for r in cursor.fetchall()]
-    plan = "\n".join(lines)
+    plan = explained(db, sql, params)
+    lines = plan.splitlines()
     walk = next((line for line in lines if f"Index Scan using {field_index_name(ids['n'])}" in line), None)
     assert walk is not None, plan  # the sort keys are the index's order
     assert "Incremental Sort" in plan or "Sort" not in plan, plan  # id breaks ties within equal n only
@@ -185,27 +196,10 @@ def test_a_descending_page_walks_the_index_backwards_on_postgresql(db: Database,
         pytest.skip("SQLite's walk names its index (test_a_walked_sort_index_gives_the_same_pages)")
     with db.engine.begin() as conn:
         conn.execute(text("ANALYZE records"))
-    statements: list[tuple[str, Any]] = []
-
-    def note(_conn: Any, _cursor: Any, sql: str, params: Any, _ctx: Any, _many: bool) -> None:
-        if "FROM records" in sql and "ORDER BY" in sql:
-            statements.append((sql, params))
-
-    event.listen(db.engine, "before_cursor_execute", note)
-    try:
-        with db.session() as s, use(Limits(count_ms=60_000)):
-            page = list_page(s, "ixlab", RecordQuery(schema="ixitem", sort=sort), limit=50, offset=0)
-    finally:
-        event.remove(db.engine, "before_cursor_execute", note)
+    page, statements = page_statements(db, RecordQuery(schema="ixitem", sort=sort))
     if sort == ["n:desc"]:
         assert [item["data"]["n"] for item in page["items"]] == list(range(2999, 2949, -1))
-    sql, params = statements[0]
-    with db.engine.connect() as conn:
-        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-        cursor.execute("SET enable_seqscan = off")  # 3,000 records: priced as a large table is
-        cursor.execute("SET enable_sort = off")
-        cursor.execute("EXPLAIN " + sql, params)
-        plan = "\n".join(str(r[0]) for r in cursor.fetchall())
+    plan = explained(db, *statements[0])
     index = field_index_name(field_ids(db)["n"]) if sort == ["n:desc"] else "ix_records_created_at"
     assert f"Index Scan Backward using {index}" in plan, plan
 
@@ -264,7 +258,7 @@ BASE_SORT_CASES = [["created_at:desc"], ["created_at", "n:desc"], ["updated_at:d
 
 @pytest.mark.parametrize("schema", ["ixnamed", None])
 def test_a_page_sorted_by_a_base_column_walks_its_index(db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         schema: str | None) -> None:
+                                                         walks: list[object], schema: str | None) -> None:
     """Newest first, recently changed and by name (migration 0016): the page walked along the
     column's index is the page a sort of every match gives, with the same total, names repeated
     and missing, with and without ``schema``; on SQLite the walk answers (at 1,000,000 records
@@ -280,14 +274,6 @@ def test_a_page_sorted_by_a_base_column_walks_its_index(db: Database, tmp_path: 
         ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
         for record in s.scalars(select(Record).where(Record.natural_name.is_not(None)).limit(40)):
             update_record(ctx, record.id, {"data": {"n": -1}})
-    walks: list[object] = []
-    real = record_lists._walked
-
-    def watched(*args: object) -> object:
-        walks.append(found := real(*args))  # type: ignore[arg-type]
-        return found
-
-    monkeypatch.setattr(record_lists, "_walked", watched)
     monkeypatch.setattr(record_lists, "SORT_ALL_UP_TO", 0)  # walk, however few match
     for sort, offset in itertools.product(BASE_SORT_CASES, [0, 230, 470, 590]):
         if schema is None and "." in sort[0]:
