@@ -82,10 +82,14 @@ def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit:
         ids, total, exact = unsorted
     else:
         ids, total, exact = _page(session, query, collection, conds, limit=limit, offset=offset)
-    found = {r.id: r for r in session.scalars(select(Record).where(Record.id.in_(ids)))}
-    rows = [found[i] for i in ids]
-    items = shaper.shape(rows, child_counts=child_counts, columns=columns)
+    items = shaper.shape(_in_order(session, ids), child_counts=child_counts, columns=columns)
     return {"items": items, "total": total, "total_exact": exact, "offset": offset, "limit": limit}
+
+
+def _in_order(session: Session, ids: list[str]) -> list[Record]:
+    """The records ``ids`` (which must exist), in that order, read in one statement."""
+    found = {r.id: r for r in session.scalars(select(Record).where(Record.id.in_(ids)))}
+    return [found[i] for i in ids]
 
 
 def _page(session: Session, query: RecordQuery, collection: Collection, conds: list[Any], *, limit: int,
@@ -172,7 +176,8 @@ def _walk_ids(session: Session, conds: list[Any], *, limit: int, offset: int, sc
 
 def _walked_along(session: Session, statement: Select[Any], index: str) -> list[str] | None:
     """:func:`_walked` with ``statement`` walking ``index`` on SQLite (``INDEXED BY``); None
-    also when that index is missing (a database whose primary key index SQLite named otherwise)."""
+    also when that index is missing (a field's index dropped by hand, a database whose primary
+    key index SQLite named otherwise), which is logged."""
     try:
         return _walked(session, statement.with_hint(Record, f"INDEXED BY {index}", "sqlite"))
     except OperationalError as exc:
@@ -265,14 +270,9 @@ def _sorted_page(session: Session, query: RecordQuery, collection: Collection, p
         return None
     statement = (select(Record.id).where(*conds, lead.expr.is_not(None))
                  .order_by(*query.order_by(session, collection)[1:])  # "nulls last" is constant here
-                 .limit(limit).offset(offset)
-                 .with_hint(Record, f"INDEXED BY {lead.index}", "sqlite"))
-    try:
-        ids = _walked(session, statement)
-    except OperationalError as exc:  # the index is missing: sorting still answers
-        log.warning("sorted page without the index walk: %s", exc)
-        return None
-    if ids is None:  # walked too far (the matches are rare or the page deep)
+                 .limit(limit).offset(offset))
+    ids = _walked_along(session, statement, lead.index)
+    if ids is None:  # walked too far (the matches are rare or the page deep), or no index: sorting answers
         return None
     if not exact and ids:
         total = max(total, offset + len(ids))
@@ -345,8 +345,7 @@ def search_records(session: Session, *, limit: int, schema: str | None, search: 
         ids = _walked_along(session, newest, PRIMARY_KEY_INDEX)
     if ids is None:
         ids = list(session.scalars(newest))
-    found = {r.id: r for r in session.scalars(select(Record).where(Record.id.in_(ids)))}
-    return RecordShaper(session).shape([found[i] for i in ids])
+    return RecordShaper(session).shape(_in_order(session, ids))
 
 
 def export_rows(session: Session, collection_name: str, query: RecordQuery, *,

@@ -131,11 +131,7 @@ class RecordQuery:
 
     def _where(self, session: Session, collection: Collection, schema: Schema | None) -> list[ColumnElement[bool]]:
         cache = SchemaCache(session)
-        if schema is not None:
-            metas = [cache.meta(schema.id)]
-        else:
-            ids = session.scalars(select(Schema.id).where(Schema.name.in_(schema_names(session, collection.id))))
-            metas = [cache.meta(i) for i in ids]
+        metas = _listed_metas(session, collection, schema, cache)
         conds = []
         for i, clause in enumerate(self.where):
             name, sep, raw = clause.partition("=")
@@ -172,11 +168,7 @@ class RecordQuery:
             return [Record.id.asc()]
         schema = self._schema(session, collection)
         cache = SchemaCache(session)
-        if schema is not None:
-            metas = [cache.meta(schema.id)]
-        else:
-            ids = session.scalars(select(Schema.id).where(Schema.name.in_(schema_names(session, collection.id))))
-            metas = [cache.meta(i) for i in ids]
+        metas = _listed_metas(session, collection, schema, cache)
         out: list[Any] = []
         postgres = session.get_bind().dialect.name == "postgresql"
         for i, spec in enumerate(self.sort):
@@ -219,16 +211,24 @@ class RecordQuery:
             return SortLead(typed_value(f), field_index_name(f.id), descending) if f.type in INDEXED_ACCESSORS else None
         if name not in BASE_SORT_INDEXES or (schema is None and "." in self.sort[0]):
             return None
-        if schema is None:  # the base column, unless a listed schema's own field shadows it (order_by)
-            names = schema_names(session, collection.id)
-            if any(name in cache.meta(i).by_name for i in session.scalars(select(Schema.id).where(Schema.name.in_(names)))):
-                return None
+        if schema is None and any(name in m.by_name for m in _listed_metas(session, collection, None, cache)):
+            return None  # a listed schema's own field shadows the base column (order_by)
         return SortLead(BASE_SORTS[name].expression, BASE_SORT_INDEXES[name], descending)
 
     def select(self, session: Session, collection: Collection) -> Select[Any]:
         """SELECT of the matching records in order."""
         return (select(Record).where(*self.conditions(session, collection))
                 .order_by(*self.order_by(session, collection)))
+
+
+def _listed_metas(session: Session, collection: Collection, schema: Schema | None,
+                  cache: SchemaCache) -> list[SchemaMeta]:
+    """The metadata of the schemas a query lists: ``schema``'s alone, else every schema of
+    ``collection``."""
+    if schema is not None:
+        return [cache.meta(schema.id)]
+    ids = session.scalars(select(Schema.id).where(Schema.name.in_(schema_names(session, collection.id))))
+    return [cache.meta(i) for i in ids]
 
 
 def _equals(steps: int, owner: Schema, f: Field, value: Any) -> ColumnElement[bool]:

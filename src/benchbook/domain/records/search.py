@@ -83,15 +83,6 @@ def fts_operand(session: Session, word: str) -> str:
     return "(" + " OR ".join(f'"{term}"' for term in terms) + ")"
 
 
-def fts_match(session: Session, query: str) -> str | None:
-    """The FTS5 ``MATCH`` text of ``query`` on SQLite: every word, as :func:`fts_operand` gives
-    it, joined by ``AND``; None when the query has no words or the database is not SQLite."""
-    found = words(query)
-    if not found or session.get_bind().dialect.name != "sqlite":
-        return None
-    return " AND ".join(fts_operand(session, w) for w in found)
-
-
 def matched_rowids(match: str) -> TextClause:
     """``SELECT rowid FROM records_fts`` for the FTS5 ``MATCH`` text ``match``."""
     return text("SELECT rowid FROM records_fts WHERE records_fts MATCH :search_query").bindparams(
@@ -112,8 +103,8 @@ def search_parts(session: Session, query: str) -> tuple[ColumnElement[bool] | No
         tsquery = " & ".join(f"'{quoted(lexeme)}':*" for lexeme in lexemes)
         return text(f"{PG_VECTOR} @@ CAST(:search_query AS tsquery)").bindparams(  # type: ignore[return-value]
             bindparam("search_query", tsquery)), None
-    match = fts_match(session, query)
-    return (literal_column("records.rowid").in_(matched_rowids(match)), match) if match else (None, None)
+    match = " AND ".join(fts_operand(session, w) for w in found)  # SQLite: every word, as a word or prefix
+    return literal_column("records.rowid").in_(matched_rowids(match)), match
 
 
 def search_condition(session: Session, query: str) -> ColumnElement[bool] | None:
