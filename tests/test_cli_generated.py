@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -403,7 +404,8 @@ def test_an_in_process_command_runs_inside_a_running_event_loop(cli: click.Group
     async def in_a_loop() -> Any:
         return run(cli, project, "collections", "create", "--name", "from-a-loop")
 
-    created = asyncio.run(in_a_loop())
+    with ThreadPoolExecutor(max_workers=1) as pool:  # a thread of its own: this one may run a loop already
+        created = pool.submit(asyncio.run, in_a_loop()).result()
     assert created.exit_code == 0, created.output
     assert json.loads(created.stdout)["name"] == "from-a-loop"
 
