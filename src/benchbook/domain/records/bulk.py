@@ -42,10 +42,10 @@ from benchbook.domain.records.rows import (
     check_parent,
     check_parent_row,
     chunks,
+    create_entry,
     insert_entries,
     lock_collection,
     record_name,
-    snapshot,
 )
 from benchbook.domain.records.values import (
     FILE_TYPES,
@@ -348,17 +348,11 @@ class _Bulk:
         self.ctx.changes.extend(RecordChange("created", r.id, r.schema_id, r.dataset_id, {}, r.data) for r in rows)
 
     def entries(self, rows: list[_Row], now: datetime) -> list[dict[str, Any]]:
-        """The ``create`` entries, column for column what :func:`audit.write` stores for a single
-        create (tests/domain/test_bulk.py compares every column): the values once, in
-        ``new_data``; ``changes`` are derived when read (:func:`audit.record_changes`). Their
+        """The ``create`` entries, column for column what a single create stores
+        (:func:`.rows.create_entry`; tests/domain/test_bulk.py compares every column). Their
         time is ``now``, the records' ``created_at``: one statement writes them all (their ids,
         made in order, keep them in order)."""
-        ctx = self.ctx
-        return [{"id": new_id(), "action": "create", "entity_type": "record", "entity_id": r.id,
-                 "timestamp": now, "actor": ctx.actor, "changes": [],
-                 "old_data": None, "new_data": snapshot(cast(Record, r), r.meta, self.collection),
-                 "batch_id": ctx.batch_id, "request_id": ctx.request_id, "dataset_id": r.dataset_id,
-                 "schema_id": r.schema_id} for r in rows]
+        return [create_entry(self.ctx, cast(Record, r), r.meta, self.collection, now) for r in rows]
 
 
 def _marker(meta: SchemaMeta, key: list[str], parent_id: str | None, dataset_id: str, data: dict[str, Any]) -> str:

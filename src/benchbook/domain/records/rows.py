@@ -11,6 +11,7 @@ column).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import ColumnElement, Row, Table, delete, select, update
@@ -64,8 +65,17 @@ def record_name(meta: SchemaMeta, data: dict[str, Any], tz: str | None,
 
 
 def snapshot(rec: Record | Row[Any], meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:
-    """The whole record as kept in history (``old_data`` of a delete, ``new_data`` of a create)."""
+    """The whole record as kept in history (``old_data`` of a delete or a purge)."""
     return {**identity(rec, meta, collection), "data": dict(rec.data)}
+
+
+def create_entry(ctx: Ctx, rec: Record | Row[Any], meta: SchemaMeta, collection: Collection,
+                 at: datetime) -> dict[str, Any]:
+    """The ``audit_entries`` row (for :func:`insert_entries`) of a new record's ``create`` at
+    ``at`` (the record's ``created_at``): ``new_data`` is the record's :func:`identity` without
+    its values, which stay the record's own until the database copies them in (migration 0017,
+    ``history.creates``); ``changes`` are derived when read."""
+    return entry_row(ctx, "create", rec, changes=[], old=None, new=identity(rec, meta, collection), at=at)
 
 
 def identity(rec: Record | Row[Any], meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:
@@ -209,10 +219,12 @@ def chunks(items: list[Any], size: int = 500) -> Iterable[list[Any]]:
 
 
 def entry_row(ctx: Ctx, action: str, rec: Record | Row[Any], *, changes: list[dict[str, Any]],
-              old: dict[str, Any] | None, new: dict[str, Any] | None) -> dict[str, Any]:
-    """The ``audit_entries`` row (column dict) of ``action`` on record ``rec``, for
-    :func:`insert_entries`: what :func:`audit.write` adds through the ORM, without it."""
-    return {"id": new_id(), "action": action, "entity_type": "record", "entity_id": rec.id, "timestamp": utcnow(),
+              old: dict[str, Any] | None, new: dict[str, Any] | None, at: datetime | None = None) -> dict[str, Any]:
+    """The ``audit_entries`` row (column dict) of ``action`` on record ``rec`` at ``at`` (now
+    when not given), for :func:`insert_entries`: what :func:`audit.write` adds through the ORM,
+    without it."""
+    return {"id": new_id(), "action": action, "entity_type": "record", "entity_id": rec.id,
+            "timestamp": at or utcnow(),
             "actor": ctx.actor, "changes": changes, "old_data": old, "new_data": new, "batch_id": ctx.batch_id,
             "request_id": ctx.request_id, "dataset_id": rec.dataset_id, "schema_id": rec.schema_id}
 

@@ -27,6 +27,7 @@ from benchbook.domain.ids import new_id
 from benchbook.domain.records.derived import follow_names, inherited_name_values
 from benchbook.domain.records.rows import (
     check_parent,
+    create_entry,
     entry_row,
     find_record,
     identity,
@@ -35,7 +36,6 @@ from benchbook.domain.records.rows import (
     lock_collection,
     lock_live,
     record_name,
-    snapshot,
     soft_delete_records,
     value_changes,
 )
@@ -94,8 +94,7 @@ def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
     check_unique(s, rec, schema, meta.fields)
     _sync_links(s, rec, meta, new=True)
     ctx.changes.append(RecordChange("created", rec.id, schema.id, collection.id, {}, dict(data)))
-    audit.write(ctx, "create", "record", rec.id, new=snapshot(rec, meta, collection),  # changes: derived on read
-                dataset_id=collection.id, schema_id=schema.id)
+    insert_entries(s, [create_entry(ctx, rec, meta, collection, now)])  # a statement now: before any later change
     return rec
 
 

@@ -1,0 +1,215 @@
+"""A record's create entry keeps its values only once the record changes (migration 0017,
+``domain.history.creates``): written with the record's identity alone, it answers the values
+the record was created with whatever happens to the record afterwards, on both backends."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic import command
+from sqlalchemy import select, text, update
+from sqlalchemy.orm import Session
+
+from benchbook.domain.catalog.collections import create_collection, delete_collection, purge_collection
+from benchbook.domain.catalog.fields import delete_field, purge_field
+from benchbook.domain.catalog.schemas import create_schema
+from benchbook.domain.context import Ctx
+from benchbook.domain.history.entries import entry_responses
+from benchbook.domain.history.events import list_events
+from benchbook.domain.records.bulk import bulk_create_records
+from benchbook.domain.records.rows import purge_records, restore_records
+from benchbook.domain.records.writes import create_record, delete_records, update_record
+from benchbook.persistence.db import Database, alembic_config, upgrade
+from benchbook.persistence.tables import AuditEntry, Record
+
+CREATED = {"label": "first", "n": 1}
+
+
+@pytest.fixture
+def db(empty_database: Database, tmp_path: Path) -> Iterator[Database]:
+    """Schemas site → sample (label, n), collection ``lab`` with one site."""
+    with empty_database.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
+        create_schema(ctx, {"name": "site", "fields": [{"name": "name", "type": "string"}]})
+        create_schema(ctx, {"name": "sample", "parent": "site", "display_template": "{label}", "fields": [
+            {"name": "label", "type": "string"}, {"name": "n", "type": "integer"}]})
+        create_collection(ctx, {"name": "lab", "schemas": ["site", "sample"]})
+        create_record(ctx, "lab", {"schema_name": "site", "data": {"name": "North"}})
+    yield empty_database
+
+
+def ctx_of(s: Session) -> Ctx:
+    return Ctx(session=s, actor="tester", files_dir=Path("."))
+
+
+def site_id(s: Session) -> str:
+    return s.scalars(select(Record.id).where(Record.parent_id.is_(None))).one()
+
+
+def new_sample(db: Database, *, bulk: bool) -> str:
+    """A sample holding ``CREATED``, made by a single create or the bulk path."""
+    with db.session() as s, s.begin():
+        body = {"schema_name": "sample", "parent_record_id": site_id(s), "data": dict(CREATED)}
+        if bulk:
+            return bulk_create_records(ctx_of(s), "lab", [body])[0]
+        return create_record(ctx_of(s), "lab", body).id
+
+
+def stored_create(db: Database, record_id: str) -> dict[str, Any]:
+    """The create entry's ``new_data`` as the database holds it."""
+    with db.engine.connect() as conn:
+        table = AuditEntry.__table__
+        return dict(conn.execute(select(table.c.new_data).where(
+            table.c.entity_id == record_id, table.c.action == "create")).scalar_one())
+
+
+def create_read(s: Session, record_id: str) -> dict[str, Any]:
+    """The create entry as the API shapes it (``entry_responses``)."""
+    entry = s.scalars(select(AuditEntry).where(AuditEntry.entity_id == record_id, AuditEntry.action == "create")).one()
+    return entry_responses(s, [entry])[0]
+
+
+def field_ids(s: Session) -> dict[str, str]:
+    from benchbook.persistence.tables import Field
+    return {f.name: f.id for f in s.scalars(select(Field))}
+
+
+def created_values(s: Session) -> dict[str, Any]:
+    ids = field_ids(s)
+    return {ids[k]: v for k, v in CREATED.items()}
+
+
+@pytest.mark.parametrize("bulk", [False, True], ids=["single", "bulk"])
+def test_a_create_entry_is_written_without_values_and_read_whole(db: Database, bulk: bool) -> None:
+    rid = new_sample(db, bulk=bulk)
+    stored = stored_create(db, rid)
+    assert "data" not in stored and stored["id"] == rid and stored["natural_name"] == "first"
+    with db.session() as s:
+        read = create_read(s, rid)
+        assert read["new_data"] == {**stored, "data": created_values(s)}
+        assert {c["field"]: c["after"] for c in read["changes"]} == created_values(s)
+
+
+def _update(s: Session, rid: str) -> None:
+    update_record(ctx_of(s), rid, {"data": {"label": "second", "n": 2}})
+
+
+def _soft_delete_and_restore(s: Session, rid: str) -> None:
+    rec = s.get(Record, rid)
+    delete_records(ctx_of(s), [rec], force=False)
+    restore_records(ctx_of(s), [rec])
+
+
+def _purge(s: Session, rid: str) -> None:
+    purge_records(ctx_of(s), [s.get(Record, rid)])
+
+
+def _purge_parent(s: Session, rid: str) -> None:  # the database cascades to the sample
+    s.execute(text("DELETE FROM records WHERE id = :id"), {"id": site_id(s)})
+
+
+def _purge_collection(s: Session, rid: str) -> None:
+    delete_collection(ctx_of(s), "lab")
+    purge_collection(ctx_of(s), "lab")
+
+
+def _purge_field(s: Session, rid: str) -> None:
+    delete_field(ctx_of(s), "sample", "n")
+    purge_field(ctx_of(s), "sample", "n")
+
+
+def _any_statement(s: Session, rid: str) -> None:
+    s.execute(update(Record).where(Record.id == rid).values(data={}))
+
+
+CHANGES: dict[str, tuple[Callable[[Session, str], None], bool]] = {
+    # what happens to the record → (it, whether the values are copied into the entry)
+    "update": (_update, True),
+    "soft delete and restore": (_soft_delete_and_restore, False),
+    "purge": (_purge, True),
+    "cascade from the parent": (_purge_parent, True),
+    "purge of its collection": (_purge_collection, True),
+    "purge of a field": (_purge_field, True),
+    "any UPDATE of its values": (_any_statement, True),
+}
+
+
+@pytest.mark.parametrize("bulk", [False, True], ids=["single", "bulk"])
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_the_values_it_was_created_with_survive_whatever_follows(db: Database, change: str, bulk: bool) -> None:
+    rid = new_sample(db, bulk=bulk)
+    with db.session() as s:
+        expected = created_values(s)
+    act, copies = CHANGES[change]
+    with db.session() as s, s.begin():
+        act(s, rid)
+    stored = stored_create(db, rid)
+    assert ("data" in stored) is copies  # copied in only when the record's values change or it goes
+    if copies:
+        assert stored["data"] == expected
+    with db.session() as s:
+        read = create_read(s, rid)
+        assert read["new_data"]["data"] == expected
+        assert {c["field"]: c["after"] for c in read["changes"]} == expected
+
+
+def test_a_change_later_in_the_same_transaction_is_seen(db: Database) -> None:
+    """The session still holds the entry as written (no values); the reader asks the database."""
+    with db.session() as s, s.begin():
+        rid = create_record(ctx_of(s), "lab", {"schema_name": "sample", "parent_record_id": site_id(s),
+                                               "data": dict(CREATED)}).id
+        loaded = s.scalars(select(AuditEntry).where(AuditEntry.entity_id == rid)).one()
+        assert "data" not in loaded.new_data
+        _update(s, rid)
+        assert create_read(s, rid)["new_data"]["data"] == created_values(s)
+        assert s.get(Record, rid).data != created_values(s)
+
+
+def test_an_update_that_changes_no_value_copies_nothing(db: Database) -> None:
+    rid = new_sample(db, bulk=True)
+    with db.session() as s, s.begin():
+        s.execute(update(Record).where(Record.id == rid).values(natural_name="renamed"))
+        values = s.get(Record, rid).data
+        s.execute(update(Record).where(Record.id == rid).values(data=dict(values)))
+    assert "data" not in stored_create(db, rid)
+
+
+def test_the_events_search_finds_values_the_record_still_holds(db: Database) -> None:
+    rid = new_sample(db, bulk=False)
+    with db.session() as s:
+        found = list_events(s, q="first", tree=None, sort=None, limit=10, offset=0)
+        assert [e["entry"]["entity_id"] for e in found["items"]] == [rid]
+        assert list_events(s, q="second", tree=None, sort=None, limit=10, offset=0)["items"] == []
+    with db.session() as s, s.begin():
+        _update(s, rid)
+    with db.session() as s:  # the create entry by its values then, the update by both
+        found = list_events(s, q="first", tree=None, sort=None, limit=10, offset=0)
+        assert sorted(e["entry"]["action"] for e in found["items"]) == ["create", "update"]
+        found = list_events(s, q="second", tree=None, sort=None, limit=10, offset=0)
+        assert [e["entry"]["action"] for e in found["items"]] == ["update"]
+
+
+def triggers(db: Database) -> set[str]:
+    sql = ("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal" if db.engine.dialect.name == "postgresql"
+           else "SELECT name FROM sqlite_master WHERE type = 'trigger'")
+    with db.engine.connect() as conn:
+        return {name for name in conn.execute(text(sql)).scalars() if "keep_created_values" in name}
+
+
+def test_the_downgrade_copies_the_values_in_and_the_upgrade_keeps_them(db: Database) -> None:
+    rid = new_sample(db, bulk=True)
+    with db.session() as s:
+        before = create_read(s, rid)
+    assert triggers(db) == {"records_keep_created_values_update", "records_keep_created_values_delete"}
+    url = db.engine.url.render_as_string(hide_password=False)
+    command.downgrade(alembic_config(url), "0016_sort_indexes")
+    try:
+        assert triggers(db) == set()
+        assert stored_create(db, rid)["data"] == before["new_data"]["data"]
+    finally:
+        upgrade(db.engine)
+    assert stored_create(db, rid) == before["new_data"]  # an entry with values is read as it is
+    with db.session() as s:
+        assert create_read(s, rid) == before
