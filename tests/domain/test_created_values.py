@@ -16,6 +16,7 @@ from benchbook.domain.catalog.collections import create_collection, delete_colle
 from benchbook.domain.catalog.fields import delete_field, purge_field
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
+from benchbook.domain.history import storage as history_storage
 from benchbook.domain.history.entries import entry_responses
 from benchbook.domain.history.events import list_events
 from benchbook.domain.records.bulk import bulk_create_records
@@ -23,6 +24,7 @@ from benchbook.domain.records.rows import purge_records, restore_records
 from benchbook.domain.records.writes import create_record, delete_records, update_record
 from benchbook.persistence.db import Database, alembic_config, upgrade
 from benchbook.persistence.tables import AuditEntry, Record
+from tests.conftest import statements_sent
 
 CREATED = {"label": "first", "n": 1}
 
@@ -213,3 +215,36 @@ def test_the_downgrade_copies_the_values_in_and_the_upgrade_keeps_them(db: Datab
     assert stored_create(db, rid) == before["new_data"]  # an entry with values is read as it is
     with db.session() as s:
         assert create_read(s, rid) == before
+
+
+def test_entries_written_before_0017_are_converted_in_the_background(db: Database) -> None:
+    """A database written by the layout before 0017 (what the downgrade leaves: every create
+    entry holding its values) reads the same before and after the conversion, which drops the
+    values of the create entries whose record still holds them, and only those."""
+    kept = [new_sample(db, bulk=bulk) for bulk in (False, True, True)]
+    edited = new_sample(db, bulk=False)
+    with db.session() as s, s.begin():
+        _update(s, edited)
+        site = site_id(s)
+    url = db.engine.url.render_as_string(hide_password=False)
+    command.downgrade(alembic_config(url), "0016_sort_indexes")
+    upgrade(db.engine)
+    assert all("data" in stored_create(db, rid) for rid in [*kept, edited, site])
+    with db.session() as s:
+        expected = entry_responses(s, list(s.scalars(select(AuditEntry).order_by(AuditEntry.id))))
+        assert history_storage.count_whole(s) == 4  # the site and the three samples not edited
+    state = history_storage.HistoryStorage(db.engine)
+    with statements_sent(db.engine) as sent:
+        assert state.start() and state.wait(30) and state.done == 4
+    if db.engine.dialect.name == "postgresql":  # a writer of one of the records waits for the conversion
+        assert any("FROM records" in sql and "FOR SHARE" in sql for sql in sent)
+    assert all("data" not in stored_create(db, rid) for rid in [*kept, site])
+    assert stored_create(db, edited)["data"] == {**created_values_of(db)}
+    with db.session() as s:
+        assert history_storage.count_whole(s) == 0
+        assert entry_responses(s, list(s.scalars(select(AuditEntry).order_by(AuditEntry.id)))) == expected
+
+
+def created_values_of(db: Database) -> dict[str, Any]:
+    with db.session() as s:
+        return created_values(s)

@@ -8,6 +8,10 @@ value that is the same before and after: a top-level key outside :data:`IDENTITY
 entries) a key of ``data``. "The same" is decided by the database (equal JSON type and value), so
 counting and converting agree on every backend.
 
+A record's ``create`` entry written before migration 0017 holds a copy of the record's values;
+while the record still holds the same values the entry is *whole* too, and conversion drops the
+copy (``history.creates`` reads them from the record from then on).
+
 Conversion runs in one daemon thread per database, a few hundred entries per transaction: it
 drops the unchanged keys (and ``changes`` rows that changed nothing) of each whole edit. Its
 progress is derived from the data alone (what is still whole), so a restart just continues.
@@ -21,12 +25,12 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Engine, bindparam, select, text
 from sqlalchemy.orm import Session
 
 from benchbook.domain.errors import Conflict
 from benchbook.persistence.db import write_lock
-from benchbook.persistence.tables import AuditEntry
+from benchbook.persistence.tables import AuditEntry, Record
 
 log = logging.getLogger("benchbook.history")
 
@@ -70,6 +74,23 @@ SELECT e.id, 'top', o.key FROM audit_entries e
 """
 
 
+_CREATES_HOLDING_VALUES = {
+    "sqlite": """
+SELECT e.id FROM audit_entries e JOIN records r ON r.id = e.entity_id
+ WHERE e.action = 'create' AND +e.entity_type = 'record' AND json_type(e.new_data, '$.data') = 'object'
+   AND json_extract(e.new_data, '$.data') = json(r.data)""",
+    "postgresql": """
+SELECT e.id FROM audit_entries e JOIN records r ON r.id = e.entity_id
+ WHERE e.action = 'create' AND e.entity_type = 'record' AND e.new_data ? 'data' AND e.new_data -> 'data' = r.data""",
+}
+"""SQL listing the create entries (written before migration 0017) that still hold a copy of the
+values their record holds: from 0017 on such values are read from the record (``history.creates``)."""
+
+
+def _creates_holding_values(session: Session) -> str:
+    return _CREATES_HOLDING_VALUES["postgresql" if session.get_bind().dialect.name == "postgresql" else "sqlite"]
+
+
 def _same_keys(session: Session) -> str:
     """SQL listing ``(id, scope, key)``: each key of a whole edit that holds the same value
     before and after; ``scope`` is ``data`` (a record value) or ``top``."""
@@ -77,8 +98,11 @@ def _same_keys(session: Session) -> str:
 
 
 def count_whole(session: Session) -> int:
-    """How many edits are still stored whole."""
-    return int(session.execute(text(f"SELECT count(DISTINCT id) FROM ({_same_keys(session)}) k")).scalar_one())
+    """How many entries are still stored whole: edits holding unchanged values, and record
+    create entries holding a copy of the values their record holds."""
+    edits = session.execute(text(f"SELECT count(DISTINCT id) FROM ({_same_keys(session)}) k")).scalar_one()
+    creates = session.execute(text(f"SELECT count(*) FROM ({_creates_holding_values(session)}) k")).scalar_one()
+    return int(edits) + int(creates)
 
 
 def file_figures(session: Session) -> tuple[int | None, int | None]:
@@ -107,6 +131,61 @@ def compact(entry: AuditEntry, same: set[tuple[str, str]]) -> None:
     entry.old_data, entry.new_data = old, new
     entry.changes = [c for c in entry.changes or []
                      if not (isinstance(c, dict) and c.get("field") in dropped and c.get("before") == c.get("after"))]
+
+
+def _lock_records(session: Session, entry_ids: list[str]) -> None:
+    """On PostgreSQL, lock the records of the create entries ``entry_ids`` (``FOR SHARE``) until
+    the transaction ends: a writer changing one waits, and then its trigger (migration 0017)
+    copies the values back into the entry converted meanwhile. SQLite's writers wait anyway."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(select(Record.id).where(Record.id.in_(
+            select(AuditEntry.entity_id).where(AuditEntry.id.in_(entry_ids)))).with_for_update(read=True))
+
+
+def _compact_edits(session: Session, after: str) -> tuple[str | None, int]:
+    """Convert the next :data:`CHUNK` whole edits after id ``after``: ``(the last one's id, or
+    None when none is left; how many were converted)``."""
+    sql = _same_keys(session)
+    ids = list(session.execute(text(f"SELECT DISTINCT id FROM ({sql}) k WHERE id > :after ORDER BY id LIMIT :n"),
+                               {"after": after, "n": CHUNK}).scalars())
+    if not ids:
+        return None, 0
+    same: dict[str, set[tuple[str, str]]] = {}
+    for eid, scope, key in session.execute(text(f"SELECT id, scope, key FROM ({sql}) k "
+                                                "WHERE id >= :lo AND id <= :hi"), {"lo": ids[0], "hi": ids[-1]}):
+        same.setdefault(eid, set()).add((scope, key))
+    for entry in session.scalars(select(AuditEntry).where(AuditEntry.id.in_(ids))):
+        compact(entry, same.get(entry.id, set()))
+    return ids[-1], len(ids)
+
+
+_CREATES_WALKED = {
+    # the primary key's order, walked from `after` (SQLite would take the entity index and sort)
+    "sqlite": "SELECT id FROM audit_entries WHERE id > :after AND action = 'create' AND +entity_type = 'record' "
+              "AND json_type(new_data, '$.data') = 'object' ORDER BY id LIMIT :n",
+    "postgresql": "SELECT id FROM audit_entries WHERE id > :after AND action = 'create' AND entity_type = 'record' "
+                  "AND new_data ? 'data' ORDER BY id LIMIT :n",
+}
+_VALUES_DROPPED = {
+    "sqlite": "UPDATE audit_entries SET new_data = json_remove(new_data, '$.data') WHERE id IN :ids "
+              "AND json_extract(new_data, '$.data') = (SELECT json(data) FROM records WHERE records.id = entity_id)",
+    "postgresql": "UPDATE audit_entries e SET new_data = e.new_data - 'data' FROM records r "
+                  "WHERE e.id IN :ids AND r.id = e.entity_id AND e.new_data -> 'data' = r.data",
+}
+
+
+def _defer_create_values(session: Session, after: str) -> tuple[str | None, int]:
+    """Walk the next :data:`CHUNK` create entries after id ``after`` that hold values (along the
+    primary key) and drop the values of those whose record holds the same, in one ``UPDATE``:
+    ``(the last id walked, or None when none is left; how many dropped their values)``."""
+    dialect = "postgresql" if session.get_bind().dialect.name == "postgresql" else "sqlite"
+    ids = list(session.execute(text(_CREATES_WALKED[dialect]), {"after": after, "n": CHUNK}).scalars())
+    if not ids:
+        return None, 0
+    _lock_records(session, ids)
+    dropped = session.execute(text(_VALUES_DROPPED[dialect]).bindparams(bindparam("ids", expanding=True)),
+                              {"ids": ids})
+    return ids[-1], int(dropped.rowcount)  # type: ignore[attr-defined]
 
 
 class HistoryStorage:
@@ -158,27 +237,19 @@ class HistoryStorage:
         return not self.converting
 
     def _run(self) -> None:
-        after = ""
         try:
-            while True:
-                if self.before_chunk is not None:
-                    self.before_chunk()
-                with Session(self.engine) as s, s.begin():
-                    write_lock(s, CONVERSION_WAIT)  # it reads, then writes: one writer at a time (#13)
-                    sql = _same_keys(s)
-                    ids = list(s.execute(text(f"SELECT DISTINCT id FROM ({sql}) k WHERE id > :after "
-                                              "ORDER BY id LIMIT :n"), {"after": after, "n": CHUNK}).scalars())
-                    if not ids:
-                        return
-                    same: dict[str, set[tuple[str, str]]] = {}
-                    for eid, scope, key in s.execute(text(f"SELECT id, scope, key FROM ({sql}) k "
-                                                          "WHERE id >= :lo AND id <= :hi"),
-                                                     {"lo": ids[0], "hi": ids[-1]}):
-                        same.setdefault(eid, set()).add((scope, key))
-                    for entry in s.scalars(select(AuditEntry).where(AuditEntry.id.in_(ids))):
-                        compact(entry, same.get(entry.id, set()))
-                    after = ids[-1]
-                self.done += len(ids)
+            for step in (_compact_edits, _defer_create_values):
+                after = ""
+                while True:
+                    if self.before_chunk is not None:
+                        self.before_chunk()
+                    with Session(self.engine) as s, s.begin():
+                        write_lock(s, CONVERSION_WAIT)  # it reads, then writes: one writer at a time (#13)
+                        last, converted = step(s, after)
+                    if last is None:
+                        break
+                    after = last
+                    self.done += converted
         except Exception:  # the next GET /audit/storage starts again from what is still whole
             log.exception("history conversion stopped")
 
