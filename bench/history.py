@@ -143,7 +143,7 @@ def timed(step: Any) -> tuple[Any, float, float]:
 
 def without_history() -> Any:
     """The bulk path with the ``create`` entries neither built nor inserted (this process only)."""
-    return mock.patch.object(bulk._Bulk, "entries", lambda self, rows: [])
+    return mock.patch.object(bulk._Bulk, "entries", lambda self, rows, now: [])
 
 
 def main() -> None:

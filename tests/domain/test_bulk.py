@@ -307,8 +307,8 @@ def reference_soft_delete(ctx: Ctx, records: list[Record], *, op: str) -> None:
     now = utcnow()
     for rec in records:
         meta = cache.meta(rec.schema_id)
-        audit.write(ctx, "delete", "record", rec.id, changes=[],  # read back from old_data
-                    old=record_snapshot(rec, meta), dataset_id=rec.dataset_id, schema_id=rec.schema_id)
+        audit.write(ctx, "delete", "record", rec.id, changes=[],  # values: the record's own (0017)
+                    old=identity(rec, meta), dataset_id=rec.dataset_id, schema_id=rec.schema_id)
         rec.deleted_at = now
         rec.delete_op = op
 

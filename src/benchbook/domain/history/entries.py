@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound
-from benchbook.domain.history.creates import whole_new_data
+from benchbook.domain.history.own_values import whole_values
 from benchbook.domain.ids import new_id
 from benchbook.domain.records.rows import value_changes
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Field, Record, utcnow
@@ -164,15 +164,16 @@ def derived(entry: AuditEntry) -> bool:
     return entry.entity_type == "record" and not entry.changes
 
 
-def record_changes(entry: AuditEntry, cache: SchemaCache, new_data: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def record_changes(entry: AuditEntry, cache: SchemaCache, whole: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The AuditChange rows of record entry ``entry`` when its ``changes`` are not stored
     (:func:`derived`): a parent change first (an ``update`` whose ``parent_record_id`` differs
     before and after), then every field id whose value differs between ``old_data.data`` and
     ``new_data.data`` (absent = null), in schema order, exactly as the writer's
-    :func:`value_changes` lists them. ``cache`` supplies the schema's fields; ``new_data``, when
-    given, stands for the entry's own (a create entry's, made whole by
-    :func:`.creates.whole_new_data`)."""
-    old, new = entry.old_data or {}, new_data if new_data is not None else entry.new_data or {}
+    :func:`value_changes` lists them. ``cache`` supplies the schema's fields; ``whole``, when
+    given, is the entry's ``{"old_data", "new_data"}`` made whole (:func:`.own_values.whole_values`:
+    values that are still the record's own)."""
+    whole = whole or {"old_data": entry.old_data, "new_data": entry.new_data}
+    old, new = whole["old_data"] or {}, whole["new_data"] or {}
     out: list[dict[str, Any]] = []
     if entry.action == "update" and old.get("parent_record_id") != new.get("parent_record_id"):
         out.append({"field": "parent_record_id", "label": "parent", "dtype": "reference",
@@ -188,9 +189,9 @@ def entry_changes(session: Session, entries: list[AuditEntry],
                   whole: dict[str, dict[str, Any]] | None = None) -> dict[str, list[dict[str, Any]]]:
     """Each entry's AuditChange rows by entry id: derived (:func:`record_changes`) or stored,
     the stored ones of record fields with their label and ``deleted`` as the field is now.
-    ``whole``: :func:`.creates.whole_new_data` of ``entries`` when already read."""
+    ``whole``: :func:`.own_values.whole_values` of ``entries`` when already read."""
     cache = SchemaCache(session)
-    whole = whole_new_data(session, entries) if whole is None else whole
+    whole = whole_values(session, entries) if whole is None else whole
     field_ids = {c.get("field") for e in entries if e.entity_type == "record" for c in e.changes}
     fields = {f.id: f for f in session.scalars(select(Field).where(Field.id.in_(field_ids)))} if field_ids else {}
     out: dict[str, list[dict[str, Any]]] = {}
@@ -213,7 +214,7 @@ def entry_changes(session: Session, entries: list[AuditEntry],
 def entry_responses(session: Session, entries: list[AuditEntry]) -> list[dict[str, Any]]:
     """Shape entries as AuditLogResponse: changes (:func:`entry_changes`) and ``now`` in a few
     queries for the whole list."""
-    whole = whole_new_data(session, entries)
+    whole = whole_values(session, entries)
     every_changes = entry_changes(session, entries, whole)
     record_ids = {e.entity_id for e in entries if e.entity_type == "record"}
     records = ({r.id: r for r in session.scalars(select(Record).where(Record.id.in_(record_ids)))}
@@ -224,7 +225,7 @@ def entry_responses(session: Session, entries: list[AuditEntry]) -> list[dict[st
         out.append({
             "id": e.id, "action": e.action, "entity_type": e.entity_type, "entity_id": e.entity_id,
             "timestamp": e.timestamp.isoformat(), "actor": e.actor, "changes": changes,
-            "device": None, "new_data": whole.get(e.id, e.new_data), "old_data": e.old_data,
+            "device": None, **whole.get(e.id, {"new_data": e.new_data, "old_data": e.old_data}),
             "now": _now(e, records) if e.entity_type == "record" else None,
             "sync": [], "batch_id": e.batch_id,
         })

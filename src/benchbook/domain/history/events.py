@@ -15,9 +15,9 @@ from sqlalchemy import ColumnElement, and_, exists, func, literal_column, or_, s
 from sqlalchemy.orm import Session
 
 from benchbook.domain.history import batch_figures
-from benchbook.domain.history.creates import deferred_clause
 from benchbook.domain.history.entries import batch_response, entry_responses
 from benchbook.domain.history.filters import compile_history_filter
+from benchbook.domain.history.own_values import deferred_clause
 from benchbook.domain.records.search import like_pattern
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Record
 
@@ -36,11 +36,12 @@ def _value_contains(session: Session, column: Any, pattern: str) -> ColumnElemen
 
 
 def stored_text_matches(session: Session, q: str, *, batch_labels: bool = True) -> ColumnElement[bool]:
-    """Entries whose values (``old_data``, ``new_data``, and for a create entry whose values are
-    the record's own the record's; these hold every value a change lists) contain ``q``, case-insensitively; with ``batch_labels`` also entries of a batch whose
-    label contains it."""
+    """Entries whose values (``old_data``, ``new_data``, and the record's for an entry whose
+    values are still the record's own; together these hold every value a change lists) contain
+    ``q``, case-insensitively; with ``batch_labels`` also entries of a batch whose label
+    contains it."""
     pattern = like_pattern(q.strip())
-    # a create entry whose values are still the record's own (history.creates): the record's
+    # an entry whose values are still the record's own (history.own_values): the record's
     record_values = (select(Record.data).where(Record.id == AuditEntry.entity_id)
                      .correlate(AuditEntry).scalar_subquery())
     conds = [_value_contains(session, AuditEntry.old_data, pattern),

@@ -32,8 +32,8 @@ from benchbook.domain.catalog import views as view_rules
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound
-from benchbook.domain.history.creates import whole_new_data
 from benchbook.domain.history.entries import derived, record_changes
+from benchbook.domain.history.own_values import whole_values
 from benchbook.domain.history.restore import record_restore_plan, restore_record
 from benchbook.domain.records.writes import delete_records, update_record
 from benchbook.persistence.tables import AuditEntry, Collection, Field, Record, Schema, View
@@ -63,7 +63,7 @@ def _record_fields(session: Session, entry: AuditEntry, rec: Record, only: set[s
     cache = SchemaCache(session)
     meta = cache.meta(rec.schema_id)
     out = []
-    whole = whole_new_data(session, [entry]).get(entry.id)
+    whole = whole_values(session, [entry]).get(entry.id)
     for change in (record_changes(entry, cache, whole) if derived(entry) else entry.changes):
         fid = change["field"]
         if fid == "parent_record_id":

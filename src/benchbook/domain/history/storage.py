@@ -8,9 +8,9 @@ value that is the same before and after: a top-level key outside :data:`IDENTITY
 entries) a key of ``data``. "The same" is decided by the database (equal JSON type and value), so
 counting and converting agree on every backend.
 
-A record's ``create`` entry written before migration 0017 holds a copy of the record's values;
-while the record still holds the same values the entry is *whole* too, and conversion drops the
-copy (``history.creates`` reads them from the record from then on).
+A record's ``create`` or ``delete`` entry written before migration 0017 holds a copy of the
+record's values; while the record still holds the same values the entry is *whole* too, and
+conversion drops the copy (``history.own_values`` reads them from the record from then on).
 
 Conversion runs in one daemon thread per database, a few hundred entries per transaction: it
 drops the unchanged keys (and ``changes`` rows that changed nothing) of each whole edit. Its
@@ -29,6 +29,7 @@ from sqlalchemy import Engine, bindparam, select, text
 from sqlalchemy.orm import Session
 
 from benchbook.domain.errors import Conflict
+from benchbook.domain.history.own_values import OWN_VALUES
 from benchbook.persistence.db import write_lock
 from benchbook.persistence.tables import AuditEntry, Record
 
@@ -74,21 +75,34 @@ SELECT e.id, 'top', o.key FROM audit_entries e
 """
 
 
-_CREATES_HOLDING_VALUES = {
-    "sqlite": """
-SELECT e.id FROM audit_entries e JOIN records r ON r.id = e.entity_id
- WHERE e.action = 'create' AND +e.entity_type = 'record' AND json_type(e.new_data, '$.data') = 'object'
-   AND json_extract(e.new_data, '$.data') = json(r.data)""",
-    "postgresql": """
-SELECT e.id FROM audit_entries e JOIN records r ON r.id = e.entity_id
- WHERE e.action = 'create' AND e.entity_type = 'record' AND e.new_data ? 'data' AND e.new_data -> 'data' = r.data""",
-}
-"""SQL listing the create entries (written before migration 0017) that still hold a copy of the
-values their record holds: from 0017 on such values are read from the record (``history.creates``)."""
+def _dialect(session: Session) -> str:
+    return "postgresql" if session.get_bind().dialect.name == "postgresql" else "sqlite"
 
 
-def _creates_holding_values(session: Session) -> str:
-    return _CREATES_HOLDING_VALUES["postgresql" if session.get_bind().dialect.name == "postgresql" else "sqlite"]
+def _holding(dialect: str, action: str, column: str) -> str:
+    """SQL over ``audit_entries e``: a record's ``action`` entry whose ``column`` holds values
+    (written before migration 0017; ``+`` keeps SQLite off the entity index: the conversion
+    walks the primary key)."""
+    if dialect == "postgresql":
+        return f"e.action = '{action}' AND e.entity_type = 'record' AND e.{column} ? 'data'"
+    return f"e.action = '{action}' AND +e.entity_type = 'record' AND json_type(e.{column}, '$.data') = 'object'"
+
+
+def _as_record(dialect: str, column: str) -> str:
+    """SQL: the values in ``e.column`` are those of the record ``r`` (PostgreSQL: equal
+    ``jsonb``; SQLite: the same JSON text, both written by one serializer)."""
+    return f"e.{column} -> 'data' = r.data" if dialect == "postgresql" else f"json_extract(e.{column}, '$.data') = json(r.data)"
+
+
+def _own_values_kept(session: Session) -> int:
+    """How many record entries written before migration 0017 still hold a copy of the values
+    their record holds (a create's or a delete's): from 0017 on those are read from the record
+    (``history.own_values``)."""
+    dialect = _dialect(session)
+    return sum(int(session.execute(text(
+        f"SELECT count(*) FROM audit_entries e JOIN records r ON r.id = e.entity_id "
+        f"WHERE {_holding(dialect, action, column)} AND {_as_record(dialect, column)}")).scalar_one())
+        for action, column in OWN_VALUES.items())
 
 
 def _same_keys(session: Session) -> str:
@@ -99,10 +113,9 @@ def _same_keys(session: Session) -> str:
 
 def count_whole(session: Session) -> int:
     """How many entries are still stored whole: edits holding unchanged values, and record
-    create entries holding a copy of the values their record holds."""
+    create and delete entries holding a copy of the values their record holds."""
     edits = session.execute(text(f"SELECT count(DISTINCT id) FROM ({_same_keys(session)}) k")).scalar_one()
-    creates = session.execute(text(f"SELECT count(*) FROM ({_creates_holding_values(session)}) k")).scalar_one()
-    return int(edits) + int(creates)
+    return int(edits) + _own_values_kept(session)
 
 
 def file_figures(session: Session) -> tuple[int | None, int | None]:
@@ -134,7 +147,7 @@ def compact(entry: AuditEntry, same: set[tuple[str, str]]) -> None:
 
 
 def _lock_records(session: Session, entry_ids: list[str]) -> None:
-    """On PostgreSQL, lock the records of the create entries ``entry_ids`` (``FOR SHARE``) until
+    """On PostgreSQL, lock the records of the entries ``entry_ids`` (``FOR SHARE``) until
     the transaction ends: a writer changing one waits, and then its trigger (migration 0017)
     copies the values back into the entry converted meanwhile. SQLite's writers wait anyway."""
     if session.get_bind().dialect.name == "postgresql":
@@ -159,33 +172,31 @@ def _compact_edits(session: Session, after: str) -> tuple[str | None, int]:
     return ids[-1], len(ids)
 
 
-_CREATES_WALKED = {
-    # the primary key's order, walked from `after` (SQLite would take the entity index and sort)
-    "sqlite": "SELECT id FROM audit_entries WHERE id > :after AND action = 'create' AND +entity_type = 'record' "
-              "AND json_type(new_data, '$.data') = 'object' ORDER BY id LIMIT :n",
-    "postgresql": "SELECT id FROM audit_entries WHERE id > :after AND action = 'create' AND entity_type = 'record' "
-                  "AND new_data ? 'data' ORDER BY id LIMIT :n",
-}
-_VALUES_DROPPED = {
-    "sqlite": "UPDATE audit_entries SET new_data = json_remove(new_data, '$.data') WHERE id IN :ids "
-              "AND json_extract(new_data, '$.data') = (SELECT json(data) FROM records WHERE records.id = entity_id)",
-    "postgresql": "UPDATE audit_entries e SET new_data = e.new_data - 'data' FROM records r "
-                  "WHERE e.id IN :ids AND r.id = e.entity_id AND e.new_data -> 'data' = r.data",
-}
+def _drop_own_values(action: str, column: str) -> Callable[[Session, str], tuple[str | None, int]]:
+    """The conversion step for the record's ``action`` entries holding values in ``column``."""
+    def step(session: Session, after: str) -> tuple[str | None, int]:
+        """Walk the next :data:`CHUNK` such entries after id ``after`` (along the primary key)
+        and drop the values of those whose record holds the same, in one ``UPDATE`` that checks
+        them again: ``(the last id walked, or None when none is left; how many were dropped)``."""
+        dialect = _dialect(session)
+        ids = list(session.execute(text(f"SELECT e.id FROM audit_entries e WHERE e.id > :after "
+                                        f"AND {_holding(dialect, action, column)} ORDER BY e.id LIMIT :n"),
+                                   {"after": after, "n": CHUNK}).scalars())
+        if not ids:
+            return None, 0
+        _lock_records(session, ids)
+        drop = (f"UPDATE audit_entries e SET {column} = e.{column} - 'data' FROM records r "
+                f"WHERE e.id IN :ids AND r.id = e.entity_id AND {_as_record(dialect, column)}"
+                if dialect == "postgresql" else
+                f"UPDATE audit_entries SET {column} = json_remove({column}, '$.data') WHERE id IN :ids "
+                f"AND json_extract({column}, '$.data') = (SELECT json(data) FROM records WHERE records.id = entity_id)")
+        dropped = session.execute(text(drop).bindparams(bindparam("ids", expanding=True)), {"ids": ids})
+        return ids[-1], int(dropped.rowcount)  # type: ignore[attr-defined]
+    return step
 
 
-def _defer_create_values(session: Session, after: str) -> tuple[str | None, int]:
-    """Walk the next :data:`CHUNK` create entries after id ``after`` that hold values (along the
-    primary key) and drop the values of those whose record holds the same, in one ``UPDATE``:
-    ``(the last id walked, or None when none is left; how many dropped their values)``."""
-    dialect = "postgresql" if session.get_bind().dialect.name == "postgresql" else "sqlite"
-    ids = list(session.execute(text(_CREATES_WALKED[dialect]), {"after": after, "n": CHUNK}).scalars())
-    if not ids:
-        return None, 0
-    _lock_records(session, ids)
-    dropped = session.execute(text(_VALUES_DROPPED[dialect]).bindparams(bindparam("ids", expanding=True)),
-                              {"ids": ids})
-    return ids[-1], int(dropped.rowcount)  # type: ignore[attr-defined]
+_STEPS = (_compact_edits, *(_drop_own_values(action, column) for action, column in OWN_VALUES.items()))
+"""What the conversion does, in order: compact whole edits, then drop the copies of values."""
 
 
 class HistoryStorage:
@@ -238,7 +249,7 @@ class HistoryStorage:
 
     def _run(self) -> None:
         try:
-            for step in (_compact_edits, _defer_create_values):
+            for step in _STEPS:
                 after = ""
                 while True:
                     if self.before_chunk is not None:

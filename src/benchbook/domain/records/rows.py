@@ -74,7 +74,7 @@ def create_entry(ctx: Ctx, rec: Record | Row[Any], meta: SchemaMeta, collection:
     """The ``audit_entries`` row (for :func:`insert_entries`) of a new record's ``create`` at
     ``at`` (the record's ``created_at``): ``new_data`` is the record's :func:`identity` without
     its values, which stay the record's own until the database copies them in (migration 0017,
-    ``history.creates``); ``changes`` are derived when read."""
+    ``history.own_values``); ``changes`` are derived when read."""
     return entry_row(ctx, "create", rec, changes=[], old=None, new=identity(rec, meta, collection), at=at)
 
 
@@ -239,16 +239,17 @@ def _set_loaded(records: Sequence[Record | Row[Any]], **values: Any) -> None:
 
 
 def soft_delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: str) -> None:
-    """Mark ``records`` (ORM records or :func:`record_rows` with ``data``) deleted by operation
-    ``op``: a ``delete`` entry each (the values lost), then one UPDATE per chunk."""
+    """Mark ``records`` (ORM records or :func:`record_rows`) deleted by operation ``op``: a
+    ``delete`` entry each, then one UPDATE per chunk. The entry holds the record's identity: the
+    values lost stay the record's own until they change (migration 0017, ``history.own_values``)."""
     s = ctx.session
     if not records:
         return
     meta = SchemaCache(s).meta
     now = utcnow()
     s.flush()
-    # changes not stored: read back from old_data (history.entries.record_changes), values stored once
-    entries = [entry_row(ctx, "delete", rec, changes=[], old=snapshot(rec, meta(rec.schema_id)), new=None)
+    # changes not stored: read back from the values (history.entries.record_changes)
+    entries = [entry_row(ctx, "delete", rec, changes=[], old=identity(rec, meta(rec.schema_id)), new=None)
                for rec in records]
     insert_entries(s, entries)
     conn = s.connection()

@@ -1,6 +1,7 @@
-"""A record's create entry keeps its values only once the record changes (migration 0017,
-``domain.history.creates``): written with the record's identity alone, it answers the values
-the record was created with whatever happens to the record afterwards, on both backends."""
+"""A record's create and delete entries keep its values only once the record changes (migration
+0017, ``domain.history.own_values``): written with the record's identity alone, they answer the
+values the record was created with, and the values it held when deleted, whatever happens to
+the record afterwards, on both backends."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
@@ -178,6 +179,44 @@ def test_an_update_that_changes_no_value_copies_nothing(db: Database) -> None:
     assert "data" not in stored_create(db, rid)
 
 
+def entry_values(db: Database, record_id: str, action: str) -> list[dict[str, Any]]:
+    """``(old_data, new_data)`` of each of the record's ``action`` entries as the database holds
+    them and as the API shapes them, oldest first: ``[{"stored": …, "read": …}]``."""
+    with db.session() as s:
+        entries = list(s.scalars(select(AuditEntry).where(AuditEntry.entity_id == record_id, AuditEntry.action == action)
+                                 .order_by(AuditEntry.id)))
+        stored = [dict(s.execute(select(AuditEntry.__table__.c.old_data).where(AuditEntry.id == e.id)).scalar_one())
+                  for e in entries]
+        return [{"stored": st, "read": read} for st, read in zip(stored, entry_responses(s, entries))]
+
+
+def test_a_delete_entry_keeps_the_values_lost_whatever_follows(db: Database) -> None:
+    rid = new_sample(db, bulk=True)
+    with db.session() as s, s.begin():
+        delete_records(ctx_of(s), [s.get(Record, rid)], force=False)
+        expected = created_values(s)
+    [first] = entry_values(db, rid, "delete")
+    assert "data" not in first["stored"] and first["stored"]["natural_name"] == "first"
+    assert first["read"]["old_data"]["data"] == expected
+    assert {c["field"]: (c["before"], c["after"]) for c in first["read"]["changes"]} == {
+        k: (v, None) for k, v in expected.items()}  # a delete lists the values lost
+    with db.session() as s, s.begin():  # back, edited, deleted again, purged
+        restore_records(ctx_of(s), [s.get(Record, rid)])
+        _update(s, rid)
+        second_values = dict(s.get(Record, rid).data)
+        delete_records(ctx_of(s), [s.get(Record, rid)], force=False)
+    first, second = entry_values(db, rid, "delete")
+    assert first["stored"]["data"] == expected  # copied in by the edit
+    assert "data" not in second["stored"] and second["read"]["old_data"]["data"] == second_values
+    with db.session() as s, s.begin():
+        _purge(s, rid)
+    first, second = entry_values(db, rid, "delete")
+    assert second["stored"]["data"] == second_values  # copied in by the purge
+    assert first["read"]["old_data"]["data"] == expected
+    with db.session() as s:
+        assert create_read(s, rid)["new_data"]["data"] == expected
+
+
 def test_the_events_search_finds_values_the_record_still_holds(db: Database) -> None:
     rid = new_sample(db, bulk=False)
     with db.session() as s:
@@ -191,20 +230,25 @@ def test_the_events_search_finds_values_the_record_still_holds(db: Database) -> 
         assert sorted(e["entry"]["action"] for e in found["items"]) == ["create", "update"]
         found = list_events(s, q="second", tree=None, sort=None, limit=10, offset=0)
         assert [e["entry"]["action"] for e in found["items"]] == ["update"]
+    with db.session() as s, s.begin():
+        delete_records(ctx_of(s), [s.get(Record, rid)], force=False)
+    with db.session() as s:  # the delete entry by the values it lost, still the record's own
+        found = list_events(s, q="second", tree=None, sort=None, limit=10, offset=0)
+        assert sorted(e["entry"]["action"] for e in found["items"]) == ["delete", "update"]
 
 
 def triggers(db: Database) -> set[str]:
     sql = ("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal" if db.engine.dialect.name == "postgresql"
            else "SELECT name FROM sqlite_master WHERE type = 'trigger'")
     with db.engine.connect() as conn:
-        return {name for name in conn.execute(text(sql)).scalars() if "keep_created_values" in name}
+        return {name for name in conn.execute(text(sql)).scalars() if "keep_own_values" in name}
 
 
 def test_the_downgrade_copies_the_values_in_and_the_upgrade_keeps_them(db: Database) -> None:
     rid = new_sample(db, bulk=True)
     with db.session() as s:
         before = create_read(s, rid)
-    assert triggers(db) == {"records_keep_created_values_update", "records_keep_created_values_delete"}
+    assert triggers(db) == {"records_keep_own_values_update", "records_keep_own_values_delete"}
     url = db.engine.url.render_as_string(hide_password=False)
     command.downgrade(alembic_config(url), "0016_sort_indexes")
     try:
@@ -226,19 +270,21 @@ def test_entries_written_before_0017_are_converted_in_the_background(db: Databas
     with db.session() as s, s.begin():
         _update(s, edited)
         site = site_id(s)
+        delete_records(ctx_of(s), [s.get(Record, kept[0])], force=False)
     url = db.engine.url.render_as_string(hide_password=False)
     command.downgrade(alembic_config(url), "0016_sort_indexes")
     upgrade(db.engine)
     assert all("data" in stored_create(db, rid) for rid in [*kept, edited, site])
     with db.session() as s:
         expected = entry_responses(s, list(s.scalars(select(AuditEntry).order_by(AuditEntry.id))))
-        assert history_storage.count_whole(s) == 4  # the site and the three samples not edited
+        assert history_storage.count_whole(s) == 5  # the creates of the site and the samples not edited, a delete
     state = history_storage.HistoryStorage(db.engine)
     with statements_sent(db.engine) as sent:
-        assert state.start() and state.wait(30) and state.done == 4
+        assert state.start() and state.wait(30) and state.done == 5
     if db.engine.dialect.name == "postgresql":  # a writer of one of the records waits for the conversion
         assert any("FROM records" in sql and "FOR SHARE" in sql for sql in sent)
     assert all("data" not in stored_create(db, rid) for rid in [*kept, site])
+    assert "data" not in entry_values(db, kept[0], "delete")[0]["stored"]
     assert stored_create(db, edited)["data"] == {**created_values_of(db)}
     with db.session() as s:
         assert history_storage.count_whole(s) == 0

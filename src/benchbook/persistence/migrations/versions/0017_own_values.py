@@ -1,0 +1,87 @@
+"""own values: a record's create and delete entries keep its values only once the record changes
+
+A record's ``create`` entry held the record's values in ``new_data.data``, a second copy of the
+row's ``data`` for as long as the record stays as it was created: at 1,000,000 imported records
+about a quarter of the database (issue 15, run S3 in docs/performance.md). A ``delete`` entry
+held another in ``old_data.data``, though a soft-deleted record keeps its values. From this
+revision both are written with the record's identity only (no ``data``), and the database itself
+copies the row's values into every entry of the record still without them the moment the values
+first change or the row goes: the triggers below run before any ``UPDATE`` that changes
+``records.data`` and before any ``DELETE`` of a record (a purge, or a cascade from its parent or
+collection), whatever code or statement makes it. So such an entry without ``data`` always
+means "the values the record holds now", and ``domain.history.own_values`` reads them from the
+record (docs/decisions.md, *History*).
+
+Entries written before this revision keep their values; nothing is rewritten here (the
+background conversion of ``domain.history.storage`` drops the copies the records still hold).
+The downgrade copies the values into every such entry still without them before it drops the
+triggers.
+
+A later migration that rebuilds ``records`` (Alembic's batch mode on SQLite copies the table
+and drops its triggers with it) must create these triggers again;
+``tests/domain/test_own_values.py`` checks that they fire at the newest revision.
+
+Revision ID: 0017_own_values
+Revises: 0016_sort_indexes
+Create Date: 2026-11-26
+"""
+from __future__ import annotations
+
+from alembic import op
+
+revision = "0017_own_values"
+down_revision = "0016_sort_indexes"
+branch_labels = None
+depends_on = None
+
+_KINDS = (("create", "new_data"), ("delete", "old_data"))  # action → the column holding the values
+_SQLITE_KEEP = " ".join(
+    f"UPDATE audit_entries SET {column} = json_set({column}, '$.data', json(OLD.data)) "
+    f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
+    f"AND json_type({column}, '$.data') IS NULL;" for action, column in _KINDS)
+_PG_KEEP = " ".join(
+    f"UPDATE audit_entries SET {column} = {column} || jsonb_build_object('data', OLD.data) "
+    f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
+    f"AND NOT ({column} ? 'data');" for action, column in _KINDS)
+_PG_FUNCTION = f"""
+CREATE FUNCTION benchbook_keep_own_values() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+  {_PG_KEEP}
+  IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+  RETURN NEW;
+END $$"""
+
+
+def upgrade() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute(_PG_FUNCTION)
+        op.execute("CREATE TRIGGER records_keep_own_values_update BEFORE UPDATE OF data ON records "
+                   "FOR EACH ROW WHEN (OLD.data IS DISTINCT FROM NEW.data) "
+                   "EXECUTE FUNCTION benchbook_keep_own_values()")
+        op.execute("CREATE TRIGGER records_keep_own_values_delete BEFORE DELETE ON records "
+                   "FOR EACH ROW EXECUTE FUNCTION benchbook_keep_own_values()")
+        return
+    op.execute("CREATE TRIGGER records_keep_own_values_update BEFORE UPDATE OF data ON records "
+               f"WHEN OLD.data IS NOT NEW.data BEGIN {_SQLITE_KEEP} END")
+    op.execute(f"CREATE TRIGGER records_keep_own_values_delete BEFORE DELETE ON records BEGIN {_SQLITE_KEEP} END")
+
+
+def downgrade() -> None:
+    postgresql = op.get_bind().dialect.name == "postgresql"
+    for action, column in _KINDS:
+        if postgresql:
+            op.execute(f"UPDATE audit_entries e SET {column} = e.{column} || jsonb_build_object('data', r.data) "
+                       f"FROM records r WHERE r.id = e.entity_id AND e.entity_type = 'record' "
+                       f"AND e.action = '{action}' AND NOT (e.{column} ? 'data')")
+        else:
+            op.execute(f"UPDATE audit_entries SET {column} = json_set({column}, '$.data', "
+                       "json((SELECT data FROM records WHERE records.id = audit_entries.entity_id))) "
+                       f"WHERE entity_type = 'record' AND action = '{action}' "
+                       f"AND json_type({column}, '$.data') IS NULL "
+                       "AND EXISTS (SELECT 1 FROM records WHERE records.id = audit_entries.entity_id)")
+    if postgresql:
+        op.execute("DROP TRIGGER IF EXISTS records_keep_own_values_update ON records")
+        op.execute("DROP TRIGGER IF EXISTS records_keep_own_values_delete ON records")
+        op.execute("DROP FUNCTION IF EXISTS benchbook_keep_own_values()")
+    else:
+        op.execute("DROP TRIGGER IF EXISTS records_keep_own_values_update")
+        op.execute("DROP TRIGGER IF EXISTS records_keep_own_values_delete")
