@@ -12,7 +12,13 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
-from benchbook.domain.records.rows import lock_collection, purge_records, restore_records, soft_delete_records
+from benchbook.domain.records.rows import (
+    lock_collection,
+    purge_records,
+    record_rows,
+    restore_records,
+    soft_delete_records,
+)
 from benchbook.persistence.tables import Collection, CollectionSchema, Record, RecordLink, Schema, utcnow
 
 SCOPES = ("local", "global")
@@ -165,7 +171,7 @@ def delete_collection(ctx: Ctx, name_or_id: str) -> None:
         raise NotFound(f"collection {name_or_id!r} not found")
     with audit.server_batch(ctx, "delete", f"collection {c.name}") as batch_id:
         audit.write(ctx, "delete", "dataset", c.id, old=_snapshot(s, c), dataset_id=c.id)
-        records = list(s.scalars(select(Record).where(Record.dataset_id == c.id, Record.deleted_at.is_(None))))
+        records = record_rows(s, Record.dataset_id == c.id, Record.deleted_at.is_(None), data=False)
         soft_delete_records(ctx, records, op=batch_id)
         c.deleted_at = utcnow()
         c.delete_op = batch_id

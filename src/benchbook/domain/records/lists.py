@@ -298,7 +298,7 @@ def delete_by_query(ctx: Ctx, dataset_name: str, query: RecordQuery, *, force: b
     """Soft-delete exactly what the same list shows, as one batch: ``{deleted, batch_id}``.
     Raises ``Conflict`` when records with live children block and ``force`` is off."""
     collection = find_collection(ctx.session, dataset_name)
-    records = record_rows(ctx.session, *query.conditions(ctx.session, collection))
+    records = record_rows(ctx.session, *query.conditions(ctx.session, collection), data=False)
     if not records:
         return {"deleted": 0, "batch_id": None}
     deleted, batch_id = delete_records(ctx, records, force=force, always_batch=True)

@@ -65,7 +65,7 @@ def record_name(meta: SchemaMeta, data: dict[str, Any], tz: str | None,
 
 
 def snapshot(rec: Record | Row[Any], meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:
-    """The whole record as kept in history (``old_data`` of a delete or a purge)."""
+    """The whole record as kept in history (``old_data`` of a purge)."""
     return {**identity(rec, meta, collection), "data": dict(rec.data)}
 
 
@@ -177,19 +177,19 @@ def record_rows(session: Session, *conds: Any, data: bool = True) -> list[Row[An
 
 def live_descendants(session: Session, ids: list[str], *, lock: bool = False) -> list[Row[Any]]:
     """Live records below any of ``ids`` at any depth (breadth first, parents before children),
-    as :func:`record_rows`. With ``lock`` (a delete), each level's rows are locked ``FOR
+    as :func:`record_rows` without ``data`` (a delete keeps the values in the records). With ``lock`` (a delete), each level's rows are locked ``FOR
     UPDATE`` on PostgreSQL before the level below is read: a child being created under one of
     them (its parent locked ``FOR SHARE``, :func:`lock_live`) has committed by then and is found."""
     out: list[Row[Any]] = []
     frontier = list(ids)
     while frontier:
-        kids = []
+        kids: list[Row[Any]] = []
         for start in range(0, len(frontier), 500):
             conds = (Record.parent_id.in_(frontier[start:start + 500]), Record.deleted_at.is_(None))
             if lock:
-                kids += list(session.execute(select(*ROW_COLUMNS, Record.data).where(*conds).with_for_update()))
+                kids += list(session.execute(select(*ROW_COLUMNS).where(*conds).with_for_update()))
             else:
-                kids += record_rows(session, *conds)
+                kids += record_rows(session, *conds, data=False)
         out += kids
         frontier = [k.id for k in kids]
     return out
