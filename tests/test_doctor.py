@@ -13,14 +13,15 @@ from typing import Any
 import pytest
 from alembic import command
 from click.testing import CliRunner
-from sqlalchemy import text
+from sqlalchemy import select, text
 
 from benchbook.cli.main import build_cli
 from benchbook.config import Project
 from benchbook.domain.ids import new_id
 from benchbook.maintenance import doctor
+from benchbook.persistence import own_values
 from benchbook.persistence.db import alembic_config, open_database
-from benchbook.persistence.tables import Job, utcnow
+from benchbook.persistence.tables import AuditEntry, Job, utcnow
 from benchbook.runner import queue
 
 
@@ -237,3 +238,31 @@ def test_no_database_is_an_error(tmp_project: Project) -> None:
     assert [(f.check, f.severity) for f in findings if f.severity != "ok"] == [("database", "error")]
     assert "benchbook init" in findings[-1].fix
     assert not (tmp_project.root / "benchbook.db").exists()  # doctor made none
+
+
+def test_missing_history_triggers_are_found_and_created_again(api: Any) -> None:
+    """On each backend: a database without one of the triggers that keep record history (0017)
+    is an error, which ``--fix`` repairs, and the trigger then does its work again."""
+    engine = api.app.services.db.engine
+    assert [f.severity for f in doctor.examine(api.project) if f.check == "history"] == ["ok"]
+    drop = own_values.drop_statements("postgresql" if engine.dialect.name == "postgresql" else "sqlite")[0]
+    with engine.begin() as conn:
+        conn.exec_driver_sql(drop)
+    try:
+        [found] = [f for f in doctor.examine(api.project) if f.check == "history"]
+        assert found.severity == "error" and own_values.TRIGGERS[0] in found.message
+        [fixed] = [f for f in doctor.examine(api.project, fix=True) if f.check == "history"]
+        assert fixed.fixed == "created the history triggers again"
+    finally:
+        with engine.begin() as conn:
+            if own_values.present(conn) != set(own_values.TRIGGERS):
+                own_values.recreate(conn)
+    assert [f.severity for f in doctor.examine(api.project) if f.check == "history"] == ["ok"]
+    api.ok("POST", "/schemas", 201, json={"name": "doctored", "fields": [{"name": "v", "type": "integer"}]})
+    api.ok("POST", "/collections", 201, json={"name": "doctored", "schemas": ["doctored"]})
+    rec = api.ok("POST", "/collections/doctored/records", 201, json={"schema_name": "doctored", "data": {"v": 1}})
+    api.ok("PATCH", f"/records/{rec['id']}", json={"data": {"v": 2}})
+    with engine.connect() as conn:
+        stored = conn.execute(select(AuditEntry.__table__.c.new_data).where(
+            AuditEntry.entity_id == rec["id"], AuditEntry.action == "create")).scalar_one()
+    assert list(stored["data"].values()) == [1]  # copied in by the trigger created again

@@ -23,6 +23,7 @@ from benchbook.domain.history.events import list_events
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.rows import purge_records, restore_records
 from benchbook.domain.records.writes import create_record, delete_records, update_record
+from benchbook.persistence import own_values
 from benchbook.persistence.db import Database, alembic_config, upgrade
 from benchbook.persistence.tables import AuditEntry, Record
 from tests.conftest import statements_sent
@@ -238,17 +239,16 @@ def test_the_events_search_finds_values_the_record_still_holds(db: Database) -> 
 
 
 def triggers(db: Database) -> set[str]:
-    sql = ("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal" if db.engine.dialect.name == "postgresql"
-           else "SELECT name FROM sqlite_master WHERE type = 'trigger'")
     with db.engine.connect() as conn:
-        return {name for name in conn.execute(text(sql)).scalars() if "keep_own_values" in name}
+        return own_values.present(conn)
 
 
 def test_the_downgrade_copies_the_values_in_and_the_upgrade_keeps_them(db: Database) -> None:
     rid = new_sample(db, bulk=True)
     with db.session() as s:
         before = create_read(s, rid)
-    assert triggers(db) == {"records_keep_own_values_update", "records_keep_own_values_delete"}
+    assert triggers(db) == set(own_values.TRIGGERS) == {"records_keep_own_values_update",
+                                                        "records_keep_own_values_delete"}
     url = db.engine.url.render_as_string(hide_password=False)
     command.downgrade(alembic_config(url), "0016_sort_indexes")
     try:

@@ -13,6 +13,10 @@ The checks, in order (:func:`examine`):
 ``migrations``   the database's Alembic revision against the newest this benchbook knows.
                  Fix: upgrade (what the server does on start); a database newer than this
                  benchbook cannot be fixed here.
+``history``      the database's triggers that keep a record's create and delete entries
+                 true (migration 0017, ``persistence.own_values``), checked once the database
+                 is at the newest revision. Fix: create them again (entries of records whose
+                 values changed while they were missing may read the values as they are now).
 ``files``        content the database records or records use but ``files/`` lacks (missing)
                  or holds with another size (damaged); content no database row knows (stray)
                  and ``.upload-*`` temporary files left by an upload that never finished;
@@ -53,6 +57,7 @@ from sqlalchemy.orm import Session
 from benchbook.config import CONFIG_NAME, Project
 from benchbook.domain.ai.config import SECRETS_NAME
 from benchbook.domain.files import SPOOL_PREFIX
+from benchbook.persistence import own_values
 from benchbook.persistence.db import COMMAND_WAIT, alembic_config, make_engine, upgrade, write_lock
 from benchbook.persistence.tables import Job, RecordLink, StoredFile
 from benchbook.runner import queue
@@ -104,6 +109,8 @@ def examine(project: Project, *, fix: bool = False, quick: bool = False) -> list
         findings += migrations
         if fix:
             _apply(migrations, fix)  # the other checks read the tables of the newest models
+        if all(f.severity == "ok" or f.fixed for f in migrations):
+            findings += _guarded("history", lambda: check_history(engine))
         findings += _guarded("files", lambda: check_files(engine, project.files_dir))
         findings += _guarded("runs", lambda: check_runs(engine))
         if sqlite_path is not None:
@@ -276,6 +283,26 @@ def check_migrations(engine: Engine) -> list[Finding]:
 def _upgrade(engine: Engine) -> str:
     upgrade(engine)
     return "upgraded the database to the newest revision"
+
+
+# --------------------------------------------------------------------------------- history
+def check_history(engine: Engine) -> list[Finding]:
+    """The triggers of ``persistence.own_values`` are all there (the database at the newest
+    revision)."""
+    with engine.connect() as conn:
+        missing = sorted(set(own_values.TRIGGERS) - own_values.present(conn))
+    if not missing:
+        return [Finding("history", "ok", "the triggers keeping record history are in place")]
+    return [Finding("history", "error",
+                    f"trigger(s) {', '.join(missing)} missing: a record's create and delete entries are not kept "
+                    "when its values change (entries of records changed meanwhile read their values as they are now)",
+                    "`benchbook doctor --fix` creates them again", repair=lambda: _recreate_triggers(engine))]
+
+
+def _recreate_triggers(engine: Engine) -> str:
+    with engine.begin() as conn:
+        own_values.recreate(conn)
+    return "created the history triggers again"
 
 
 # ----------------------------------------------------------------------------------- files

@@ -19,10 +19,12 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, literal_column, or_, select
 from sqlalchemy.orm import Session
 
+from benchbook.persistence.own_values import KINDS
 from benchbook.persistence.tables import AuditEntry, Record
 
-OWN_VALUES = {"create": "new_data", "delete": "old_data"}
-"""Action of a record entry → the column whose ``data`` is the record's own until it changes."""
+OWN_VALUES = dict(KINDS)
+"""Action of a record entry → the column whose ``data`` is the record's own until it changes
+(``create`` → ``new_data``, ``delete`` → ``old_data``; the triggers' own list)."""
 
 
 def deferred_column(entry: AuditEntry) -> str | None:

@@ -29,45 +29,23 @@ from __future__ import annotations
 
 from alembic import op
 
+from benchbook.persistence.own_values import KINDS, create_statements, drop_statements
+
 revision = "0017_own_values"
 down_revision = "0016_sort_indexes"
 branch_labels = None
 depends_on = None
 
-_KINDS = (("create", "new_data"), ("delete", "old_data"))  # action → the column holding the values
-_SQLITE_KEEP = " ".join(
-    f"UPDATE audit_entries SET {column} = json_set({column}, '$.data', json(OLD.data)) "
-    f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
-    f"AND json_type({column}, '$.data') IS NULL;" for action, column in _KINDS)
-_PG_KEEP = " ".join(
-    f"UPDATE audit_entries SET {column} = {column} || jsonb_build_object('data', OLD.data) "
-    f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
-    f"AND NOT ({column} ? 'data');" for action, column in _KINDS)
-_PG_FUNCTION = f"""
-CREATE FUNCTION benchbook_keep_own_values() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-  {_PG_KEEP}
-  IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
-  RETURN NEW;
-END $$"""
-
 
 def upgrade() -> None:
-    if op.get_bind().dialect.name == "postgresql":
-        op.execute(_PG_FUNCTION)
-        op.execute("CREATE TRIGGER records_keep_own_values_update BEFORE UPDATE OF data ON records "
-                   "FOR EACH ROW WHEN (OLD.data IS DISTINCT FROM NEW.data) "
-                   "EXECUTE FUNCTION benchbook_keep_own_values()")
-        op.execute("CREATE TRIGGER records_keep_own_values_delete BEFORE DELETE ON records "
-                   "FOR EACH ROW EXECUTE FUNCTION benchbook_keep_own_values()")
-        return
-    op.execute("CREATE TRIGGER records_keep_own_values_update BEFORE UPDATE OF data ON records "
-               f"WHEN OLD.data IS NOT NEW.data BEGIN {_SQLITE_KEEP} END")
-    op.execute(f"CREATE TRIGGER records_keep_own_values_delete BEFORE DELETE ON records BEGIN {_SQLITE_KEEP} END")
+    dialect = "postgresql" if op.get_bind().dialect.name == "postgresql" else "sqlite"
+    for statement in create_statements(dialect):
+        op.execute(statement)
 
 
 def downgrade() -> None:
     postgresql = op.get_bind().dialect.name == "postgresql"
-    for action, column in _KINDS:
+    for action, column in KINDS:
         if postgresql:
             op.execute(f"UPDATE audit_entries e SET {column} = e.{column} || jsonb_build_object('data', r.data) "
                        f"FROM records r WHERE r.id = e.entity_id AND e.entity_type = 'record' "
@@ -78,10 +56,5 @@ def downgrade() -> None:
                        f"WHERE entity_type = 'record' AND action = '{action}' "
                        f"AND json_type({column}, '$.data') IS NULL "
                        "AND EXISTS (SELECT 1 FROM records WHERE records.id = audit_entries.entity_id)")
-    if postgresql:
-        op.execute("DROP TRIGGER IF EXISTS records_keep_own_values_update ON records")
-        op.execute("DROP TRIGGER IF EXISTS records_keep_own_values_delete ON records")
-        op.execute("DROP FUNCTION IF EXISTS benchbook_keep_own_values()")
-    else:
-        op.execute("DROP TRIGGER IF EXISTS records_keep_own_values_update")
-        op.execute("DROP TRIGGER IF EXISTS records_keep_own_values_delete")
+    for statement in drop_statements("postgresql" if postgresql else "sqlite"):
+        op.execute(statement)
