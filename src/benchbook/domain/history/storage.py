@@ -108,7 +108,7 @@ def _own_values_kept(session: Session) -> int:
 def _same_keys(session: Session) -> str:
     """SQL listing ``(id, scope, key)``: each key of a whole edit that holds the same value
     before and after; ``scope`` is ``data`` (a record value) or ``top``."""
-    return _PG_SAME if session.get_bind().dialect.name == "postgresql" else _SQLITE_SAME
+    return _PG_SAME if _dialect(session) == "postgresql" else _SQLITE_SAME
 
 
 def count_whole(session: Session) -> int:
@@ -150,7 +150,7 @@ def _lock_records(session: Session, entry_ids: list[str]) -> None:
     """On PostgreSQL, lock the records of the entries ``entry_ids`` (``FOR SHARE``) until
     the transaction ends: a writer changing one waits, and then its trigger (migration 0017)
     copies the values back into the entry converted meanwhile. SQLite's writers wait anyway."""
-    if session.get_bind().dialect.name == "postgresql":
+    if _dialect(session) == "postgresql":
         session.execute(select(Record.id).where(Record.id.in_(
             select(AuditEntry.entity_id).where(AuditEntry.id.in_(entry_ids)))).with_for_update(read=True))
 

@@ -177,9 +177,10 @@ def record_rows(session: Session, *conds: Any, data: bool = True) -> list[Row[An
 
 def live_descendants(session: Session, ids: list[str], *, lock: bool = False) -> list[Row[Any]]:
     """Live records below any of ``ids`` at any depth (breadth first, parents before children),
-    as :func:`record_rows` without ``data`` (a delete keeps the values in the records). With ``lock`` (a delete), each level's rows are locked ``FOR
-    UPDATE`` on PostgreSQL before the level below is read: a child being created under one of
-    them (its parent locked ``FOR SHARE``, :func:`lock_live`) has committed by then and is found."""
+    as :func:`record_rows` without ``data`` (a delete leaves the values in the records). With
+    ``lock`` (a delete), each level's rows are locked ``FOR UPDATE`` on PostgreSQL before the
+    level below is read: a child being created under one of them (its parent locked ``FOR
+    SHARE``, :func:`lock_live`) has committed by then and is found."""
     out: list[Row[Any]] = []
     frontier = list(ids)
     while frontier:
