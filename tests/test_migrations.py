@@ -207,7 +207,9 @@ def history_stored_once(project: Project) -> None:
     assert all(changes == [] for eid, changes in stored.items() if eid != kept["id"])
     engine = create_engine(url)
     try:
-        names = {ix["name"] for ix in inspect(engine).get_indexes("audit_entries")}
+        with warnings.catch_warnings():  # SQLite's expression indexes (0018's day index) are not reflected
+            warnings.filterwarnings("ignore", "Skipped unsupported reflection of expression-based index")
+            names = {ix["name"] for ix in inspect(engine).get_indexes("audit_entries")}
     finally:
         engine.dispose()
     assert {"ix_audit_entries_schema_things", "ix_audit_entries_collection_things"} <= names

@@ -29,6 +29,7 @@ from benchbook.domain.records.writes import update_record
 from benchbook.limits import Limits, use
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import (
+    AUDIT_DAY_INDEX,
     GROWTH_INDEX,
     Record,
     field_index_name,
@@ -86,12 +87,12 @@ def plans(database: Database, query: RecordQuery) -> list[str]:
         return plans_of(database, lambda s: list_page(s, "ixlab", query, limit=50, offset=0))
 
 
-def plans_of(database: Database, run: Callable[[Session], Any]) -> list[str]:
-    """The query plans of the statements over records with a count that ``run`` executes."""
+def plans_of(database: Database, run: Callable[[Session], Any], table: str = "records") -> list[str]:
+    """The query plans of the statements over ``table`` with a count that ``run`` executes."""
     statements: list[tuple[str, Any]] = []
 
     def note(_conn: Any, _cursor: Any, sql: str, params: Any, _ctx: Any, _many: bool) -> None:
-        if "FROM records" in sql and "count" in sql.lower():
+        if f"FROM {table}" in sql and "count" in sql.lower():
             statements.append((sql, params))
 
     event.listen(database.engine, "before_cursor_execute", note)
@@ -315,6 +316,29 @@ def test_a_missing_sort_index_still_sorts(db: Database, caplog: pytest.LogCaptur
         page = list_page(s, "ixlab", query, limit=5, offset=0)
     assert [item["data"]["n"] for item in page["items"]] == [2999, 2998, 2997, 2996, 2995]
     assert page["total"] == 3000 and "without the index walk" in caplog.text
+
+
+@pytest.mark.parametrize("bucket", ["day", "week", "month"])
+def test_audit_events_read_the_day_index_not_the_entries(db: Database, bucket: str) -> None:
+    """``GET /analytics/audit/events`` groups by the indexed day expression (migration 0018):
+    SQLite reads the grouping from the covering index, neither the entries nor a sort, over all
+    time and over a range of whole days; a range with a time of day answers the same counts."""
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("the day index is SQLite's (migration 0018: PostgreSQL aggregates by hash)")
+    for start, end, read in ((None, None, "SCAN"), ("2020-01-01", "2031-01-01T00:00:00Z", "SEARCH")):
+        found = plans_of(db, functools.partial(analytics.audit_events, bucket=bucket, start=start, end=end),
+                         table="audit_entries")
+        assert found and all(f"{read} audit_entries USING COVERING INDEX {AUDIT_DAY_INDEX}" in plan
+                             for plan in found), found
+        inner = [plan.split("SCAN counted")[0] for plan in found]
+        assert not any("TEMP B-TREE" in plan for plan in inner), found
+    with db.session() as s:
+        whole = analytics.audit_events(s, bucket=bucket)["items"]
+        days = analytics.audit_events(s, bucket=bucket, start="2020-01-01", end="2031-01-01")["items"]
+        timed = analytics.audit_events(s, bucket=bucket, start="2020-01-01T00:00:01Z",
+                                       end="2030-12-31T23:59:59+00:00")["items"]
+        none = analytics.audit_events(s, bucket=bucket, start="2031-01-01")["items"]
+    assert whole and whole == days == timed and none == []
 
 
 @pytest.mark.parametrize("bucket", ["day", "week", "month"])
