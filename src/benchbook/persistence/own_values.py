@@ -24,6 +24,26 @@ _PG_KEEP = " ".join(
     f"AND NOT ({column} ? 'data');" for action, column in KINDS)
 
 
+INDEXES = {"create": "ix_audit_entries_created_values", "delete": "ix_audit_entries_deleted_values"}
+"""Action → the partial index of the record entries of that action still holding values (few:
+entries written before 0017 until converted, and those the triggers filled), which the
+conversion of ``domain.history.storage`` counts and walks instead of every entry."""
+
+
+def holding(dialect: str, action: str, column: str, alias: str | None = None) -> str:
+    """SQL: a record's ``action`` entry whose ``column`` holds values (``data``); the condition
+    of :data:`INDEXES`, to be written the same in a query that reads them."""
+    at = f"{alias}." if alias else ""
+    has = f"{at}{column} ? 'data'" if dialect == "postgresql" else f"json_type({at}{column}, '$.data') IS NOT NULL"
+    return f"{at}action = '{action}' AND {at}entity_type = 'record' AND {has}"
+
+
+def index_statements(dialect: str) -> list[str]:
+    """The DDL creating :data:`INDEXES` on ``dialect``."""
+    return [f"CREATE INDEX IF NOT EXISTS {INDEXES[action]} ON audit_entries (id) WHERE {holding(dialect, action, column)}"
+            for action, column in KINDS]
+
+
 def create_statements(dialect: str) -> list[str]:
     """The DDL creating the triggers (and PostgreSQL's function) on ``dialect``
     (``sqlite`` or ``postgresql``)."""

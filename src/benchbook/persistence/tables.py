@@ -37,6 +37,8 @@ from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
+from benchbook.persistence import own_values
+
 NAMING = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -327,6 +329,10 @@ class AuditEntry(Base):
               postgresql_where=COLLECTION_THINGS),
         # the changes made outside any batch, newest first (GET /audit/events; migration 0010)
         Index("ix_audit_entries_lone", "timestamp", "id", sqlite_where=LONE, postgresql_where=LONE),
+        # record create and delete entries still holding values (history.storage; migration 0017)
+        *(Index(own_values.INDEXES[action], "id", sqlite_where=text(own_values.holding("sqlite", action, column)),
+                postgresql_where=text(own_values.holding("postgresql", action, column)))
+          for action, column in own_values.KINDS),
     )
 
 

@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.errors import Conflict
 from benchbook.domain.history.own_values import OWN_VALUES
 from benchbook.persistence.db import write_lock
+from benchbook.persistence.own_values import INDEXES, holding
 from benchbook.persistence.tables import AuditEntry, Record
 
 log = logging.getLogger("benchbook.history")
@@ -79,13 +80,11 @@ def _dialect(session: Session) -> str:
     return "postgresql" if session.get_bind().dialect.name == "postgresql" else "sqlite"
 
 
-def _holding(dialect: str, action: str, column: str) -> str:
-    """SQL over ``audit_entries e``: a record's ``action`` entry whose ``column`` holds values
-    (written before migration 0017; ``+`` keeps SQLite off the entity index: the conversion
-    walks the primary key)."""
-    if dialect == "postgresql":
-        return f"e.action = '{action}' AND e.entity_type = 'record' AND e.{column} ? 'data'"
-    return f"e.action = '{action}' AND +e.entity_type = 'record' AND json_type(e.{column}, '$.data') = 'object'"
+def _entries_holding(dialect: str, action: str) -> str:
+    """``FROM`` ``audit_entries e`` for the record's ``action`` entries holding values: read
+    from their partial index (migration 0017; SQLite is told to, PostgreSQL's planner picks it),
+    never every entry."""
+    return f"audit_entries e INDEXED BY {INDEXES[action]}" if dialect == "sqlite" else "audit_entries e"
 
 
 def _as_record(dialect: str, column: str) -> str:
@@ -100,8 +99,8 @@ def _own_values_kept(session: Session) -> int:
     (``history.own_values``)."""
     dialect = _dialect(session)
     return sum(int(session.execute(text(
-        f"SELECT count(*) FROM audit_entries e JOIN records r ON r.id = e.entity_id "
-        f"WHERE {_holding(dialect, action, column)} AND {_as_record(dialect, column)}")).scalar_one())
+        f"SELECT count(*) FROM {_entries_holding(dialect, action)} JOIN records r ON r.id = e.entity_id "
+        f"WHERE {holding(dialect, action, column, 'e')} AND {_as_record(dialect, column)}")).scalar_one())
         for action, column in OWN_VALUES.items())
 
 
@@ -179,8 +178,8 @@ def _drop_own_values(action: str, column: str) -> Callable[[Session, str], tuple
         and drop the values of those whose record holds the same, in one ``UPDATE`` that checks
         them again: ``(the last id walked, or None when none is left; how many were dropped)``."""
         dialect = _dialect(session)
-        ids = list(session.execute(text(f"SELECT e.id FROM audit_entries e WHERE e.id > :after "
-                                        f"AND {_holding(dialect, action, column)} ORDER BY e.id LIMIT :n"),
+        ids = list(session.execute(text(f"SELECT e.id FROM {_entries_holding(dialect, action)} WHERE e.id > :after "
+                                        f"AND {holding(dialect, action, column, 'e')} ORDER BY e.id LIMIT :n"),
                                    {"after": after, "n": CHUNK}).scalars())
         if not ids:
             return None, 0

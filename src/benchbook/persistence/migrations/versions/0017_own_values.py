@@ -13,7 +13,9 @@ means "the values the record holds now", and ``domain.history.own_values`` reads
 record (docs/decisions.md, *History*).
 
 Entries written before this revision keep their values; nothing is rewritten here (the
-background conversion of ``domain.history.storage`` drops the copies the records still hold).
+background conversion of ``domain.history.storage`` drops the copies the records still hold). Two
+partial indexes hold the create and delete entries that hold values (``own_values.INDEXES``), so
+that counting and converting them reads those alone, not every entry.
 The downgrade copies the values into every such entry still without them before it drops the
 triggers.
 
@@ -29,7 +31,13 @@ from __future__ import annotations
 
 from alembic import op
 
-from benchbook.persistence.own_values import KINDS, create_statements, drop_statements
+from benchbook.persistence.own_values import (
+    INDEXES,
+    KINDS,
+    create_statements,
+    drop_statements,
+    index_statements,
+)
 
 revision = "0017_own_values"
 down_revision = "0016_sort_indexes"
@@ -39,7 +47,7 @@ depends_on = None
 
 def upgrade() -> None:
     dialect = "postgresql" if op.get_bind().dialect.name == "postgresql" else "sqlite"
-    for statement in create_statements(dialect):
+    for statement in (*create_statements(dialect), *index_statements(dialect)):
         op.execute(statement)
 
 
@@ -58,3 +66,5 @@ def downgrade() -> None:
                        "AND EXISTS (SELECT 1 FROM records WHERE records.id = audit_entries.entity_id)")
     for statement in drop_statements("postgresql" if postgresql else "sqlite"):
         op.execute(statement)
+    for name in INDEXES.values():
+        op.execute(f"DROP INDEX IF EXISTS {name}")
