@@ -34,7 +34,7 @@ from starlette.testclient import TestClient
 from benchbook.app import create_app
 from benchbook.config import Project
 from benchbook.persistence.db import Database, open_database
-from benchbook.persistence.tables import FIELD_INDEX_PREFIX, FIELD_STATISTICS_PREFIX, Base
+from benchbook.persistence.tables import FIELD_INDEX_PREFIX, FIELD_STATISTICS_PREFIX, Base, RecordCount
 
 settings.register_profile(
     "ci", max_examples=100, derandomize=True, database=None, deadline=None, print_blob=True,
@@ -187,8 +187,7 @@ def empty_tables(api: Api) -> None:
             names = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
             conn.execute(text(f"TRUNCATE {names} CASCADE"))
         else:
-            for table in reversed(Base.metadata.sorted_tables):
-                conn.execute(table.delete())
+            delete_rows(conn)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -224,9 +223,16 @@ def open_empty_database(url: str) -> Database:
     database = open_database(url)
     with database.engine.begin() as conn:
         drop_field_objects(conn)
-        for table in reversed(Base.metadata.sorted_tables):
-            conn.execute(table.delete())
+        delete_rows(conn)
     return database
+
+
+def delete_rows(conn: Any) -> None:
+    """Delete every row of every table; the kept record counts last, since deleting the records
+    counts them down (migration 0019's triggers)."""
+    for table in reversed(Base.metadata.sorted_tables):
+        conn.execute(table.delete())
+    conn.execute(RecordCount.__table__.delete())
 
 
 @pytest.fixture

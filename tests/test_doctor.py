@@ -19,7 +19,7 @@ from benchbook.cli.main import build_cli
 from benchbook.config import Project
 from benchbook.domain.ids import new_id
 from benchbook.maintenance import doctor
-from benchbook.persistence import own_values
+from benchbook.persistence import own_values, record_counts
 from benchbook.persistence.db import alembic_config, open_database
 from benchbook.persistence.tables import AuditEntry, Job, utcnow
 from benchbook.runner import queue
@@ -266,3 +266,32 @@ def test_missing_history_triggers_are_found_and_created_again(api: Any) -> None:
         stored = conn.execute(select(AuditEntry.__table__.c.new_data).where(
             AuditEntry.entity_id == rec["id"], AuditEntry.action == "create")).scalar_one()
     assert list(stored["data"].values()) == [1]  # copied in by the trigger created again
+
+
+def test_kept_record_counts_that_drift_are_counted_afresh(api: Any) -> None:
+    """On each backend: kept counts that disagree with the records (or miss a trigger) are a
+    warning that ``--fix`` repairs."""
+    engine = api.app.services.db.engine
+    api.ok("POST", "/schemas", 201, json={"name": "counted", "fields": [{"name": "v", "type": "integer"}]})
+    api.ok("POST", "/collections", 201, json={"name": "counted", "schemas": ["counted"]})
+    for v in range(3):
+        api.ok("POST", "/collections/counted/records", 201, json={"schema_name": "counted", "data": {"v": v}})
+    assert [f.severity for f in doctor.examine(api.project) if f.check == "counts"] == ["ok"]
+    drop = record_counts.drop_statements("postgresql" if engine.dialect.name == "postgresql" else "sqlite")[0]
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE record_counts SET live = live + 5"))
+        conn.exec_driver_sql(drop)
+    try:
+        [found] = [f for f in doctor.examine(api.project) if f.check == "counts"]
+        assert found.severity == "warning" and record_counts.TRIGGERS[0] in found.message
+        assert "1 collection and schema count(s) differ" in found.message
+        [fixed] = [f for f in doctor.examine(api.project, fix=True) if f.check == "counts"]
+        assert fixed.fixed == "counted the records afresh"
+    finally:
+        with engine.begin() as conn:
+            if record_counts.present(conn) != set(record_counts.TRIGGERS):
+                record_counts.repair(conn)
+    assert [f.severity for f in doctor.examine(api.project) if f.check == "counts"] == ["ok"]
+    assert api.ok("GET", "/collections/counted")["record_count"] == 3
+    api.ok("POST", "/collections/counted/records", 201, json={"schema_name": "counted", "data": {"v": 9}})
+    assert api.ok("GET", "/collections/counted")["record_count"] == 4  # the trigger counts again

@@ -17,6 +17,10 @@ The checks, in order (:func:`examine`):
                  true (migration 0017, ``persistence.own_values``), checked once the database
                  is at the newest revision. Fix: create them again (entries of records whose
                  values changed while they were missing may read the values as they are now).
+``counts``       the live record counts the database keeps per collection and schema
+                 (migration 0019, ``persistence.record_counts``): their triggers are there and
+                 they agree with a count of the records. Fix: create the triggers again and
+                 count afresh.
 ``files``        content the database records or records use but ``files/`` lacks (missing)
                  or holds with another size (damaged); content no database row knows (stray)
                  and ``.upload-*`` temporary files left by an upload that never finished;
@@ -57,7 +61,7 @@ from sqlalchemy.orm import Session
 from benchbook.config import CONFIG_NAME, Project
 from benchbook.domain.ai.config import SECRETS_NAME
 from benchbook.domain.files import SPOOL_PREFIX
-from benchbook.persistence import own_values
+from benchbook.persistence import own_values, record_counts
 from benchbook.persistence.db import COMMAND_WAIT, alembic_config, make_engine, upgrade, write_lock
 from benchbook.persistence.tables import Job, RecordLink, StoredFile
 from benchbook.runner import queue
@@ -111,6 +115,7 @@ def examine(project: Project, *, fix: bool = False, quick: bool = False) -> list
             _apply(migrations, fix)  # the other checks read the tables of the newest models
         if all(f.severity == "ok" or f.fixed for f in migrations):
             findings += _guarded("history", lambda: check_history(engine))
+            findings += _guarded("counts", lambda: check_counts(engine))
         findings += _guarded("files", lambda: check_files(engine, project.files_dir))
         findings += _guarded("runs", lambda: check_runs(engine))
         if sqlite_path is not None:
@@ -303,6 +308,26 @@ def _recreate_triggers(engine: Engine) -> str:
     with engine.begin() as conn:
         own_values.recreate(conn)
     return "created the history triggers again"
+
+
+def check_counts(engine: Engine) -> list[Finding]:
+    """The kept record counts (migration 0019) have their triggers and agree with the records."""
+    with engine.connect() as conn:
+        missing = sorted(set(record_counts.TRIGGERS) - record_counts.present(conn))
+        wrong = record_counts.drift(conn)
+    if not (missing or wrong):
+        return [Finding("counts", "ok", "the kept record counts agree with the records")]
+    what = [f"trigger(s) {', '.join(missing)} missing"] if missing else []
+    what += [f"{wrong} collection and schema count(s) differ from the records"] if wrong else []
+    return [Finding("counts", "warning", "; ".join(what) + " (collection lists and record-counts show them)",
+                    "`benchbook doctor --fix` creates the triggers again and counts the records afresh",
+                    repair=lambda: _recount(engine))]
+
+
+def _recount(engine: Engine) -> str:
+    with engine.begin() as conn:
+        record_counts.repair(conn)
+    return "counted the records afresh"
 
 
 # ----------------------------------------------------------------------------------- files

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from sqlalchemy import ColumnElement, delete, func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog.lookup import ancestors, find_collection, find_schema, schema_names
@@ -19,6 +19,7 @@ from benchbook.domain.records.rows import (
     restore_records,
     soft_delete_records,
 )
+from benchbook.persistence.record_counts import live_counts
 from benchbook.persistence.tables import Collection, CollectionSchema, Record, RecordLink, Schema, utcnow
 
 SCOPES = ("local", "global")
@@ -27,13 +28,12 @@ SCOPES = ("local", "global")
 def collection_response(session: Session, c: Collection) -> dict[str, Any]:
     """DatasetResponse; ``record_count`` counts live records (deleted ones for a deleted collection
     that would come back with it)."""
-    cond: ColumnElement[bool]
-    if c.deleted_at is None:
-        cond = Record.deleted_at.is_(None)
+    if c.deleted_at is None:  # kept by the database (migration 0019)
+        count = sum(live_counts(session, c.id).values())
     else:
-        cond = Record.delete_op == c.delete_op
-    count = session.scalar(select(func.count()).select_from(Record).where(Record.dataset_id == c.id, cond))
-    return {"id": c.id, "name": c.name, "description": c.description, "record_count": count or 0,
+        count = session.scalar(select(func.count()).select_from(Record).where(
+            Record.dataset_id == c.id, Record.delete_op == c.delete_op)) or 0
+    return {"id": c.id, "name": c.name, "description": c.description, "record_count": count,
             "schemas": schema_names(session, c.id), "scope": c.scope, "timezone": c.timezone,
             "deleted_at": c.deleted_at.isoformat() if c.deleted_at else None,
             "created_at": c.created_at.isoformat(), "updated_at": c.updated_at.isoformat()}

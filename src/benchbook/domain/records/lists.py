@@ -32,6 +32,7 @@ from benchbook.domain.records.rows import record_rows
 from benchbook.domain.records.search import search_condition
 from benchbook.domain.records.shaping import RecordShaper
 from benchbook.domain.records.writes import delete_records
+from benchbook.persistence.record_counts import live_counts
 from benchbook.persistence.tables import Collection, Record, Schema
 
 EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]
@@ -286,8 +287,18 @@ def record_counts(session: Session, name_or_id: str, query: RecordQuery) -> dict
     groups rather than filters, except that only that schema is counted when it is given."""
     collection = find_collection(session, name_or_id)
     conds = query.conditions(session, collection)
-    rows = session.execute(select(Schema.name, func.count()).select_from(Record)
-                           .join(Schema, Schema.id == Record.schema_id).where(*conds).group_by(Schema.name)).all()
+    rows: list[tuple[str, int]]
+    if not (query.filter or query.parent_record_id or query.search or query.where or query.within):
+        kept = live_counts(session, collection.id)  # every live record: kept by the database (migration 0019)
+        chosen = query.schema_of(session, collection)
+        if chosen is not None:
+            kept = {chosen.id: kept.get(chosen.id, 0)}
+        rows = [(name, kept[sid]) for sid, name in session.execute(select(Schema.id, Schema.name)
+                                                                   .where(Schema.id.in_(kept)))] if kept else []
+    else:
+        rows = [(name, n) for name, n in session.execute(
+            select(Schema.name, func.count()).select_from(Record).join(Schema, Schema.id == Record.schema_id)
+            .where(*conds).group_by(Schema.name))]
     names = [query.schema] if query.schema else schema_names(session, collection.id)
     counts = {n: 0 for n in names}
     counts.update({name: n for name, n in rows})

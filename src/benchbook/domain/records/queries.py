@@ -88,7 +88,9 @@ class RecordQuery:
     where: list[str] = field(default_factory=list)
     within: str | None = None
 
-    def _schema(self, session: Session, collection: Collection) -> Schema | None:
+    def schema_of(self, session: Session, collection: Collection) -> Schema | None:
+        """The schema ``schema`` names, None when not given. Raises ``Invalid`` (unknown, or not
+        in ``collection``)."""
         if not self.schema:
             return None
         try:
@@ -109,7 +111,7 @@ class RecordQuery:
     def parts(self, session: Session, collection: Collection, *, use_schema: bool = True) -> Conditions:
         """:meth:`conditions` with the search kept apart (:class:`Conditions`). Raises ``Invalid``."""
         conds: list[ColumnElement[bool]] = [Record.dataset_id == collection.id, Record.deleted_at.is_(None)]
-        schema = self._schema(session, collection)
+        schema = self.schema_of(session, collection)
         if schema is not None and use_schema:  # before the filter: SQLite tests them in this order
             conds.append(Record.schema_id == schema.id)
         if self.filter:
@@ -166,7 +168,7 @@ class RecordQuery:
         ``schema`` (issue 14, item 8). The base columns sort any records."""
         if not self.sort:
             return [Record.id.asc()]
-        schema = self._schema(session, collection)
+        schema = self.schema_of(session, collection)
         cache = SchemaCache(session)
         metas = _listed_metas(session, collection, schema, cache)
         out: list[Any] = []
@@ -201,7 +203,7 @@ class RecordQuery:
         are shaped with the same metadata)."""
         if not self.sort:
             return None
-        schema = self._schema(session, collection)
+        schema = self.schema_of(session, collection)
         name, _, direction = self.sort[0].partition(":")
         descending = direction == "desc"
         if schema is not None and name.startswith(f"{schema.name}."):

@@ -1,0 +1,155 @@
+"""The live records of each collection and schema, kept by the database (migration 0019,
+``persistence.record_counts``): after every kind of write the kept counts equal a count of the
+records themselves, on both backends, and the collection and ``record-counts`` answers use them."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from alembic import command
+from sqlalchemy import func, select, text, update
+from sqlalchemy.orm import Session
+
+from benchbook.domain.catalog.collections import (
+    collection_response,
+    create_collection,
+    delete_collection,
+    purge_collection,
+    restore_collection,
+)
+from benchbook.domain.catalog.lookup import find_collection
+from benchbook.domain.catalog.schemas import create_schema
+from benchbook.domain.context import Ctx
+from benchbook.domain.records.bulk import bulk_create_records
+from benchbook.domain.records.lists import record_counts
+from benchbook.domain.records.queries import RecordQuery
+from benchbook.domain.records.rows import purge_records, restore_records
+from benchbook.domain.records.writes import create_record, delete_records
+from benchbook.persistence import record_counts as kept_counts
+from benchbook.persistence.db import Database, alembic_config, upgrade
+from benchbook.persistence.tables import Record, RecordCount
+
+
+@pytest.fixture
+def db(empty_database: Database, tmp_path: Path) -> Iterator[Database]:
+    """Schemas site → sample, note; collections ``lab`` (site, sample) and ``desk`` (note)."""
+    with empty_database.session() as s, s.begin():
+        ctx = ctx_of(s)
+        create_schema(ctx, {"name": "site", "fields": [{"name": "name", "type": "string"}]})
+        create_schema(ctx, {"name": "sample", "parent": "site", "fields": [{"name": "n", "type": "integer"}]})
+        create_schema(ctx, {"name": "note", "fields": [{"name": "text", "type": "string"}]})
+        create_collection(ctx, {"name": "lab", "schemas": ["site", "sample"]})
+        create_collection(ctx, {"name": "desk", "schemas": ["note"]})
+    yield empty_database
+
+
+def ctx_of(s: Session) -> Ctx:
+    return Ctx(session=s, actor="tester", files_dir=Path("."))
+
+
+def exact(s: Session) -> dict[tuple[str, str], int]:
+    return {(d, sc): n for d, sc, n in s.execute(
+        select(Record.dataset_id, Record.schema_id, func.count()).where(Record.deleted_at.is_(None))
+        .group_by(Record.dataset_id, Record.schema_id))}
+
+
+def kept(s: Session) -> dict[tuple[str, str], int]:
+    rows = s.execute(select(RecordCount.dataset_id, RecordCount.schema_id, func.sum(RecordCount.live))
+                     .group_by(RecordCount.dataset_id, RecordCount.schema_id))
+    return {(d, sc): int(n) for d, sc, n in rows if n}
+
+
+def sites(s: Session) -> list[Record]:
+    return list(s.scalars(select(Record).where(Record.parent_id.is_(None), Record.deleted_at.is_(None))
+                          .order_by(Record.id)))
+
+
+def _create(s: Session) -> None:
+    site = create_record(ctx_of(s), "lab", {"schema_name": "site", "data": {"name": "North"}})
+    bulk_create_records(ctx_of(s), "lab", [{"schema_name": "sample", "parent_record_id": site.id, "data": {"n": i}}
+                                          for i in range(5)])
+    bulk_create_records(ctx_of(s), "desk", [{"schema_name": "note", "data": {"text": "t"}} for _ in range(3)])
+
+
+def _delete_one_with_children(s: Session) -> None:
+    delete_records(ctx_of(s), sites(s)[:1], force=True)
+
+
+def _restore(s: Session) -> None:
+    restore_records(ctx_of(s), list(s.scalars(select(Record).where(Record.deleted_at.is_not(None)))))
+
+
+def _purge_samples(s: Session) -> None:
+    purge_records(ctx_of(s), list(s.scalars(select(Record).where(Record.parent_id.is_not(None)).limit(2))))
+
+
+def _cascade(s: Session) -> None:  # the database deletes the children with their parent
+    s.execute(text("DELETE FROM records WHERE id = :id"), {"id": sites(s)[0].id})
+
+
+def _collection_deleted_restored_purged(s: Session) -> None:
+    delete_collection(ctx_of(s), "desk")
+    restore_collection(ctx_of(s), "desk")
+    delete_collection(ctx_of(s), "desk")
+    purge_collection(ctx_of(s), "desk")
+
+
+def _moved_by_any_statement(s: Session) -> None:  # to another collection and schema, and a deleted one
+    note = s.scalars(select(Record.id).where(Record.parent_id.is_(None), Record.deleted_at.is_(None))).first()
+    desk = find_collection(s, "desk").id
+    s.execute(update(Record).where(Record.id == note).values(dataset_id=desk))
+    s.execute(text("INSERT INTO records (id, dataset_id, schema_id, data, created_at, updated_at, deleted_at) "
+                   "SELECT 'X' || id, dataset_id, schema_id, data, created_at, updated_at, created_at "
+                   "FROM records WHERE id = :id"), {"id": note})
+
+
+STEPS: list[Callable[[Session], None]] = [_create, _create, _delete_one_with_children, _restore, _purge_samples,
+                                          _create, _cascade, _moved_by_any_statement,
+                                          _collection_deleted_restored_purged]
+
+
+def test_the_kept_counts_follow_every_kind_of_write(db: Database) -> None:
+    for step in STEPS:
+        with db.session() as s, s.begin():
+            step(s)
+        with db.session() as s:
+            assert kept(s) == exact(s), step.__name__
+
+
+def test_collections_and_record_counts_answer_from_them(db: Database) -> None:
+    for step in STEPS[:3]:
+        with db.session() as s, s.begin():
+            step(s)
+    with db.session() as s:
+        lab = find_collection(s, "lab")
+        live = exact(s)
+        assert collection_response(s, lab)["record_count"] == sum(n for (d, _), n in live.items() if d == lab.id) == 6
+        assert record_counts(s, "lab", RecordQuery()) == {"counts": {"site": 1, "sample": 5}, "total": 6}
+        assert record_counts(s, "lab", RecordQuery(schema="sample")) == {"counts": {"sample": 5}, "total": 5}
+        filtered = RecordQuery(schema="sample", filter='{"field": "n", "op": "lt", "value": 2}')
+        assert record_counts(s, "lab", filtered) == {"counts": {"sample": 2}, "total": 2}
+        s.execute(text("UPDATE record_counts SET live = live + 100"))  # what is read is what is kept
+        assert collection_response(s, lab)["record_count"] == 6 + 100 * s.scalar(select(func.count()).select_from(
+            RecordCount).where(RecordCount.dataset_id == lab.id))
+        s.rollback()
+
+
+def test_the_upgrade_counts_the_records_and_the_downgrade_drops_the_triggers(db: Database) -> None:
+    with db.session() as s, s.begin():
+        _create(s)
+        before = exact(s)
+    url = db.engine.url.render_as_string(hide_password=False)
+    command.downgrade(alembic_config(url), "0018_audit_day_index")
+    try:
+        with db.engine.begin() as conn:  # written while nothing counted
+            conn.execute(text("DELETE FROM records WHERE parent_id IS NOT NULL"))
+    finally:
+        upgrade(db.engine)
+    with db.session() as s:
+        assert kept(s) == exact(s) != before
+    with db.engine.connect() as conn:
+        dialect = "postgresql" if conn.dialect.name == "postgresql" else "sqlite"
+        sql = ("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal" if dialect == "postgresql"
+               else "SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        assert set(kept_counts.TRIGGERS) <= set(conn.execute(text(sql)).scalars())
