@@ -269,15 +269,17 @@ def test_missing_history_triggers_are_found_and_created_again(api: Any) -> None:
 
 
 def test_kept_record_counts_that_drift_are_counted_afresh(api: Any) -> None:
-    """On each backend: kept counts that disagree with the records (or miss a trigger) are a
-    warning that ``--fix`` repairs."""
+    """Kept counts (SQLite) that disagree with the records, or miss a trigger, are a warning
+    that ``--fix`` repairs."""
     engine = api.app.services.db.engine
+    if not record_counts.kept(engine.dialect.name):
+        pytest.skip("PostgreSQL counts the records when asked (migration 0019 keeps counts on SQLite)")
     api.ok("POST", "/schemas", 201, json={"name": "counted", "fields": [{"name": "v", "type": "integer"}]})
     api.ok("POST", "/collections", 201, json={"name": "counted", "schemas": ["counted"]})
     for v in range(3):
         api.ok("POST", "/collections/counted/records", 201, json={"schema_name": "counted", "data": {"v": v}})
     assert [f.severity for f in doctor.examine(api.project) if f.check == "counts"] == ["ok"]
-    drop = record_counts.drop_statements("postgresql" if engine.dialect.name == "postgresql" else "sqlite")[0]
+    drop = record_counts.drop_statements(engine.dialect.name)[0]
     with engine.begin() as conn:
         conn.execute(text("UPDATE record_counts SET live = live + 5"))
         conn.exec_driver_sql(drop)

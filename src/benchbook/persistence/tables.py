@@ -350,15 +350,13 @@ class AuditEventCount(Base):
 
 class RecordCount(Base):
     """How many live records each collection holds of each schema (``record_count`` of a
-    collection, ``record-counts`` without a filter), kept by triggers on ``records``
+    collection, ``record-counts`` without a filter), kept on SQLite by triggers on ``records``
     (``persistence.record_counts``; migration 0019) as rows are written, deleted, restored and
-    purged. The count of a (collection, schema) is the sum over its slots: on PostgreSQL
-    concurrent writers add to the slot of their connection instead of queueing on one row."""
+    purged. Empty on PostgreSQL, which counts the records when asked."""
 
     __tablename__ = "record_counts"
     dataset_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     schema_id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    slot: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     live: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
 
 

@@ -2,9 +2,11 @@
 
 ``GET /collections`` and ``GET /collections/{name}`` counted every live record of each
 collection (56 ms at 1,000,000 records, docs/performance.md R24), and ``record-counts`` without a
-filter every record of each schema (212 ms). ``record_counts`` keeps those numbers, per
-collection, schema and slot, updated by triggers on ``records`` in the transaction that changes
-the rows (``persistence.record_counts``); filled here from the records.
+filter every record of each schema (212 ms). On SQLite ``record_counts`` keeps those numbers, per
+collection and schema, updated by triggers on ``records`` in the transaction that changes the
+rows (``persistence.record_counts``); filled here from the records. On PostgreSQL the table is
+made but stays empty: concurrent writers would queue on its rows, so the records are counted
+when asked, as before.
 
 A later migration that rebuilds ``records`` on SQLite (batch mode drops its triggers) must
 create these triggers again; ``tests/domain/test_record_counts.py`` checks they fire at the
@@ -32,17 +34,16 @@ def upgrade() -> None:
         "record_counts",
         sa.Column("dataset_id", sa.String(length=32), nullable=False),
         sa.Column("schema_id", sa.String(length=32), nullable=False),
-        sa.Column("slot", sa.Integer(), autoincrement=False, nullable=False),
         sa.Column("live", sa.BigInteger(), server_default=sa.text("0"), nullable=False),
-        sa.PrimaryKeyConstraint("dataset_id", "schema_id", "slot", name=op.f("pk_record_counts")),
+        sa.PrimaryKeyConstraint("dataset_id", "schema_id", name=op.f("pk_record_counts")),
     )
     conn = op.get_bind()
     recount(conn)
-    for statement in create_statements("postgresql" if conn.dialect.name == "postgresql" else "sqlite"):
+    for statement in create_statements(conn.dialect.name):
         op.execute(statement)
 
 
 def downgrade() -> None:
-    for statement in drop_statements("postgresql" if op.get_bind().dialect.name == "postgresql" else "sqlite"):
+    for statement in drop_statements(op.get_bind().dialect.name):
         op.execute(statement)
     op.drop_table("record_counts")
