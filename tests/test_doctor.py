@@ -240,6 +240,14 @@ def test_no_database_is_an_error(tmp_project: Project) -> None:
     assert not (tmp_project.root / "benchbook.db").exists()  # doctor made none
 
 
+def found_and_fixed(project: Project, check: str, repair: str) -> doctor.Finding:
+    """The one finding of ``check``, which ``--fix`` then repairs, saying ``repair``."""
+    [found] = [f for f in doctor.examine(project) if f.check == check]
+    [fixed] = [f for f in doctor.examine(project, fix=True) if f.check == check]
+    assert fixed.fixed == repair
+    return found
+
+
 def test_missing_history_triggers_are_found_and_created_again(api: Any) -> None:
     """On each backend: a database without one of the triggers that keep record history (0017)
     is an error, which ``--fix`` repairs, and the trigger then does its work again."""
@@ -249,10 +257,8 @@ def test_missing_history_triggers_are_found_and_created_again(api: Any) -> None:
     with engine.begin() as conn:
         conn.exec_driver_sql(drop)
     try:
-        [found] = [f for f in doctor.examine(api.project) if f.check == "history"]
+        found = found_and_fixed(api.project, "history", "created the history triggers again")
         assert found.severity == "error" and own_values.TRIGGERS[0] in found.message
-        [fixed] = [f for f in doctor.examine(api.project, fix=True) if f.check == "history"]
-        assert fixed.fixed == "created the history triggers again"
     finally:
         with engine.begin() as conn:
             if own_values.present(conn) != set(own_values.TRIGGERS):
@@ -284,11 +290,9 @@ def test_kept_record_counts_that_drift_are_counted_afresh(api: Any) -> None:
         conn.execute(text("UPDATE record_counts SET live = live + 5"))
         conn.exec_driver_sql(drop)
     try:
-        [found] = [f for f in doctor.examine(api.project) if f.check == "counts"]
+        found = found_and_fixed(api.project, "counts", "counted the records afresh")
         assert found.severity == "warning" and record_counts.TRIGGERS[0] in found.message
         assert "1 collection and schema count(s) differ" in found.message
-        [fixed] = [f for f in doctor.examine(api.project, fix=True) if f.check == "counts"]
-        assert fixed.fixed == "counted the records afresh"
     finally:
         with engine.begin() as conn:
             if record_counts.present(conn) != set(record_counts.TRIGGERS):
