@@ -28,7 +28,7 @@ SCOPES = ("local", "global")
 def collection_response(session: Session, c: Collection) -> dict[str, Any]:
     """DatasetResponse; ``record_count`` counts live records (deleted ones for a deleted collection
     that would come back with it)."""
-    if c.deleted_at is None:  # kept by the database (migration 0019)
+    if c.deleted_at is None:  # kept by SQLite, counted by PostgreSQL (persistence.record_counts)
         count = sum(live_counts(session, c.id).values())
     else:
         count = session.scalar(select(func.count()).select_from(Record).where(

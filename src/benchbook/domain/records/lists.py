@@ -289,7 +289,7 @@ def record_counts(session: Session, name_or_id: str, query: RecordQuery) -> dict
     conds = query.conditions(session, collection)
     rows: list[tuple[str, int]]
     if not (query.filter or query.parent_record_id or query.search or query.where or query.within):
-        kept = live_counts(session, collection.id)  # every live record: kept by the database (migration 0019)
+        kept = live_counts(session, collection.id)  # every live record: kept on SQLite (migration 0019)
         chosen = query.schema_of(session, collection)
         if chosen is not None:
             kept = {chosen.id: kept.get(chosen.id, 0)}
