@@ -86,24 +86,14 @@ def in_range(column: Any, start: str | None, end: str | None) -> list[ColumnElem
     return conds
 
 
-def day_bounds(day: Any, start: str | None, end: str | None) -> list[ColumnElement[bool]]:
-    """Conditions on a :func:`day_of` value implied by ``start <= column < end``: the day is on or
-    after ``start``'s UTC day and on or before ``end``'s. Redundant with :func:`in_range`, they let
-    SQLite read just that stretch of an index that starts with the day (the growth index)."""
-    low, high = parse_instant("start", start), parse_instant("end", end)
-    conds: list[ColumnElement[bool]] = []
-    if low is not None:
-        conds.append(day >= low.astimezone(UTC).date().isoformat())
-    if high is not None:
-        conds.append(day <= high.astimezone(UTC).date().isoformat())
-    return conds
-
-
-def day_range(day: Any, column: Any, start: str | None, end: str | None) -> list[ColumnElement[bool]]:
-    """Conditions for ``start <= column < end`` that SQLite answers from an index starting with
-    ``day`` (the :func:`day_of` of ``column``) alone where they can: a bound at a UTC midnight
-    (a range of whole days, what the web app asks) is a condition on the day only, exactly
-    equivalent; any other bound keeps its condition on ``column`` beside the day's."""
+def day_range(dialect: str, day: Any, column: Any, start: str | None, end: str | None) -> list[ColumnElement[bool]]:
+    """Conditions for ``start <= column < end``. On SQLite they are written so that an index
+    starting with ``day`` (the :func:`day_of` of ``column``: the growth index, the history's day
+    index) is searched for just that stretch: a bound at a UTC midnight (a range of whole days,
+    what the web app asks) is a condition on the day only, exactly equivalent; any other bound
+    keeps its condition on ``column`` beside the day's. Elsewhere: :func:`in_range`."""
+    if dialect != "sqlite":
+        return in_range(column, start, end)
     low, high = parse_instant("start", start), parse_instant("end", end)  # both in UTC
     conds: list[ColumnElement[bool]] = []
     if low is not None:
@@ -242,9 +232,8 @@ def records_growth(session: Session, *, start: str | None = None, end: str | Non
     size = check_bucket(bucket)
     dialect = _dialect(session)
     day = day_of(dialect, Record.created_at)
-    narrowed = day_bounds(day, start, end) if dialect == "sqlite" else []
     counted = (select(day.label("day"), Record.dataset_id, Record.schema_id, func.count().label("n"))
-               .where(*in_range(Record.created_at, start, end), *narrowed, *_record_filters(dataset, schema))
+               .where(*day_range(dialect, day, Record.created_at, start, end), *_record_filters(dataset, schema))
                .group_by(day, Record.dataset_id, Record.schema_id).subquery("counted"))
     stmt = _per_bucket(session, size, counted, [Collection.name, Schema.name],
                        (Collection, Collection.id == counted.c.dataset_id), (Schema, Schema.id == counted.c.schema_id))
@@ -259,9 +248,7 @@ def audit_events(session: Session, *, start: str | None = None, end: str | None 
     size = check_bucket(bucket)
     dialect = _dialect(session)
     day = day_of(dialect, AuditEntry.timestamp)
-    # SQLite: read from the day index (migration 0018) alone for a range of whole days
-    conds = (day_range(day, AuditEntry.timestamp, start, end) if dialect == "sqlite"
-             else in_range(AuditEntry.timestamp, start, end))
+    conds = day_range(dialect, day, AuditEntry.timestamp, start, end)  # SQLite: the day index (migration 0018)
     if action:
         conds.append(AuditEntry.action == action)
     if entity_type:
