@@ -6,7 +6,9 @@ row, the database copies the values into every create entry (``new_data``) and d
 """
 from __future__ import annotations
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
+
+from benchbook.persistence import triggers
 
 KINDS = (("create", "new_data"), ("delete", "old_data"))
 """Record entry action → the column whose ``data`` stays the record's own until it changes."""
@@ -69,15 +71,10 @@ def drop_statements(dialect: str) -> list[str]:
 
 def present(conn: Connection) -> set[str]:
     """Which of :data:`TRIGGERS` the database at ``conn`` has."""
-    sql = ("SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-           "WHERE c.relname = 'records' AND NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace"
-           if conn.dialect.name == "postgresql" else
-           "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'records'")
-    return {str(name) for name in conn.execute(text(sql)).scalars()} & set(TRIGGERS)
+    return triggers.on_records(conn) & set(TRIGGERS)
 
 
 def recreate(conn: Connection) -> None:
     """Drop what is left of the triggers and create them all again, in ``conn``'s transaction."""
     dialect = "postgresql" if conn.dialect.name == "postgresql" else "sqlite"
-    for statement in (*drop_statements(dialect), *create_statements(dialect)):
-        conn.exec_driver_sql(statement)
+    triggers.replace(conn, drop_statements(dialect), create_statements(dialect))

@@ -17,6 +17,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, func, select, text
 from sqlalchemy.orm import Session
 
+from benchbook.persistence import triggers
 from benchbook.persistence.tables import Record, RecordCount
 
 TRIGGERS = ("records_count_insert", "records_count_delete", "records_count_update")
@@ -81,9 +82,8 @@ def live_counts(session: Session, dataset_id: str) -> dict[str, int]:
 
 
 def present(conn: Connection) -> set[str]:
-    """Which of :data:`TRIGGERS` the SQLite database at ``conn`` has."""
-    sql = "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'records'"
-    return {str(name) for name in conn.execute(text(sql)).scalars()} & set(TRIGGERS)
+    """Which of :data:`TRIGGERS` the database at ``conn`` has."""
+    return triggers.on_records(conn) & set(TRIGGERS)
 
 
 def drift(conn: Connection) -> int:
@@ -98,7 +98,5 @@ def drift(conn: Connection) -> int:
 
 def repair(conn: Connection) -> None:
     """Create the triggers again and count the records afresh, in ``conn``'s transaction."""
-    dialect = conn.dialect.name
-    for statement in (*drop_statements(dialect), *create_statements(dialect)):
-        conn.exec_driver_sql(statement)
+    triggers.replace(conn, drop_statements(conn.dialect.name), create_statements(conn.dialect.name))
     recount(conn)
