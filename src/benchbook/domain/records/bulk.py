@@ -6,7 +6,9 @@ reference targets, one for the uploaded files, one per (schema, uniqueness key) 
 siblings that could clash; then one statement each for the records and their audit entries
 (``rows_insert.insert_rows``: one ``INSERT … SELECT`` on SQLite) and an ``executemany`` of
 record links. Values are checked column by column (``values.merge_new_rows``). Rows may name, as
-parent or reference, a row given earlier in the same call.
+parent or reference, a row given earlier in the same call. A call adding many rows to a nearly
+empty SQLite database builds the indexes of ``records`` and ``audit_entries`` once the rows are in
+(``persistence.deferred_indexes``).
 
 Every row is checked before anything is reported: problems are collected per row (the same
 message ``create_record`` would raise for that row, with its first problem) and raised together
@@ -18,7 +20,7 @@ from __future__ import annotations
 import json
 from collections import ChainMap
 from collections.abc import Callable, Iterable
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -57,6 +59,7 @@ from benchbook.domain.records.values import (
     reference_problems,
     reference_targets,
 )
+from benchbook.persistence import deferred_indexes
 from benchbook.persistence.db import bulk_cache
 from benchbook.persistence.rows_insert import insert_rows
 from benchbook.persistence.tables import (
@@ -65,6 +68,7 @@ from benchbook.persistence.tables import (
     RecordLink,
     Schema,
     StoredFile,
+    field_index_name,
     utcnow,
 )
 
@@ -390,13 +394,32 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any
     if len(ids) != len(rows) or (stored is not None and len(stored) != len(rows)):
         raise ValueError("ids and stored must give one item per row")
     s.flush()  # the batch and anything else pending go first (entries point at the batch)
-    with bulk_cache(s.connection()) if len(rows) >= BULK_CACHE_ROWS else nullcontext():
+    conn = s.connection()
+    with (bulk_cache(conn) if len(rows) >= BULK_CACHE_ROWS else nullcontext(),
+          _indexes_built_after(run, rows, "records"), _indexes_built_after(run, rows, "audit_entries")):
         _create_chunks(run, rows, ids, progress, stored)
     if run.problems:
         raise RowProblems(sorted(run.problems))
     if len(rows) >= ANALYZE_AFTER and len(rows) * 10 >= (s.scalar(select(func.count()).select_from(Record)) or 0):
         s.execute(text("ANALYZE records"))
     return ids
+
+
+def _indexes_built_after(run: _Bulk, rows: list[dict[str, Any]], table: str) -> AbstractContextManager[Any]:
+    """``deferred_indexes.deferred`` for ``table`` when the rows are many and the table nearly
+    empty (``deferred_indexes.worth_it``): its indexes are built once the rows are in. The
+    uniqueness check's query (:meth:`_Bulk._candidates`) keeps the indexes it reads."""
+    conn = run.s.connection()
+    if not deferred_indexes.worth_it(conn, table, len(rows)):
+        return nullcontext()
+    keep: set[str] = set()
+    if table == "records":
+        names = {body.get("schema_name") for body in rows if isinstance(body.get("schema_name"), str)}
+        keys = [key for name in names if (meta := run._meta_or_none(name)) is not None
+                for key in meta.schema.unique_keys]
+        if keys:
+            keep = {"ix_records_listing", "ix_records_parent_id", *(field_index_name(k[0]) for k in keys)}
+    return deferred_indexes.deferred(conn, table, keep=keep)
 
 
 def _create_chunks(run: _Bulk, rows: list[dict[str, Any]], ids: list[str],
