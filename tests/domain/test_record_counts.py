@@ -1,6 +1,7 @@
 """The live records of each collection and schema, kept by SQLite (migration 0019,
 ``persistence.record_counts``): after every kind of write the kept counts equal a count of the
-records themselves, and the collection and ``record-counts`` answers use them; on PostgreSQL
+records themselves, and the collection, ``record-counts`` and ``analytics/records/counts``
+answers use them; on PostgreSQL
 nothing is kept and the answers are the same."""
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from alembic import command
 from sqlalchemy import func, select, text, update
 from sqlalchemy.orm import Session
 
+from benchbook.domain import analytics
 from benchbook.domain.catalog.collections import (
     collection_response,
     create_collection,
@@ -133,9 +135,18 @@ def test_collections_and_record_counts_answer_from_them(db: Database) -> None:
         assert record_counts(s, "lab", RecordQuery(schema="sample")) == {"counts": {"sample": 5}, "total": 5}
         filtered = RecordQuery(schema="sample", filter='{"field": "n", "op": "lt", "value": 2}')
         assert record_counts(s, "lab", filtered) == {"counts": {"sample": 2}, "total": 2}
+        counted = {"items": [{"dataset": "desk", "schema_name": "note", "count": 6},
+                             {"dataset": "lab", "schema_name": "sample", "count": 5},
+                             {"dataset": "lab", "schema_name": "site", "count": 1}]}
+        assert analytics.records_counts(s) == counted
+        assert analytics.records_counts(s, dataset="lab", schema="site") == {"items": [counted["items"][2]]}
+        assert analytics.records_counts(s, dataset="nowhere") == {"items": []}
         if keeps(db):
             s.execute(text("UPDATE record_counts SET live = live + 100"))  # what is read is what is kept
             assert collection_response(s, lab)["record_count"] == 206
+            assert [i["count"] for i in analytics.records_counts(s)["items"]] == [106, 105, 101]
+            s.execute(text("UPDATE record_counts SET live = 0 WHERE live = 101"))  # none left: not listed
+            assert [i["count"] for i in analytics.records_counts(s)["items"]] == [106, 105]
             s.rollback()
 
 
