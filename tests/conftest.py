@@ -34,7 +34,13 @@ from starlette.testclient import TestClient
 from benchbook.app import create_app
 from benchbook.config import Project
 from benchbook.persistence.db import Database, open_database
-from benchbook.persistence.tables import FIELD_INDEX_PREFIX, FIELD_STATISTICS_PREFIX, Base, RecordCount
+from benchbook.persistence.tables import (
+    FIELD_INDEX_PREFIX,
+    FIELD_STATISTICS_PREFIX,
+    Base,
+    RecordCount,
+    RecordDay,
+)
 
 settings.register_profile(
     "ci", max_examples=100, derandomize=True, database=None, deadline=None, print_blob=True,
@@ -228,11 +234,12 @@ def open_empty_database(url: str) -> Database:
 
 
 def delete_rows(conn: Any) -> None:
-    """Delete every row of every table; the kept record counts last, since deleting the records
-    counts them down (migration 0019's triggers)."""
+    """Delete every row of every table; the kept record counts and days last, since deleting the
+    records counts them down (migrations 0019 and 0020's triggers)."""
     for table in reversed(Base.metadata.sorted_tables):
         conn.execute(table.delete())
     conn.execute(RecordCount.__table__.delete())
+    conn.execute(RecordDay.__table__.delete())
 
 
 @pytest.fixture

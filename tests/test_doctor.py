@@ -285,19 +285,28 @@ def test_kept_record_counts_that_drift_are_counted_afresh(api: Any) -> None:
     for v in range(3):
         api.ok("POST", "/collections/counted/records", 201, json={"schema_name": "counted", "data": {"v": v}})
     assert [f.severity for f in doctor.examine(api.project) if f.check == "counts"] == ["ok"]
-    drop = record_counts.drop_statements(engine.dialect.name)[0]
+    drops = [record_counts.drop_statements(engine.dialect.name)[0],
+             record_counts.drop_statements(engine.dialect.name, days=True)[0]]
     with engine.begin() as conn:
         conn.execute(text("UPDATE record_counts SET live = live + 5"))
-        conn.exec_driver_sql(drop)
+        conn.execute(text("UPDATE record_days SET created = created + 2"))
+        for drop in drops:
+            conn.exec_driver_sql(drop)
+    every = {*record_counts.TRIGGERS, *record_counts.DAY_TRIGGERS}
     try:
         found = found_and_fixed(api.project, "counts", "counted the records afresh")
-        assert found.severity == "warning" and record_counts.TRIGGERS[0] in found.message
-        assert "1 collection and schema count(s) differ" in found.message
+        assert found.severity == "warning"
+        assert record_counts.TRIGGERS[0] in found.message and record_counts.DAY_TRIGGERS[0] in found.message
+        assert "2 kept count(s) differ" in found.message
     finally:
         with engine.begin() as conn:
-            if record_counts.present(conn) != set(record_counts.TRIGGERS):
+            if record_counts.present(conn) != every:
                 record_counts.repair(conn)
     assert [f.severity for f in doctor.examine(api.project) if f.check == "counts"] == ["ok"]
     assert api.ok("GET", "/collections/counted")["record_count"] == 3
+    assert sum(i["count"] for i in api.ok("GET", "/analytics/records/growth")["items"]
+               if i["dataset"] == "counted") == 3
     api.ok("POST", "/collections/counted/records", 201, json={"schema_name": "counted", "data": {"v": 9}})
+    assert sum(i["count"] for i in api.ok("GET", "/analytics/records/growth")["items"]
+               if i["dataset"] == "counted") == 4  # the day trigger counts again
     assert api.ok("GET", "/collections/counted")["record_count"] == 4  # the trigger counts again

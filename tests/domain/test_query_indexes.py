@@ -31,7 +31,6 @@ from benchbook.limits import Limits, use
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import (
     AUDIT_DAY_INDEX,
-    GROWTH_INDEX,
     Record,
     field_index_name,
     field_statistics_name,
@@ -88,12 +87,12 @@ def plans(database: Database, query: RecordQuery) -> list[str]:
         return plans_of(database, lambda s: list_page(s, "ixlab", query, limit=50, offset=0))
 
 
-def plans_of(database: Database, run: Callable[[Session], Any], table: str = "records") -> list[str]:
-    """The query plans of the statements over ``table`` with a count that ``run`` executes."""
+def plans_of(database: Database, run: Callable[[Session], Any], table: str = "records", word: str = "count") -> list[str]:
+    """The query plans of the statements over ``table`` with ``word`` (a count) that ``run`` executes."""
     statements: list[tuple[str, Any]] = []
 
     def note(_conn: Any, _cursor: Any, sql: str, params: Any, _ctx: Any, _many: bool) -> None:
-        if f"FROM {table}" in sql and "count" in sql.lower():
+        if f"FROM {table}" in sql and word in sql.lower():
             statements.append((sql, params))
 
     event.listen(database.engine, "before_cursor_execute", note)
@@ -343,16 +342,25 @@ def test_audit_events_read_the_day_index_not_the_entries(db: Database, bucket: s
 
 
 @pytest.mark.parametrize("bucket", ["day", "week", "month"])
-def test_records_growth_reads_the_growth_index_not_the_records(db: Database, bucket: str) -> None:
-    """``GET /analytics/records/growth`` groups by the indexed day expression itself (migration
-    0007): SQLite reads the grouping from the covering index, neither the records nor a sort."""
+def test_records_growth_reads_the_kept_days_not_the_records(db: Database, bucket: str) -> None:
+    """``GET /analytics/records/growth`` reads whole days from the counts SQLite keeps (migration
+    0020), never the records; a bound with a time of day counts just that part of its day from
+    the records, through the creation time's index."""
     if db.engine.dialect.name != "sqlite":
-        pytest.skip("the growth index is SQLite's (migration 0007: PostgreSQL aggregates by hash)")
-    for start, end, read in ((None, None, "SCAN"), ("2020-01-01T05:00:00Z", "2031-01-01T00:00:00+02:00", "SEARCH")):
-        found = plans_of(db, functools.partial(analytics.records_growth, bucket=bucket, start=start, end=end))
-        assert found and all(f"{read} records USING COVERING INDEX {GROWTH_INDEX}" in plan for plan in found), found
-        inner = [plan.split("SCAN counted")[0] for plan in found]  # the per-day count, before regrouping
-        assert not any("TEMP B-TREE" in plan for plan in inner), found
+        pytest.skip("the days are kept on SQLite (migration 0020: PostgreSQL aggregates by hash)")
+    for start, end in ((None, None), ("2020-01-01", "2031-01-01T00:00:00+00:00")):
+        call = functools.partial(analytics.records_growth, bucket=bucket, start=start, end=end)
+        found = plans_of(db, call, table="record_days", word="sum")
+        assert found and all("record_days" in plan and "SCAN records" not in plan and "SEARCH records" not in plan
+                             for plan in found), found
+    timed = functools.partial(analytics.records_growth, bucket=bucket, start="2020-01-01T05:00:00Z",
+                              end="2031-01-01T00:00:00+02:00")
+    found = plans_of(db, timed, table="records")
+    part = "SEARCH records USING INDEX ix_records_created_at (created_at>? AND created_at<?)"
+    assert len(found) == 1 and found[0].count(part) == 2 and "SCAN records" not in found[0], found  # two days' parts
+    with db.session() as s:
+        whole = analytics.records_growth(s, bucket=bucket)["items"]
+        assert whole and whole == timed(s)["items"]
 
 
 def test_orphans_seek_the_deleted_records_instead_of_reading_every_record(db: Database) -> None:

@@ -5,12 +5,15 @@ answers use them; on PostgreSQL
 nothing is kept and the answers are the same."""
 from __future__ import annotations
 
+import itertools
+from collections import Counter
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from alembic import command
-from sqlalchemy import func, select, text, update
+from sqlalchemy import Connection, func, inspect, select, text, update
 from sqlalchemy.orm import Session
 
 from benchbook.domain import analytics
@@ -31,7 +34,7 @@ from benchbook.domain.records.rows import purge_records, restore_records
 from benchbook.domain.records.writes import create_record, delete_records
 from benchbook.persistence import record_counts as kept_counts
 from benchbook.persistence.db import Database, alembic_config, upgrade
-from benchbook.persistence.tables import Record, RecordCount
+from benchbook.persistence.tables import GROWTH_INDEX, Collection, Record, RecordCount, RecordDay, Schema
 
 
 @pytest.fixture
@@ -62,8 +65,25 @@ def kept(s: Session) -> dict[tuple[str, str], int]:
     return {(d, sc): int(n) for d, sc, n in rows if n}
 
 
+def exact_days(s: Session) -> dict[tuple[str, str, str], int]:
+    day = func.substr(Record.created_at, 1, 10)
+    return {(d, c, sc): n for d, c, sc, n in s.execute(
+        select(day, Record.dataset_id, Record.schema_id, func.count()).group_by(day, Record.dataset_id, Record.schema_id))}
+
+
+def kept_days(s: Session) -> dict[tuple[str, str, str], int]:
+    rows = s.execute(select(RecordDay.day, RecordDay.dataset_id, RecordDay.schema_id, RecordDay.created))
+    return {(day, d, sc): int(n) for day, d, sc, n in rows if n}
+
+
 def keeps(db: Database) -> bool:
     return kept_counts.kept(db.engine.dialect.name)
+
+
+def indexes_of(conn: Connection) -> set[str]:
+    sql = ("SELECT indexname FROM pg_indexes WHERE tablename = 'records'" if conn.dialect.name == "postgresql"
+           else "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records'")
+    return {str(name) for name in conn.execute(text(sql)).scalars()}
 
 
 def sites(s: Session) -> list[Record]:
@@ -110,9 +130,44 @@ def _moved_by_any_statement(s: Session) -> None:  # to another collection and sc
                    "FROM records WHERE id = :id"), {"id": note})
 
 
+def _backdated(s: Session) -> None:  # another day, and another time of the same day
+    (first, _), (second, at) = s.execute(select(Record.id, Record.created_at).order_by(Record.id).limit(2)).all()
+    s.execute(update(Record).where(Record.id == first).values(created_at=datetime(2020, 2, 3, 4, 5, 6, tzinfo=UTC)))
+    s.execute(update(Record).where(Record.id == second).values(created_at=at + timedelta(seconds=1)))
+
+
 STEPS: list[Callable[[Session], None]] = [_create, _create, _delete_one_with_children, _restore, _purge_samples,
-                                          _create, _cascade, _moved_by_any_statement,
+                                          _create, _cascade, _moved_by_any_statement, _backdated,
                                           _collection_deleted_restored_purged]
+
+
+MOMENTS = [datetime(2024, 3, d, h, m, tzinfo=UTC) for d, h, m in
+           ((1, 0, 0), (1, 9, 30), (1, 23, 59), (2, 0, 0), (2, 12, 0), (3, 6, 15), (4, 0, 0))]
+BOUNDS = [None, "2024-03-01", "2024-03-01T09:30:00Z", "2024-03-01T10:00:00Z", "2024-03-02", "2024-03-02T12:00:00Z",
+          "2024-03-03T06:15:00+00:00", "2024-03-03T08:00:00+02:00", "2024-03-04"]
+
+
+def test_the_growth_chart_counts_whole_days_and_parts_of_days(db: Database) -> None:
+    """Every pair of bounds (whole days, times of day, the same day, none) counts what a count of
+    the records themselves gives: SQLite from the kept days and the parts of days, PostgreSQL
+    from the records."""
+    with db.session() as s, s.begin():
+        for _ in range(2):
+            _create(s)
+        ids = s.scalars(select(Record.id).order_by(Record.id)).all()
+        for i, rid in enumerate(ids):
+            s.execute(update(Record).where(Record.id == rid).values(created_at=MOMENTS[i % len(MOMENTS)]))
+    with db.session() as s:
+        rows = s.execute(select(Record.created_at, Record.dataset_id, Record.schema_id)).all()
+        names = {**dict(s.execute(select(Collection.id, Collection.name)).all()),
+                 **dict(s.execute(select(Schema.id, Schema.name)).all())}
+        for start, end in itertools.product(BOUNDS, BOUNDS):
+            low = analytics.parse_instant("start", start)
+            high = analytics.parse_instant("end", end)
+            expected = Counter((at.astimezone(UTC).date().isoformat(), names[d], names[sc]) for at, d, sc in rows
+                               if (low is None or at >= low) and (high is None or at < high))
+            got = analytics.records_growth(s, start=start, end=end)["items"]
+            assert {(i["bucket"], i["dataset"], i["schema_name"]): i["count"] for i in got} == expected, (start, end)
 
 
 def test_the_kept_counts_follow_every_kind_of_write(db: Database) -> None:
@@ -121,6 +176,7 @@ def test_the_kept_counts_follow_every_kind_of_write(db: Database) -> None:
             step(s)
         with db.session() as s:
             assert kept(s) == (exact(s) if keeps(db) else {}), step.__name__
+            assert kept_days(s) == (exact_days(s) if keeps(db) else {}), step.__name__
 
 
 def test_collections_and_record_counts_answer_from_them(db: Database) -> None:
@@ -164,6 +220,17 @@ def test_the_upgrade_counts_the_records_and_the_downgrade_drops_the_triggers(db:
     with db.session() as s:
         assert exact(s) != before
         assert kept(s) == (exact(s) if keeps(db) else {})
+        assert kept_days(s) == (exact_days(s) if keeps(db) else {})
     if keeps(db):
         with db.engine.connect() as conn:
-            assert kept_counts.present(conn) == set(kept_counts.TRIGGERS)
+            assert kept_counts.present(conn) == {*kept_counts.TRIGGERS, *kept_counts.DAY_TRIGGERS}
+            assert GROWTH_INDEX not in indexes_of(conn)
+    command.downgrade(alembic_config(url), "0019_record_counts")
+    try:
+        with db.engine.connect() as conn:
+            assert "record_days" not in inspect(conn).get_table_names()
+            assert (GROWTH_INDEX in indexes_of(conn)) is keeps(db)
+            if keeps(db):
+                assert kept_counts.present(conn) == set(kept_counts.TRIGGERS)
+    finally:
+        upgrade(db.engine)

@@ -18,7 +18,7 @@ database, on SQLite and on PostgreSQL alike (docs/decisions.md, *Analytics*).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from sqlalchemy import (
@@ -34,6 +34,7 @@ from sqlalchemy import (
     literal_column,
     select,
     true,
+    union_all,
 )
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
@@ -47,6 +48,7 @@ from benchbook.persistence.tables import (
     Job,
     Record,
     RecordCount,
+    RecordDay,
     Schema,
     sqlite_day,
 )
@@ -98,8 +100,7 @@ def in_range(column: Any, start: str | None, end: str | None) -> list[ColumnElem
 
 def day_range(dialect: str, day: Any, column: Any, start: str | None, end: str | None) -> list[ColumnElement[bool]]:
     """Conditions for ``start <= column < end``. On SQLite they are written so that an index
-    starting with ``day`` (the :func:`day_of` of ``column``: the growth index, the history's day
-    index) is searched for just that stretch: a bound at a UTC midnight (a range of whole days,
+    starting with ``day`` (the :func:`day_of` of ``column``: the history's day index) is searched for just that stretch: a bound at a UTC midnight (a range of whole days,
     what the web app asks) is a condition on the day only, exactly equivalent; any other bound
     keeps its condition on ``column`` beside the day's. Elsewhere: :func:`in_range`."""
     if dialect != "sqlite":
@@ -249,16 +250,55 @@ def records_counts(session: Session, *, dataset: str | None = None, schema: str 
 def records_growth(session: Session, *, start: str | None = None, end: str | None = None,
                    bucket: str | None = None, dataset: str | None = None, schema: str | None = None) -> Body:
     """Records created per bucket, collection and schema: every record row whose ``created_at`` is
-    in the range, deleted since or not (a purged record is gone and no longer counted)."""
+    in the range, deleted since or not (a purged record is gone and no longer counted). On SQLite
+    the whole days come from the counts the database keeps (``persistence.record_counts``,
+    :func:`_kept_days`), elsewhere the records are grouped by day."""
     size = check_bucket(bucket)
     dialect = _dialect(session)
-    day = day_of(dialect, Record.created_at)
-    counted = (select(day.label("day"), Record.dataset_id, Record.schema_id, func.count().label("n"))
-               .where(*day_range(dialect, day, Record.created_at, start, end), *_record_filters(dataset, schema))
-               .group_by(day, Record.dataset_id, Record.schema_id).subquery("counted"))
+    if record_counts.kept(dialect):
+        counted = _kept_days(dialect, start, end, dataset, schema)
+    else:
+        day = day_of(dialect, Record.created_at)
+        counted = (select(day.label("day"), Record.dataset_id, Record.schema_id, func.count().label("n"))
+                   .where(*in_range(Record.created_at, start, end), *_record_filters(dataset, schema))
+                   .group_by(day, Record.dataset_id, Record.schema_id).subquery("counted"))
     stmt = _per_bucket(session, size, counted, [Collection.name, Schema.name],
                        (Collection, Collection.id == counted.c.dataset_id), (Schema, Schema.id == counted.c.schema_id))
     return {"bucket": size, "items": _items(session, stmt, ("bucket", "dataset", "schema_name"))}
+
+
+def _kept_days(dialect: str, start: str | None, end: str | None, dataset: str | None,
+               schema: str | None) -> Subquery:
+    """Records created per UTC day, collection and schema in ``[start, end)`` (SQLite): the whole
+    days inside the range read from ``record_days``, and a day the range takes only part of (a
+    bound with a time of day) counted from the records created in that part (through
+    ``ix_records_created_at``). Columns ``day``, ``dataset_id``, ``schema_id``, ``n``."""
+    low, high = parse_instant("start", start), parse_instant("end", end)  # both in UTC
+    whole_from = low if low is None or low.time() == time.min else _midnight(low) + timedelta(days=1)
+    whole_to = high if high is None or high.time() == time.min else _midnight(high)
+    kept = (select(RecordDay.day, RecordDay.dataset_id, RecordDay.schema_id, RecordDay.created.label("n"))
+            .where(RecordDay.created != 0, *_record_filters(dataset, schema, RecordDay.dataset_id, RecordDay.schema_id)))
+    if whole_from is not None:
+        kept = kept.where(RecordDay.day >= whole_from.date().isoformat())
+    if whole_to is not None:
+        kept = kept.where(RecordDay.day < whole_to.date().isoformat())
+    parts: list[tuple[datetime, datetime]] = []  # the stretches of partly taken days
+    if low is not None and whole_from is not None and whole_from != low:
+        parts.append((low, whole_from if high is None else min(whole_from, high)))
+    if high is not None and whole_to is not None and whole_to != high:
+        part = (whole_to if low is None else max(whole_to, low), high)
+        if not parts or parts[0][1] <= part[0]:  # not the day the first stretch already took
+            parts.append(part)
+    day = day_of(dialect, Record.created_at)
+    counted = [select(day.label("day"), Record.dataset_id, Record.schema_id, func.count().label("n"))
+               .where(Record.created_at >= a, Record.created_at < b, *_record_filters(dataset, schema))
+               .group_by(day, Record.dataset_id, Record.schema_id) for a, b in parts if a < b]
+    return union_all(kept, *counted).subquery("counted") if counted else kept.subquery("counted")
+
+
+def _midnight(moment: datetime) -> datetime:
+    """The UTC midnight starting ``moment``'s day."""
+    return datetime.combine(moment.date(), time.min, tzinfo=moment.tzinfo)
 
 
 # ------------------------------------------------------------------------------------------ audit

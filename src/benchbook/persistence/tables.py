@@ -360,6 +360,19 @@ class RecordCount(Base):
     live: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
 
 
+class RecordDay(Base):
+    """How many records each collection holds of each schema created on each UTC day
+    (``YYYY-MM-DD``), deleted or not, purged ones no longer (the growth chart), kept on SQLite by
+    triggers on ``records`` (``persistence.record_counts``; migration 0020). Empty on PostgreSQL,
+    which groups the records when asked."""
+
+    __tablename__ = "record_days"
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)
+    dataset_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    schema_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    created: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
+
+
 class CatalogToken(Base):
     """One row whose ``token`` the database replaces with a new random value whenever a row of
     ``schemas``, ``fields``, ``collections`` or ``collection_schemas`` changes (triggers made by
@@ -488,10 +501,11 @@ def field_index_ddl(dialect: Dialect, field_id: str, type_: str) -> str | None:
     return f"CREATE INDEX IF NOT EXISTS {field_index_name(field_id)} ON records ({sql}) WHERE {sql} IS NOT NULL"
 
 
-# The records' creation day index (migration 0007, SQLite only): ``GET /analytics/records/growth``
-# groups every record by its UTC day, collection and schema; with this index SQLite reads that
-# grouping from the index in order, never the records themselves. Not described by the models
-# either (``alembic check`` leaves ``ix_records_created_day`` alone, and ``ix_audit_entries_day``).
+# The records' creation day index (migration 0007, SQLite only, dropped by 0020): ``GET
+# /analytics/records/growth`` grouped every record by its UTC day, collection and schema from
+# it; since 0020 SQLite keeps those counts (``RecordDay``). Kept here for 0007 and for 0020's
+# downgrade. Not described by the models (``alembic check`` leaves ``ix_records_created_day``
+# alone, and ``ix_audit_entries_day``).
 
 GROWTH_INDEX = "ix_records_created_day"
 
