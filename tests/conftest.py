@@ -37,6 +37,7 @@ from benchbook.persistence.db import Database, open_database
 from benchbook.persistence.tables import (
     FIELD_INDEX_PREFIX,
     FIELD_STATISTICS_PREFIX,
+    AuditDay,
     Base,
     RecordCount,
     RecordDay,
@@ -235,11 +236,12 @@ def open_empty_database(url: str) -> Database:
 
 def delete_rows(conn: Any) -> None:
     """Delete every row of every table; the kept record counts and days last, since deleting the
-    records counts them down (migrations 0019 and 0020's triggers)."""
+    records and entries counts them down (migrations 0019 to 0021's triggers)."""
     for table in reversed(Base.metadata.sorted_tables):
         conn.execute(table.delete())
     conn.execute(RecordCount.__table__.delete())
     conn.execute(RecordDay.__table__.delete())
+    conn.execute(AuditDay.__table__.delete())
 
 
 @pytest.fixture

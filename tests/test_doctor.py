@@ -19,7 +19,7 @@ from benchbook.cli.main import build_cli
 from benchbook.config import Project
 from benchbook.domain.ids import new_id
 from benchbook.maintenance import doctor
-from benchbook.persistence import own_values, record_counts
+from benchbook.persistence import audit_days, own_values, record_counts
 from benchbook.persistence.db import alembic_config, open_database
 from benchbook.persistence.tables import AuditEntry, Job, utcnow
 from benchbook.runner import queue
@@ -285,11 +285,15 @@ def test_kept_record_counts_that_drift_are_counted_afresh(api: Any) -> None:
     for v in range(3):
         api.ok("POST", "/collections/counted/records", 201, json={"schema_name": "counted", "data": {"v": v}})
     assert [f.severity for f in doctor.examine(api.project) if f.check == "counts"] == ["ok"]
+    history = api.ok("GET", "/analytics/audit/events", params={"action": "create", "entity_type": "record"})
     drops = [record_counts.drop_statements(engine.dialect.name)[0],
-             record_counts.drop_statements(engine.dialect.name, days=True)[0]]
+             record_counts.drop_statements(engine.dialect.name, days=True)[0],
+             audit_days.drop_statements(engine.dialect.name)[0]]
     with engine.begin() as conn:
         conn.execute(text("UPDATE record_counts SET live = live + 5"))
         conn.execute(text("UPDATE record_days SET created = created + 2"))
+        conn.execute(text("UPDATE audit_days SET entries = entries + 1 WHERE action = 'create' "
+                          "AND entity_type = 'record'"))
         for drop in drops:
             conn.exec_driver_sql(drop)
     every = {*record_counts.TRIGGERS, *record_counts.DAY_TRIGGERS}
@@ -297,16 +301,21 @@ def test_kept_record_counts_that_drift_are_counted_afresh(api: Any) -> None:
         found = found_and_fixed(api.project, "counts", "counted the records afresh")
         assert found.severity == "warning"
         assert record_counts.TRIGGERS[0] in found.message and record_counts.DAY_TRIGGERS[0] in found.message
-        assert "2 kept count(s) differ" in found.message
+        assert audit_days.TRIGGERS[0] in found.message
+        assert "3 kept count(s) differ" in found.message
     finally:
         with engine.begin() as conn:
-            if record_counts.present(conn) != every:
+            if record_counts.present(conn) != every or audit_days.present(conn) != set(audit_days.TRIGGERS):
                 record_counts.repair(conn)
+                audit_days.repair(conn)
     assert [f.severity for f in doctor.examine(api.project) if f.check == "counts"] == ["ok"]
     assert api.ok("GET", "/collections/counted")["record_count"] == 3
     assert sum(i["count"] for i in api.ok("GET", "/analytics/records/growth")["items"]
                if i["dataset"] == "counted") == 3
+    assert api.ok("GET", "/analytics/audit/events", params={"action": "create", "entity_type": "record"}) == history
     api.ok("POST", "/collections/counted/records", 201, json={"schema_name": "counted", "data": {"v": 9}})
     assert sum(i["count"] for i in api.ok("GET", "/analytics/records/growth")["items"]
                if i["dataset"] == "counted") == 4  # the day trigger counts again
+    again = api.ok("GET", "/analytics/audit/events", params={"action": "create", "entity_type": "record"})
+    assert sum(i["count"] for i in again["items"]) == sum(i["count"] for i in history["items"]) + 1
     assert api.ok("GET", "/collections/counted")["record_count"] == 4  # the trigger counts again

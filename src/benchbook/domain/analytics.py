@@ -43,6 +43,7 @@ from benchbook.domain.errors import Invalid, error_entry
 from benchbook.persistence import record_counts
 from benchbook.persistence.tables import (
     AiUsage,
+    AuditDay,
     AuditEntry,
     Collection,
     Job,
@@ -95,24 +96,6 @@ def in_range(column: Any, start: str | None, end: str | None) -> list[ColumnElem
         conds.append(column >= low)
     if high is not None:
         conds.append(column < high)
-    return conds
-
-
-def day_range(dialect: str, day: Any, column: Any, start: str | None, end: str | None) -> list[ColumnElement[bool]]:
-    """Conditions for ``start <= column < end``. On SQLite they are written so that an index
-    starting with ``day`` (the :func:`day_of` of ``column``: the history's day index) is searched for just that stretch: a bound at a UTC midnight (a range of whole days,
-    what the web app asks) is a condition on the day only, exactly equivalent; any other bound
-    keeps its condition on ``column`` beside the day's. Elsewhere: :func:`in_range`."""
-    if dialect != "sqlite":
-        return in_range(column, start, end)
-    low, high = parse_instant("start", start), parse_instant("end", end)  # both in UTC
-    conds: list[ColumnElement[bool]] = []
-    if low is not None:
-        first = low.date().isoformat()
-        conds += [day >= first] if low.time() == time.min else [column >= low, day >= first]
-    if high is not None:
-        last = high.date().isoformat()
-        conds += [day < last] if high.time() == time.min else [column < high, day <= last]
     return conds
 
 
@@ -269,19 +252,31 @@ def records_growth(session: Session, *, start: str | None = None, end: str | Non
 
 def _kept_days(dialect: str, start: str | None, end: str | None, dataset: str | None,
                schema: str | None) -> Subquery:
-    """Records created per UTC day, collection and schema in ``[start, end)`` (SQLite): the whole
-    days inside the range read from ``record_days``, and a day the range takes only part of (a
-    bound with a time of day) counted from the records created in that part (through
-    ``ix_records_created_at``). Columns ``day``, ``dataset_id``, ``schema_id``, ``n``."""
+    """Records created per UTC day, collection and schema in ``[start, end)`` (SQLite):
+    :func:`_days_and_parts` over ``record_days`` and the records. Columns ``day``,
+    ``dataset_id``, ``schema_id``, ``n``."""
+    kept = (select(RecordDay.day, RecordDay.dataset_id, RecordDay.schema_id, RecordDay.created.label("n"))
+            .where(RecordDay.created != 0, *_record_filters(dataset, schema, RecordDay.dataset_id, RecordDay.schema_id)))
+    day = day_of(dialect, Record.created_at)
+    rows = (select(day.label("day"), Record.dataset_id, Record.schema_id, func.count().label("n"))
+            .where(*_record_filters(dataset, schema)).group_by(day, Record.dataset_id, Record.schema_id))
+    return _days_and_parts(start, end, kept, RecordDay.day, rows, Record.created_at)
+
+
+def _days_and_parts(start: str | None, end: str | None, kept: Select[*tuple[Any, ...]], kept_day: Any,
+                    rows: Select[*tuple[Any, ...]], at: Any) -> Subquery:
+    """Counts per UTC day in ``[start, end)`` (SQLite), as subquery ``counted``: the whole days
+    inside the range from ``kept`` (counts the database keeps, ``kept_day`` their day column),
+    and each day the range takes only part of (a bound with a time of day) from ``rows`` (the
+    same columns, grouped from the rows themselves) in just that part of it, read through the
+    index on ``at``."""
     low, high = parse_instant("start", start), parse_instant("end", end)  # both in UTC
     whole_from = low if low is None or low.time() == time.min else _midnight(low) + timedelta(days=1)
     whole_to = high if high is None or high.time() == time.min else _midnight(high)
-    kept = (select(RecordDay.day, RecordDay.dataset_id, RecordDay.schema_id, RecordDay.created.label("n"))
-            .where(RecordDay.created != 0, *_record_filters(dataset, schema, RecordDay.dataset_id, RecordDay.schema_id)))
     if whole_from is not None:
-        kept = kept.where(RecordDay.day >= whole_from.date().isoformat())
+        kept = kept.where(kept_day >= whole_from.date().isoformat())
     if whole_to is not None:
-        kept = kept.where(RecordDay.day < whole_to.date().isoformat())
+        kept = kept.where(kept_day < whole_to.date().isoformat())
     parts: list[tuple[datetime, datetime]] = []  # the stretches of partly taken days
     if low is not None and whole_from is not None and whole_from != low:
         parts.append((low, whole_from if high is None else min(whole_from, high)))
@@ -289,10 +284,7 @@ def _kept_days(dialect: str, start: str | None, end: str | None, dataset: str | 
         part = (whole_to if low is None else max(whole_to, low), high)
         if not parts or parts[0][1] <= part[0]:  # not the day the first stretch already took
             parts.append(part)
-    day = day_of(dialect, Record.created_at)
-    counted = [select(day.label("day"), Record.dataset_id, Record.schema_id, func.count().label("n"))
-               .where(Record.created_at >= a, Record.created_at < b, *_record_filters(dataset, schema))
-               .group_by(day, Record.dataset_id, Record.schema_id) for a, b in parts if a < b]
+    counted = [rows.where(at >= a, at < b) for a, b in parts if a < b]
     return union_all(kept, *counted).subquery("counted") if counted else kept.subquery("counted")
 
 
@@ -305,18 +297,28 @@ def _midnight(moment: datetime) -> datetime:
 
 def audit_events(session: Session, *, start: str | None = None, end: str | None = None, bucket: str | None = None,
                  action: str | None = None, entity_type: str | None = None) -> Body:
-    """Audit entries per bucket, action and entity type (one entry per change; no per-user split)."""
+    """Audit entries per bucket, action and entity type (one entry per change; no per-user split).
+    On SQLite the whole days come from the counts the database keeps (``persistence.audit_days``),
+    elsewhere the entries are grouped by day."""
     size = check_bucket(bucket)
     dialect = _dialect(session)
     day = day_of(dialect, AuditEntry.timestamp)
-    conds = day_range(dialect, day, AuditEntry.timestamp, start, end)  # SQLite: the day index (migration 0018)
+    conds: list[ColumnElement[bool]] = []
+    kept_conds: list[ColumnElement[bool]] = [AuditDay.entries != 0]
     if action:
         conds.append(AuditEntry.action == action)
+        kept_conds.append(AuditDay.action == action)
     if entity_type:
         conds.append(AuditEntry.entity_type == entity_type)
+        kept_conds.append(AuditDay.entity_type == entity_type)
     by = [day, AuditEntry.action, AuditEntry.entity_type]
-    counted = (select(day.label("day"), AuditEntry.action, AuditEntry.entity_type, func.count().label("n"))
-               .where(*conds).group_by(*by).subquery("counted"))
+    rows = (select(day.label("day"), AuditEntry.action, AuditEntry.entity_type, func.count().label("n"))
+            .where(*conds).group_by(*by))
+    if record_counts.kept(dialect):
+        kept = select(AuditDay.day, AuditDay.action, AuditDay.entity_type, AuditDay.entries.label("n")).where(*kept_conds)
+        counted = _days_and_parts(start, end, kept, AuditDay.day, rows, AuditEntry.timestamp)
+    else:
+        counted = rows.where(*in_range(AuditEntry.timestamp, start, end)).subquery("counted")
     stmt = _per_bucket(session, size, counted, [counted.c.action, counted.c.entity_type])
     return {"bucket": size, "items": _items(session, stmt, ("bucket", "action", "entity_type"))}
 

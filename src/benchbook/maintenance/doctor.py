@@ -17,10 +17,11 @@ The checks, in order (:func:`examine`):
                  true (migration 0017, ``persistence.own_values``), checked once the database
                  is at the newest revision. Fix: create them again (entries of records whose
                  values changed while they were missing may read the values as they are now).
-``counts``       SQLite: the live record counts it keeps per collection and schema, and the
-                 records created per day (migrations 0019 and 0020,
-                 ``persistence.record_counts``): their triggers are there and they agree with a
-                 count of the records. Fix: create the triggers again and count afresh.
+``counts``       SQLite: the live record counts it keeps per collection and schema, the
+                 records created per day and the history entries per day (migrations 0019 to
+                 0021, ``persistence.record_counts``, ``persistence.audit_days``): their
+                 triggers are there and they agree with a count of the rows. Fix: create the
+                 triggers again and count afresh.
 ``files``        content the database records or records use but ``files/`` lacks (missing)
                  or holds with another size (damaged); content no database row knows (stray)
                  and ``.upload-*`` temporary files left by an upload that never finished;
@@ -61,7 +62,7 @@ from sqlalchemy.orm import Session
 from benchbook.config import CONFIG_NAME, Project
 from benchbook.domain.ai.config import SECRETS_NAME
 from benchbook.domain.files import SPOOL_PREFIX
-from benchbook.persistence import own_values, record_counts
+from benchbook.persistence import audit_days, own_values, record_counts
 from benchbook.persistence.db import COMMAND_WAIT, alembic_config, make_engine, upgrade, write_lock
 from benchbook.persistence.tables import Job, RecordLink, StoredFile
 from benchbook.runner import queue
@@ -311,19 +312,20 @@ def _recreate_triggers(engine: Engine) -> str:
 
 
 def check_counts(engine: Engine) -> list[Finding]:
-    """The kept record counts and creation days (migrations 0019 and 0020, SQLite) have their
-    triggers and agree with the records."""
+    """The kept record counts, creation days and history days (migrations 0019 to 0021, SQLite)
+    have their triggers and agree with the records and entries."""
     if not record_counts.kept(engine.dialect.name):
         return [Finding("counts", "ok", "PostgreSQL counts the records when asked (nothing kept to check)")]
     with engine.connect() as conn:
         missing = sorted({*record_counts.TRIGGERS, *record_counts.DAY_TRIGGERS} - record_counts.present(conn))
-        wrong = record_counts.drift(conn)
+        missing += sorted(set(audit_days.TRIGGERS) - audit_days.present(conn))
+        wrong = record_counts.drift(conn) + audit_days.drift(conn)
     if not (missing or wrong):
         return [Finding("counts", "ok", "the kept record counts agree with the records")]
     what = [f"trigger(s) {', '.join(missing)} missing"] if missing else []
     what += [f"{wrong} kept count(s) differ from the records"] if wrong else []
-    return [Finding("counts", "warning", "; ".join(what) + " (collection lists, record-counts and the growth chart "
-                    "show them)",
+    return [Finding("counts", "warning", "; ".join(what) + " (collection lists, record-counts and the growth and "
+                    "history charts show them)",
                     "`benchbook doctor --fix` creates the triggers again and counts the records afresh",
                     repair=lambda: _recount(engine))]
 
@@ -331,6 +333,7 @@ def check_counts(engine: Engine) -> list[Finding]:
 def _recount(engine: Engine) -> str:
     with engine.begin() as conn:
         record_counts.repair(conn)
+        audit_days.repair(conn)
     return "counted the records afresh"
 
 

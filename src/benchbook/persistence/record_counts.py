@@ -33,16 +33,10 @@ def _add(row: str, by: int, when: str | None = None, *, table: str = "record_cou
     """SQL adding ``by`` to the count of ``row``'s (``NEW`` or ``OLD``) collection and schema
     (``record_counts``) or creation day, collection and schema (``record_days``), only ``when``
     that holds (a condition on the row) if given."""
-    keys = ["dataset_id", "schema_id"]
-    values = [f"{row}.dataset_id", f"{row}.schema_id"]
+    keys = {"dataset_id": f"{row}.dataset_id", "schema_id": f"{row}.schema_id"}
     if table == "record_days":
-        keys.insert(0, "day")
-        values.insert(0, f"substr({row}.created_at, 1, 10)")  # the UTC day, as tables.sqlite_day
-    column = "live" if table == "record_counts" else "created"
-    picked = ", ".join([*values, str(by)])
-    given = f"SELECT {picked} WHERE {when}" if when else f"VALUES ({picked})"
-    return (f"INSERT INTO {table} ({', '.join(keys)}, {column}) {given} "
-            f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {column} = {table}.{column} + {by};")
+        keys = {"day": f"substr({row}.created_at, 1, 10)", **keys}  # the UTC day, as tables.sqlite_day
+    return triggers.add_to(table, keys, "live" if table == "record_counts" else "created", by, when)
 
 
 _MOVED = ("(OLD.deleted_at IS NULL) <> (NEW.deleted_at IS NULL) OR OLD.dataset_id <> NEW.dataset_id "

@@ -373,6 +373,19 @@ class RecordDay(Base):
     created: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
 
 
+class AuditDay(Base):
+    """How many history entries there are of each action and entity type on each UTC day
+    (``YYYY-MM-DD``; the history chart), kept on SQLite by triggers on ``audit_entries``
+    (``persistence.audit_days``; migration 0021). Empty on PostgreSQL, which groups the entries
+    when asked."""
+
+    __tablename__ = "audit_days"
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)
+    action: Mapped[str] = mapped_column(String(10), primary_key=True)
+    entity_type: Mapped[str] = mapped_column(String(10), primary_key=True)
+    entries: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
+
+
 class CatalogToken(Base):
     """One row whose ``token`` the database replaces with a new random value whenever a row of
     ``schemas``, ``fields``, ``collections`` or ``collection_schemas`` changes (triggers made by
@@ -528,8 +541,9 @@ def growth_index_ddl(dialect: Dialect) -> str | None:
 
 
 AUDIT_DAY_INDEX = "ix_audit_entries_day"
-"""The history entries' day index (migration 0018, SQLite only): ``GET /analytics/audit/events``
-counts entries by UTC day, action and entity type, read from this index in group order."""
+"""The history entries' day index (migration 0018, SQLite only, dropped by 0021): ``GET
+/analytics/audit/events`` counted entries by UTC day, action and entity type from it; since
+0021 SQLite keeps those counts (:class:`AuditDay`). Kept here for 0018 and 0021's downgrade."""
 
 
 def audit_day_index_ddl(dialect: Dialect) -> str | None:

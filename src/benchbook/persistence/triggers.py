@@ -22,3 +22,14 @@ def replace(conn: Connection, drop: Iterable[str], create: Iterable[str]) -> Non
     sent as written)."""
     for statement in (*drop, *create):
         conn.exec_driver_sql(statement)
+
+
+def add_to(table: str, keys: dict[str, str], column: str, by: int, when: str | None = None) -> str:
+    """SQL for a trigger body: add ``by`` to ``table``'s ``column`` in the row whose key columns
+    hold the given SQL values (``keys``: column → expression on ``NEW`` or ``OLD``), making the
+    row when missing; only ``when`` that holds (a condition on the row) if given."""
+    picked = ", ".join([*keys.values(), str(by)])
+    given = f"SELECT {picked} WHERE {when}" if when else f"VALUES ({picked})"
+    names = ", ".join(keys)
+    return (f"INSERT INTO {table} ({names}, {column}) {given} "
+            f"ON CONFLICT ({names}) DO UPDATE SET {column} = {table}.{column} + {by};")
