@@ -21,6 +21,7 @@ from benchbook.domain.catalog.fields import delete_field, purge_field
 from benchbook.domain.catalog.lookup import find_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
+from benchbook.domain.history import storage as history_storage
 from benchbook.domain.history.restore import orphans
 from benchbook.domain.records import lists as record_lists
 from benchbook.domain.records.bulk import bulk_create_records
@@ -30,6 +31,7 @@ from benchbook.domain.records.writes import update_record
 from benchbook.limits import Limits, use
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import (
+    EDITS_INDEX,
     Record,
     field_index_name,
     field_statistics_name,
@@ -370,3 +372,13 @@ def test_orphans_seek_the_deleted_records_instead_of_reading_every_record(db: Da
     found = plans_of(db, lambda s: orphans(s, 50, 0))
     assert found and all("SEARCH records USING COVERING INDEX ix_records_listing (dataset_id=? AND schema_id=? "
                          "AND deleted_at>?)" in plan and "SCAN records" not in plan for plan in found), found
+
+
+def test_the_storage_figures_read_the_edits_not_every_entry(db: Database) -> None:
+    """``GET /audit/storage`` looks for edits stored whole among the edits only (migration 0022:
+    a read of every entry before, 432 ms at 1,000,000 entries)."""
+    found = plans_of(db, history_storage.count_whole, table="audit_entries", word="count(distinct")
+    if db.engine.dialect.name == "sqlite":
+        assert found and all(plan.count(f"USING INDEX {EDITS_INDEX}") == 2 for plan in found), found
+    else:
+        assert found and all(EDITS_INDEX in plan and "Seq Scan on audit_entries" not in plan for plan in found), found

@@ -55,6 +55,10 @@ HAS_NAME = text("natural_name IS NOT NULL")
 SCHEMA_THINGS = text("entity_type IN ('schema', 'field')")
 COLLECTION_THINGS = text("entity_type = 'dataset'")
 LONE = text("batch_id IS NULL")
+EDITS = text("action = 'update'")
+EDITS_INDEX = "ix_audit_entries_edits"
+"""The edits among the history entries (migration 0022): ``GET /audit/storage`` counts those
+still stored whole (``domain.history.storage``) without reading every entry."""
 
 
 class ValuesJSON(JSON):
@@ -329,6 +333,8 @@ class AuditEntry(Base):
               postgresql_where=COLLECTION_THINGS),
         # the changes made outside any batch, newest first (GET /audit/events; migration 0010)
         Index("ix_audit_entries_lone", "timestamp", "id", sqlite_where=LONE, postgresql_where=LONE),
+        # the edits, which history.storage checks for unchanged values (migration 0022)
+        Index(EDITS_INDEX, "id", sqlite_where=EDITS, postgresql_where=EDITS),
         # record create and delete entries still holding values (history.storage; migration 0017)
         *(Index(own_values.INDEXES[action], "id", sqlite_where=text(own_values.holding("sqlite", action, column)),
                 postgresql_where=text(own_values.holding("postgresql", action, column)))

@@ -32,7 +32,7 @@ from benchbook.domain.errors import Conflict
 from benchbook.domain.history.own_values import OWN_VALUES
 from benchbook.persistence.db import write_lock
 from benchbook.persistence.own_values import INDEXES, holding
-from benchbook.persistence.tables import AuditEntry, Record
+from benchbook.persistence.tables import EDITS_INDEX, AuditEntry, Record
 
 log = logging.getLogger("benchbook.history")
 
@@ -47,12 +47,12 @@ for an import rather than stop)."""
 
 _IDENT_SQL = ", ".join(f"'{k}'" for k in IDENTITY)
 _SQLITE_SAME = f"""
-SELECT e.id AS id, 'data' AS scope, o.key AS key FROM audit_entries e
+SELECT e.id AS id, 'data' AS scope, o.key AS key FROM audit_entries e INDEXED BY {EDITS_INDEX}
   JOIN json_each(e.old_data, '$.data') o JOIN json_each(e.new_data, '$.data') n ON n.key = o.key
  WHERE e.action = 'update' AND e.entity_type = 'record' AND json_type(e.old_data, '$.data') = 'object'
    AND json_type(e.new_data, '$.data') = 'object' AND o.type = n.type AND o.value IS n.value
 UNION ALL
-SELECT e.id, 'top', o.key FROM audit_entries e
+SELECT e.id, 'top', o.key FROM audit_entries e INDEXED BY {EDITS_INDEX}
   JOIN json_each(e.old_data) o JOIN json_each(e.new_data) n ON n.key = o.key
  WHERE e.action = 'update' AND json_type(e.old_data) = 'object' AND json_type(e.new_data) = 'object'
    AND o.key NOT IN ({_IDENT_SQL}) AND o.type = n.type AND o.value IS n.value
