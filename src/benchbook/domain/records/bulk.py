@@ -64,6 +64,7 @@ from benchbook.persistence.db import bulk_cache
 from benchbook.persistence.rows_insert import insert_rows
 from benchbook.persistence.tables import (
     Collection,
+    Field,
     Record,
     RecordLink,
     Schema,
@@ -126,6 +127,7 @@ class _Bulk:
         self.pending: dict[str, _Row] = {}  # validated rows not (yet) in the database
         self.keys_seen: dict[str, _Row] = {}  # uniqueness markers of this call's rows
         self.problems: list[tuple[int, str]] = []
+        self.linked: dict[str, dict[str, Field]] = {}  # schema id → its reference and file fields by name
 
     # ----------------------------------------------------------------------------- lookups
     def schema(self, name: Any) -> Schema:
@@ -155,9 +157,10 @@ class _Bulk:
             meta = self._meta_or_none(body.get("schema_name"))
             if meta is None or not isinstance(data, dict):
                 continue
-            for name, value in data.items():
-                f = meta.by_name.get(name)
-                if f is None or blank(value) or f.type not in _LINKED:
+            linked = self.linked_fields(meta)
+            for name, f in linked.items() if linked else ():
+                value = data.get(name)
+                if blank(value):
                     continue
                 items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else []
                 items = [i.strip() for i in items if isinstance(i, str)]
@@ -177,6 +180,13 @@ class _Bulk:
             files.update({f.sha256: dtypes.FileMeta(filename=f.filename, size=f.size)
                           for f in self.s.scalars(select(StoredFile).where(StoredFile.sha256.in_(part)))})
         return found_parents, {"targets": found_targets, "files": files}, shas
+
+    def linked_fields(self, meta: SchemaMeta) -> dict[str, Field]:
+        """``meta``'s live reference and file fields by name (most schemas have none)."""
+        sid = meta.schema.id
+        if sid not in self.linked:
+            self.linked[sid] = {f.name: f for f in meta.fields if f.type in _LINKED}
+        return self.linked[sid]
 
     def meta(self, schema: Schema) -> SchemaMeta:
         if schema.id not in self.metas:
@@ -246,6 +256,8 @@ class _Bulk:
                            loc: tuple[str, ...]) -> list[dict[str, Any]]:
         """``values.reference_problems`` over the prefetched targets, this call's rows counting
         as live records of the collection."""
+        if not self.linked_fields(meta):
+            return []  # no reference field: nothing to check
         mine = {t: (row.id, None, row.meta.schema.name, self.collection.id, self.collection.scope, None)
                 for f in meta.fields if f.type in REFERENCE_TYPES
                 for t in as_list(data.get(f.id)) if (row := self.pending.get(t)) is not None}
