@@ -21,7 +21,7 @@ from benchbook.domain.ids import new_id
 from benchbook.maintenance import doctor
 from benchbook.persistence import audit_days, own_values, record_counts
 from benchbook.persistence.db import alembic_config, open_database
-from benchbook.persistence.tables import AuditEntry, Job, utcnow
+from benchbook.persistence.tables import EDITS_INDEX, AuditEntry, Job, field_index_name, utcnow
 from benchbook.runner import queue
 
 
@@ -319,3 +319,24 @@ def test_kept_record_counts_that_drift_are_counted_afresh(api: Any) -> None:
     again = api.ok("GET", "/analytics/audit/events", params={"action": "create", "entity_type": "record"})
     assert sum(i["count"] for i in again["items"]) == sum(i["count"] for i in history["items"]) + 1
     assert api.ok("GET", "/collections/counted")["record_count"] == 4  # the trigger counts again
+
+
+def test_missing_indexes_are_found_and_created_again(api: Any) -> None:
+    """On each backend: a model's index and a field's index gone (data intact, queries slow) are
+    a warning, which ``--fix`` repairs with the same definitions."""
+    engine = api.app.services.db.engine
+    api.ok("POST", "/schemas", 201, json={"name": "indexed", "fields": [{"name": "v", "type": "integer"}]})
+    with engine.connect() as conn:
+        fid = conn.execute(text("SELECT id FROM fields WHERE name = 'v'")).scalar_one()
+        before = doctor.present_indexes(conn)
+    field_index = field_index_name(fid)
+    assert {"ix_records_listing", EDITS_INDEX, field_index} <= before
+    assert [f.severity for f in doctor.examine(api.project) if f.check == "indexes"] == ["ok"]
+    with engine.begin() as conn:
+        for name in ("ix_records_listing", field_index):
+            conn.exec_driver_sql(f'DROP INDEX "{name}"')
+    found = found_and_fixed(api.project, "indexes", "created 2 index(es) again")
+    assert found.severity == "warning" and "ix_records_listing" in found.message and field_index in found.message
+    with engine.connect() as conn:
+        assert doctor.present_indexes(conn) == before
+    assert [f.severity for f in doctor.examine(api.project) if f.check == "indexes"] == ["ok"]

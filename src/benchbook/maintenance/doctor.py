@@ -22,6 +22,8 @@ The checks, in order (:func:`examine`):
                  0021, ``persistence.record_counts``, ``persistence.audit_days``): their
                  triggers are there and they agree with a count of the rows. Fix: create the
                  triggers again and count afresh.
+``indexes``      every index of the models and one per field of an indexed type, checked
+                 once the database is at the newest revision. Fix: create the missing ones.
 ``files``        content the database records or records use but ``files/`` lacks (missing)
                  or holds with another size (damaged); content no database row knows (stray)
                  and ``.upload-*`` temporary files left by an upload that never finished;
@@ -41,6 +43,7 @@ Nothing is changed unless ``fix`` is given. A finding is a problem when its seve
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import socket
@@ -54,7 +57,7 @@ from pathlib import Path
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
-from sqlalchemy import Engine, func, select, text
+from sqlalchemy import Connection, Engine, Index, func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
@@ -64,7 +67,15 @@ from benchbook.domain.ai.config import SECRETS_NAME
 from benchbook.domain.files import SPOOL_PREFIX
 from benchbook.persistence import audit_days, own_values, record_counts
 from benchbook.persistence.db import COMMAND_WAIT, alembic_config, make_engine, upgrade, write_lock
-from benchbook.persistence.tables import Job, RecordLink, StoredFile
+from benchbook.persistence.tables import (
+    Base,
+    Field,
+    Job,
+    RecordLink,
+    StoredFile,
+    field_index_ddl,
+    field_index_name,
+)
 from benchbook.runner import queue
 
 GRACE = 600.0
@@ -117,6 +128,7 @@ def examine(project: Project, *, fix: bool = False, quick: bool = False) -> list
         if all(f.severity == "ok" or f.fixed for f in migrations):
             findings += _guarded("history", lambda: check_history(engine))
             findings += _guarded("counts", lambda: check_counts(engine))
+            findings += _guarded("indexes", lambda: check_indexes(engine))
         findings += _guarded("files", lambda: check_files(engine, project.files_dir))
         findings += _guarded("runs", lambda: check_runs(engine))
         if sqlite_path is not None:
@@ -309,6 +321,58 @@ def _recreate_triggers(engine: Engine) -> str:
     with engine.begin() as conn:
         own_values.recreate(conn)
     return "created the history triggers again"
+
+
+def expected_indexes(conn: Connection) -> dict[str, Callable[[Connection], None]]:
+    """Every index the database should have at the newest revision → how to create it: the
+    models' (``tables``) and one per field of an indexed type (``tables.field_index_ddl``, the
+    fields of the trash included: theirs go when they are purged)."""
+    out: dict[str, Callable[[Connection], None]] = {}
+    for table in Base.metadata.sorted_tables:
+        for index in table.indexes:
+            out[str(index.name)] = functools.partial(_create_model_index, index)
+    for fid, type_ in conn.execute(select(Field.id, Field.type)):
+        ddl = field_index_ddl(conn.dialect, fid, type_)
+        if ddl:
+            out[field_index_name(fid)] = functools.partial(_run_ddl, ddl)
+    return out
+
+
+def _create_model_index(index: Index, conn: Connection) -> None:
+    index.create(conn)  # known to be missing (checkfirst would reflect, and warn on expression indexes)
+
+
+def _run_ddl(ddl: str, conn: Connection) -> None:
+    conn.exec_driver_sql(ddl)
+
+
+def present_indexes(conn: Connection) -> set[str]:
+    """The names of the indexes the database at ``conn`` has (its current schema on PostgreSQL)."""
+    sql = ("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()" if conn.dialect.name == "postgresql"
+           else "SELECT name FROM sqlite_master WHERE type = 'index'")
+    return {str(name) for name in conn.execute(text(sql)).scalars()}
+
+
+def check_indexes(engine: Engine) -> list[Finding]:
+    """Every index of the models and of the fields is there (a lost one leaves the data whole but
+    makes the pages and filters that use it read every record)."""
+    with engine.connect() as conn:
+        missing = sorted(set(expected_indexes(conn)) - present_indexes(conn))
+    if not missing:
+        return [Finding("indexes", "ok", "every index is in place")]
+    shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+    return [Finding("indexes", "warning", f"{len(missing)} index(es) missing: {shown} (the pages and filters that "
+                    "use them read every record)", "`benchbook doctor --fix` creates them again",
+                    repair=lambda: _create_indexes(engine))]
+
+
+def _create_indexes(engine: Engine) -> str:
+    with engine.begin() as conn:
+        wanted = expected_indexes(conn)
+        missing = sorted(set(wanted) - present_indexes(conn))
+        for name in missing:
+            wanted[name](conn)
+    return f"created {len(missing)} index(es) again"
 
 
 def check_counts(engine: Engine) -> list[Finding]:
