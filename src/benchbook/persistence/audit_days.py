@@ -62,8 +62,7 @@ def recount(conn: Connection) -> None:
 
 def present(conn: Connection) -> set[str]:
     """Which of :data:`TRIGGERS` the database at ``conn`` has (SQLite)."""
-    names = conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'audit_entries'"))
-    return {str(name) for name in names.scalars()} & set(TRIGGERS)
+    return triggers.existing(conn, "audit_entries") & set(TRIGGERS)
 
 
 def drift(conn: Connection) -> int:

@@ -71,7 +71,7 @@ def drop_statements(dialect: str) -> list[str]:
 
 def present(conn: Connection) -> set[str]:
     """Which of :data:`TRIGGERS` the database at ``conn`` has."""
-    return triggers.on_records(conn) & set(TRIGGERS)
+    return triggers.existing(conn) & set(TRIGGERS)
 
 
 def recreate(conn: Connection) -> None:

@@ -108,7 +108,7 @@ def live_counts(session: Session, dataset_id: str) -> dict[str, int]:
 
 def present(conn: Connection) -> set[str]:
     """Which of :data:`TRIGGERS` and :data:`DAY_TRIGGERS` the database at ``conn`` has."""
-    return triggers.on_records(conn) & {*TRIGGERS, *DAY_TRIGGERS}
+    return triggers.existing(conn) & {*TRIGGERS, *DAY_TRIGGERS}
 
 
 def drift(conn: Connection) -> int:

@@ -1,5 +1,6 @@
-"""What benchbook's triggers on ``records`` share: finding which exist and making them again
-(``persistence.own_values``, ``persistence.record_counts``; ``benchbook doctor`` repairs them)."""
+"""What benchbook's triggers share: finding which exist, making them again and the kept counts'
+bodies (``persistence.own_values``, ``persistence.record_counts``, ``persistence.audit_days``;
+``benchbook doctor`` repairs them)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -7,14 +8,14 @@ from collections.abc import Iterable
 from sqlalchemy import Connection, text
 
 
-def on_records(conn: Connection) -> set[str]:
-    """The names of the triggers on ``records`` in the database at ``conn`` (its current schema
+def existing(conn: Connection, table: str = "records") -> set[str]:
+    """The names of the triggers on ``table`` in the database at ``conn`` (its current schema
     on PostgreSQL)."""
     sql = ("SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
-           "WHERE c.relname = 'records' AND NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace"
+           "WHERE c.relname = :t AND NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace"
            if conn.dialect.name == "postgresql" else
-           "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'records'")
-    return {str(name) for name in conn.execute(text(sql)).scalars()}
+           "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = :t")
+    return {str(name) for name in conn.execute(text(sql), {"t": table}).scalars()}
 
 
 def replace(conn: Connection, drop: Iterable[str], create: Iterable[str]) -> None:
