@@ -234,33 +234,23 @@ def records_growth(session: Session, *, start: str | None = None, end: str | Non
                    bucket: str | None = None, dataset: str | None = None, schema: str | None = None) -> Body:
     """Records created per bucket, collection and schema: every record row whose ``created_at`` is
     in the range, deleted since or not (a purged record is gone and no longer counted). On SQLite
-    the whole days come from the counts the database keeps (``persistence.record_counts``,
-    :func:`_kept_days`), elsewhere the records are grouped by day."""
+    the whole days come from the counts the database keeps (``persistence.record_counts``),
+    elsewhere the records are grouped by day."""
     size = check_bucket(bucket)
     dialect = _dialect(session)
-    if record_counts.kept(dialect):
-        counted = _kept_days(dialect, start, end, dataset, schema)
-    else:
-        day = day_of(dialect, Record.created_at)
-        counted = (select(day.label("day"), Record.dataset_id, Record.schema_id, func.count().label("n"))
-                   .where(*in_range(Record.created_at, start, end), *_record_filters(dataset, schema))
-                   .group_by(day, Record.dataset_id, Record.schema_id).subquery("counted"))
-    stmt = _per_bucket(session, size, counted, [Collection.name, Schema.name],
-                       (Collection, Collection.id == counted.c.dataset_id), (Schema, Schema.id == counted.c.schema_id))
-    return {"bucket": size, "items": _items(session, stmt, ("bucket", "dataset", "schema_name"))}
-
-
-def _kept_days(dialect: str, start: str | None, end: str | None, dataset: str | None,
-               schema: str | None) -> Subquery:
-    """Records created per UTC day, collection and schema in ``[start, end)`` (SQLite):
-    :func:`_days_and_parts` over ``record_days`` and the records. Columns ``day``,
-    ``dataset_id``, ``schema_id``, ``n``."""
-    kept = (select(RecordDay.day, RecordDay.dataset_id, RecordDay.schema_id, RecordDay.created.label("n"))
-            .where(RecordDay.created != 0, *_record_filters(dataset, schema, RecordDay.dataset_id, RecordDay.schema_id)))
     day = day_of(dialect, Record.created_at)
     rows = (select(day.label("day"), Record.dataset_id, Record.schema_id, func.count().label("n"))
             .where(*_record_filters(dataset, schema)).group_by(day, Record.dataset_id, Record.schema_id))
-    return _days_and_parts(start, end, kept, RecordDay.day, rows, Record.created_at)
+    if record_counts.kept(dialect):
+        kept = (select(RecordDay.day, RecordDay.dataset_id, RecordDay.schema_id, RecordDay.created.label("n"))
+                .where(RecordDay.created != 0,
+                       *_record_filters(dataset, schema, RecordDay.dataset_id, RecordDay.schema_id)))
+        counted = _days_and_parts(start, end, kept, RecordDay.day, rows, Record.created_at)
+    else:
+        counted = rows.where(*in_range(Record.created_at, start, end)).subquery("counted")
+    stmt = _per_bucket(session, size, counted, [Collection.name, Schema.name],
+                       (Collection, Collection.id == counted.c.dataset_id), (Schema, Schema.id == counted.c.schema_id))
+    return {"bucket": size, "items": _items(session, stmt, ("bucket", "dataset", "schema_name"))}
 
 
 def _days_and_parts(start: str | None, end: str | None, kept: Select[*tuple[Any, ...]], kept_day: Any,
