@@ -14,50 +14,35 @@ the table stays empty.
 """
 from __future__ import annotations
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection
 
 from benchbook.persistence import triggers
 from benchbook.persistence.record_counts import kept
 
 TRIGGERS = ("audit_day_insert", "audit_day_delete", "audit_day_update")
-
-
-def _add(row: str, by: int) -> str:
-    keys = {"day": f"substr({row}.timestamp, 1, 10)",  # the UTC day, as tables.sqlite_day
-            "action": f"{row}.action", "entity_type": f"{row}.entity_type"}
-    return triggers.add_to("audit_days", keys, "entries", by)
-
-
-_TRIGGERS = (
-    (TRIGGERS[0], "INSERT", "1", _add("NEW", 1)),
-    (TRIGGERS[1], "DELETE", "1", _add("OLD", -1)),
-    (TRIGGERS[2], "UPDATE OF timestamp, action, entity_type",
-     "OLD.timestamp <> NEW.timestamp OR OLD.action <> NEW.action OR OLD.entity_type <> NEW.entity_type",
-     f"{_add('OLD', -1)} {_add('NEW', 1)}"),
-)
+DAYS = triggers.KeptCount(
+    "audit_days", "audit_entries",
+    {"day": triggers.SQLITE_DAY.format(row="{row}", column="timestamp"), "action": "{row}.action",
+     "entity_type": "{row}.entity_type"},
+    "entries", counted=None, moved_by="timestamp, action, entity_type",
+    when="OLD.timestamp <> NEW.timestamp OR OLD.action <> NEW.action OR OLD.entity_type <> NEW.entity_type",
+    names=TRIGGERS)
 
 
 def create_statements(dialect: str) -> list[str]:
     """The DDL creating the triggers on ``dialect`` (none on PostgreSQL, see the module)."""
-    if not kept(dialect):
-        return []
-    return [f"CREATE TRIGGER {name} AFTER {event} ON audit_entries WHEN {when} BEGIN {body} END"
-            for name, event, when, body in _TRIGGERS]
+    return DAYS.create_statements() if kept(dialect) else []
 
 
 def drop_statements(dialect: str) -> list[str]:
     """The DDL dropping them (those that exist)."""
-    return [f"DROP TRIGGER IF EXISTS {name}" for name in TRIGGERS] if kept(dialect) else []
+    return DAYS.drop_statements() if kept(dialect) else []
 
 
 def recount(conn: Connection) -> None:
     """Set the counts from the entries themselves, in ``conn``'s transaction (SQLite)."""
-    if not kept(conn.dialect.name):
-        return
-    conn.execute(text("DELETE FROM audit_days"))
-    conn.execute(text("INSERT INTO audit_days (day, action, entity_type, entries) "
-                      "SELECT substr(timestamp, 1, 10), action, entity_type, count(*) FROM audit_entries "
-                      "GROUP BY 1, 2, 3"))
+    if kept(conn.dialect.name):
+        DAYS.recount(conn)
 
 
 def present(conn: Connection) -> set[str]:
@@ -68,11 +53,7 @@ def present(conn: Connection) -> set[str]:
 def drift(conn: Connection) -> int:
     """How many (day, action, entity type) triples the kept counts get wrong, by a count of the
     entries (SQLite)."""
-    sql = ("SELECT count(*) FROM (SELECT day, action, entity_type, entries AS n FROM audit_days WHERE entries <> 0) k "
-           "FULL OUTER JOIN (SELECT substr(timestamp, 1, 10) AS day, action, entity_type, count(*) AS n "
-           "FROM audit_entries GROUP BY 1, 2, 3) r ON r.day = k.day AND r.action = k.action "
-           "AND r.entity_type = k.entity_type WHERE k.n IS DISTINCT FROM r.n")
-    return int(conn.execute(text(sql)).scalar_one())
+    return DAYS.drift(conn)
 
 
 def repair(conn: Connection) -> None:

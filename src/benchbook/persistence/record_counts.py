@@ -20,43 +20,27 @@ chart groups them (by hash), and the tables stay empty.
 """
 from __future__ import annotations
 
-from sqlalchemy import Connection, func, select, text
+from sqlalchemy import Connection, func, select
 from sqlalchemy.orm import Session
 
 from benchbook.persistence import triggers
 from benchbook.persistence.tables import Record, RecordCount
 
 TRIGGERS = ("records_count_insert", "records_count_delete", "records_count_update")
-
-
-def _add(row: str, by: int, when: str | None = None, *, table: str = "record_counts") -> str:
-    """SQL adding ``by`` to the count of ``row``'s (``NEW`` or ``OLD``) collection and schema
-    (``record_counts``) or creation day, collection and schema (``record_days``), only ``when``
-    that holds (a condition on the row) if given."""
-    keys = {"dataset_id": f"{row}.dataset_id", "schema_id": f"{row}.schema_id"}
-    if table == "record_days":
-        keys = {"day": f"substr({row}.created_at, 1, 10)", **keys}  # the UTC day, as tables.sqlite_day
-    return triggers.add_to(table, keys, "live" if table == "record_counts" else "created", by, when)
-
-
-_MOVED = ("(OLD.deleted_at IS NULL) <> (NEW.deleted_at IS NULL) OR OLD.dataset_id <> NEW.dataset_id "
-          "OR OLD.schema_id <> NEW.schema_id")
-_TRIGGERS = (  # name, the event it follows, when it fires, what it does
-    (TRIGGERS[0], "INSERT", "NEW.deleted_at IS NULL", _add("NEW", 1)),
-    (TRIGGERS[1], "DELETE", "OLD.deleted_at IS NULL", _add("OLD", -1)),
-    (TRIGGERS[2], "UPDATE OF deleted_at, dataset_id, schema_id", _MOVED,
-     f"{_add('OLD', -1, 'OLD.deleted_at IS NULL')} {_add('NEW', 1, 'NEW.deleted_at IS NULL')}"),
-)
-
-
 DAY_TRIGGERS = ("records_day_insert", "records_day_delete", "records_day_update")
-_DAY_TRIGGERS = (
-    (DAY_TRIGGERS[0], "INSERT", "1", _add("NEW", 1, table="record_days")),
-    (DAY_TRIGGERS[1], "DELETE", "1", _add("OLD", -1, table="record_days")),
-    (DAY_TRIGGERS[2], "UPDATE OF created_at, dataset_id, schema_id",
-     "OLD.created_at <> NEW.created_at OR OLD.dataset_id <> NEW.dataset_id OR OLD.schema_id <> NEW.schema_id",
-     f"{_add('OLD', -1, table='record_days')} {_add('NEW', 1, table='record_days')}"),
-)
+_KEYS = {"dataset_id": "{row}.dataset_id", "schema_id": "{row}.schema_id"}
+LIVE = triggers.KeptCount(
+    "record_counts", "records", _KEYS, "live", counted="{row}.deleted_at IS NULL",
+    moved_by="deleted_at, dataset_id, schema_id",
+    when="(OLD.deleted_at IS NULL) <> (NEW.deleted_at IS NULL) OR OLD.dataset_id <> NEW.dataset_id "
+         "OR OLD.schema_id <> NEW.schema_id", names=TRIGGERS)
+"""Live records per collection and schema (migration 0019)."""
+DAYS = triggers.KeptCount(
+    "record_days", "records", {"day": triggers.SQLITE_DAY.format(row="{row}", column="created_at"), **_KEYS},
+    "created", counted=None, moved_by="created_at, dataset_id, schema_id",
+    when="OLD.created_at <> NEW.created_at OR OLD.dataset_id <> NEW.dataset_id OR OLD.schema_id <> NEW.schema_id",
+    names=DAY_TRIGGERS)
+"""Records created per UTC day, collection and schema, deleted or not (migration 0020)."""
 
 
 def kept(dialect: str) -> bool:
@@ -67,32 +51,19 @@ def kept(dialect: str) -> bool:
 def create_statements(dialect: str, *, days: bool = False) -> list[str]:
     """The DDL creating the live counts' triggers (``days``: the creation days' instead) on
     ``dialect`` (none on PostgreSQL, see the module)."""
-    if not kept(dialect):
-        return []
-    return [f"CREATE TRIGGER {name} AFTER {event} ON records WHEN {when} BEGIN {body} END"
-            for name, event, when, body in (_DAY_TRIGGERS if days else _TRIGGERS)]
+    return (DAYS if days else LIVE).create_statements() if kept(dialect) else []
 
 
 def drop_statements(dialect: str, *, days: bool = False) -> list[str]:
     """The DDL dropping them (those that exist)."""
-    return [f"DROP TRIGGER IF EXISTS {name}" for name in (DAY_TRIGGERS if days else TRIGGERS)] if kept(dialect) else []
+    return (DAYS if days else LIVE).drop_statements() if kept(dialect) else []
 
 
 def recount(conn: Connection, *, days: bool = False) -> None:
     """Set the live counts (``days``: the creation days') from the records themselves, in
     ``conn``'s transaction (SQLite)."""
-    if not kept(conn.dialect.name):
-        return
-    if days:
-        conn.execute(text("DELETE FROM record_days"))
-        conn.execute(text("INSERT INTO record_days (day, dataset_id, schema_id, created) "
-                          "SELECT substr(created_at, 1, 10), dataset_id, schema_id, count(*) FROM records "
-                          "GROUP BY 1, 2, 3"))
-        return
-    conn.execute(text("DELETE FROM record_counts"))
-    conn.execute(text("INSERT INTO record_counts (dataset_id, schema_id, live) "
-                      "SELECT dataset_id, schema_id, count(*) FROM records WHERE deleted_at IS NULL "
-                      "GROUP BY dataset_id, schema_id"))
+    if kept(conn.dialect.name):
+        (DAYS if days else LIVE).recount(conn)
 
 
 def live_counts(session: Session, dataset_id: str) -> dict[str, int]:
@@ -114,15 +85,7 @@ def present(conn: Connection) -> set[str]:
 def drift(conn: Connection) -> int:
     """How many (collection, schema) pairs the kept live counts get wrong, and (creation day,
     collection, schema) triples the kept days, by a count of the records (SQLite)."""
-    live = ("SELECT count(*) FROM (SELECT dataset_id, schema_id, live AS n FROM record_counts WHERE live <> 0) k "
-            "FULL OUTER JOIN (SELECT dataset_id, schema_id, count(*) AS n FROM records WHERE deleted_at IS NULL "
-            "GROUP BY dataset_id, schema_id) r ON r.dataset_id = k.dataset_id AND r.schema_id = k.schema_id "
-            "WHERE k.n IS DISTINCT FROM r.n")
-    days = ("SELECT count(*) FROM (SELECT day, dataset_id, schema_id, created AS n FROM record_days "
-            "WHERE created <> 0) k FULL OUTER JOIN (SELECT substr(created_at, 1, 10) AS day, dataset_id, schema_id, "
-            "count(*) AS n FROM records GROUP BY 1, 2, 3) r ON r.day = k.day AND r.dataset_id = k.dataset_id "
-            "AND r.schema_id = k.schema_id WHERE k.n IS DISTINCT FROM r.n")
-    return sum(int(conn.execute(text(sql)).scalar_one()) for sql in (live, days))
+    return LIVE.drift(conn) + DAYS.drift(conn)
 
 
 def repair(conn: Connection) -> None:
