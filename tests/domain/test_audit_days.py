@@ -21,6 +21,7 @@ from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.writes import create_record, delete_records, update_record
+from benchbook.maintenance.doctor import present_indexes
 from benchbook.persistence import audit_days
 from benchbook.persistence.db import Database, alembic_config, upgrade
 from benchbook.persistence.tables import AUDIT_DAY_INDEX, AuditDay, AuditEntry, Record
@@ -114,9 +115,7 @@ def test_the_upgrade_counts_the_entries_and_the_downgrade_brings_the_index_back(
     command.downgrade(alembic_config(url), "0020_record_days")
     try:
         with db.engine.connect() as conn:
-            names = conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'index'")).scalars().all() \
-                if keeps(db) else []
-            assert (AUDIT_DAY_INDEX in names) is keeps(db)
+            assert (AUDIT_DAY_INDEX in present_indexes(conn)) is keeps(db)
         with db.session() as s, s.begin():
             _writes(s)  # written while nothing counted
             assert s.scalar(select(func.count()).select_from(Record)) == 5
@@ -127,5 +126,4 @@ def test_the_upgrade_counts_the_entries_and_the_downgrade_brings_the_index_back(
     if keeps(db):
         with db.engine.connect() as conn:
             assert audit_days.present(conn) == set(audit_days.TRIGGERS)
-            names = conn.execute(text("SELECT name FROM sqlite_master WHERE type = 'index'")).scalars().all()
-            assert AUDIT_DAY_INDEX not in names
+            assert AUDIT_DAY_INDEX not in present_indexes(conn)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from alembic import command
-from sqlalchemy import Connection, func, inspect, select, text, update
+from sqlalchemy import func, inspect, select, text, update
 from sqlalchemy.orm import Session
 
 from benchbook.domain import analytics
@@ -32,6 +32,7 @@ from benchbook.domain.records.lists import record_counts
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.rows import purge_records, restore_records
 from benchbook.domain.records.writes import create_record, delete_records
+from benchbook.maintenance.doctor import present_indexes
 from benchbook.persistence import record_counts as kept_counts
 from benchbook.persistence.db import Database, alembic_config, upgrade
 from benchbook.persistence.tables import GROWTH_INDEX, Collection, Record, RecordCount, RecordDay, Schema
@@ -78,12 +79,6 @@ def kept_days(s: Session) -> dict[tuple[str, str, str], int]:
 
 def keeps(db: Database) -> bool:
     return kept_counts.kept(db.engine.dialect.name)
-
-
-def indexes_of(conn: Connection) -> set[str]:
-    sql = ("SELECT indexname FROM pg_indexes WHERE tablename = 'records'" if conn.dialect.name == "postgresql"
-           else "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records'")
-    return {str(name) for name in conn.execute(text(sql)).scalars()}
 
 
 def sites(s: Session) -> list[Record]:
@@ -224,12 +219,12 @@ def test_the_upgrade_counts_the_records_and_the_downgrade_drops_the_triggers(db:
     if keeps(db):
         with db.engine.connect() as conn:
             assert kept_counts.present(conn) == {*kept_counts.TRIGGERS, *kept_counts.DAY_TRIGGERS}
-            assert GROWTH_INDEX not in indexes_of(conn)
+            assert GROWTH_INDEX not in present_indexes(conn)
     command.downgrade(alembic_config(url), "0019_record_counts")
     try:
         with db.engine.connect() as conn:
             assert "record_days" not in inspect(conn).get_table_names()
-            assert (GROWTH_INDEX in indexes_of(conn)) is keeps(db)
+            assert (GROWTH_INDEX in present_indexes(conn)) is keeps(db)
             if keeps(db):
                 assert kept_counts.present(conn) == set(kept_counts.TRIGGERS)
     finally:
