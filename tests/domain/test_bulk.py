@@ -28,6 +28,7 @@ from benchbook.domain.records import bulk
 from benchbook.domain.records.bulk import RowProblems, bulk_create_records
 from benchbook.domain.records.rows import (
     identity,
+    kept_identity,
     purge_records,
     restore_records,
     soft_delete_records,
@@ -307,8 +308,8 @@ def reference_soft_delete(ctx: Ctx, records: list[Record], *, op: str) -> None:
     now = utcnow()
     for rec in records:
         meta = cache.meta(rec.schema_id)
-        audit.write(ctx, "delete", "record", rec.id, changes=[],  # values: the record's own (0017)
-                    old=identity(rec, meta), dataset_id=rec.dataset_id, schema_id=rec.schema_id)
+        audit.write(ctx, "delete", "record", rec.id, changes=[],  # the rest: the record's own (0017, 0023)
+                    old=kept_identity(meta), dataset_id=rec.dataset_id, schema_id=rec.schema_id)
         rec.deleted_at = now
         rec.delete_op = op
 

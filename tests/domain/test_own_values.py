@@ -1,7 +1,7 @@
-"""A record's create and delete entries keep its values only once the record changes (migration
-0017, ``domain.history.own_values``): written with the record's identity alone, they answer the
-values the record was created with, and the values it held when deleted, whatever happens to
-the record afterwards, on both backends."""
+"""A record's create and delete entries keep its values, name and parent only once the record
+changes (migrations 0017 and 0023, ``domain.history.own_values``): written with the schema's and
+the collection's names alone, they answer the whole record as it was created, and as it was when
+deleted, whatever happens to the record afterwards, on both backends."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
@@ -15,17 +15,18 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog.collections import create_collection, delete_collection, purge_collection
 from benchbook.domain.catalog.fields import delete_field, purge_field
+from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.history import storage as history_storage
 from benchbook.domain.history.entries import entry_responses
 from benchbook.domain.history.events import list_events
 from benchbook.domain.records.bulk import bulk_create_records
-from benchbook.domain.records.rows import purge_records, restore_records
+from benchbook.domain.records.rows import identity, purge_records, restore_records
 from benchbook.domain.records.writes import create_record, delete_records, update_record
 from benchbook.persistence import own_values
 from benchbook.persistence.db import Database, alembic_config, upgrade
-from benchbook.persistence.tables import AuditEntry, Record
+from benchbook.persistence.tables import AuditEntry, Collection, Record
 from tests.conftest import statements_sent
 
 CREATED = {"label": "first", "n": 1}
@@ -85,14 +86,23 @@ def created_values(s: Session) -> dict[str, Any]:
     return {ids[k]: v for k, v in CREATED.items()}
 
 
+def whole_identity(s: Session, record_id: str, *, collection: bool = True) -> dict[str, Any]:
+    """The record's identity as it stands now (``rows.identity``; a delete's names no collection)."""
+    rec = s.get(Record, record_id)
+    coll = s.get(Collection, rec.dataset_id) if collection else None
+    return identity(rec, SchemaCache(s).meta(rec.schema_id), coll)
+
+
 @pytest.mark.parametrize("bulk", [False, True], ids=["single", "bulk"])
-def test_a_create_entry_is_written_without_values_and_read_whole(db: Database, bulk: bool) -> None:
+def test_a_create_entry_is_written_with_the_names_alone_and_read_whole(db: Database, bulk: bool) -> None:
     rid = new_sample(db, bulk=bulk)
-    stored = stored_create(db, rid)
-    assert "data" not in stored and stored["id"] == rid and stored["natural_name"] == "first"
+    assert stored_create(db, rid) == {"schema_name": "sample", "collection": "lab"}
     with db.session() as s:
         read = create_read(s, rid)
-        assert read["new_data"] == {**stored, "data": created_values(s)}
+        assert read["new_data"] == {**whole_identity(s, rid), "data": created_values(s)}
+        assert read["new_data"]["natural_name"] == "first" and read["new_data"]["parent_record_id"] == site_id(s)
+        assert list(read["new_data"]) == ["id", "schema_name", "dataset_id", "collection", "parent_record_id",
+                                          "natural_name", "data"]
         assert {c["field"]: c["after"] for c in read["changes"]} == created_values(s)
 
 
@@ -128,6 +138,15 @@ def _any_statement(s: Session, rid: str) -> None:
     s.execute(update(Record).where(Record.id == rid).values(data={}))
 
 
+def _any_rename(s: Session, rid: str) -> None:  # as derived.follow_names renames a child
+    s.execute(update(Record).where(Record.id == rid).values(natural_name="renamed"))
+
+
+def _move(s: Session, rid: str) -> None:
+    other = create_record(ctx_of(s), "lab", {"schema_name": "site", "data": {"name": "South"}}).id
+    update_record(ctx_of(s), rid, {"parent_record_id": other})
+
+
 CHANGES: dict[str, tuple[Callable[[Session, str], None], bool]] = {
     # what happens to the record → (it, whether the values are copied into the entry)
     "update": (_update, True),
@@ -137,6 +156,8 @@ CHANGES: dict[str, tuple[Callable[[Session, str], None], bool]] = {
     "purge of its collection": (_purge_collection, True),
     "purge of a field": (_purge_field, True),
     "any UPDATE of its values": (_any_statement, True),
+    "any UPDATE of its name": (_any_rename, True),
+    "a move to another parent": (_move, True),
 }
 
 
@@ -146,16 +167,18 @@ def test_the_values_it_was_created_with_survive_whatever_follows(db: Database, c
     rid = new_sample(db, bulk=bulk)
     with db.session() as s:
         expected = created_values(s)
+        created = create_read(s, rid)["new_data"]
     act, copies = CHANGES[change]
     with db.session() as s, s.begin():
         act(s, rid)
     stored = stored_create(db, rid)
-    assert ("data" in stored) is copies  # copied in only when the record's values change or it goes
+    assert ("data" in stored) is copies  # copied in only when the record's values, name or parent change or it goes
     if copies:
-        assert stored["data"] == expected
+        assert stored == {"schema_name": "sample", "collection": "lab", "natural_name": "first",
+                          "parent_record_id": created["parent_record_id"], "data": expected}
     with db.session() as s:
         read = create_read(s, rid)
-        assert read["new_data"]["data"] == expected
+        assert read["new_data"] == created
         assert {c["field"]: c["after"] for c in read["changes"]} == expected
 
 
@@ -171,13 +194,28 @@ def test_a_change_later_in_the_same_transaction_is_seen(db: Database) -> None:
         assert s.get(Record, rid).data != created_values(s)
 
 
-def test_an_update_that_changes_no_value_copies_nothing(db: Database) -> None:
+def test_an_update_that_changes_no_value_name_or_parent_copies_nothing(db: Database) -> None:
     rid = new_sample(db, bulk=True)
     with db.session() as s, s.begin():
-        s.execute(update(Record).where(Record.id == rid).values(natural_name="renamed"))
-        values = s.get(Record, rid).data
-        s.execute(update(Record).where(Record.id == rid).values(data=dict(values)))
+        rec = s.get(Record, rid)
+        values, name, parent = dict(rec.data), rec.natural_name, rec.parent_id
+        s.execute(update(Record).where(Record.id == rid).values(data=values, natural_name=name, parent_id=parent,
+                                                                updated_at=rec.created_at))
     assert "data" not in stored_create(db, rid)
+
+
+def test_an_entry_written_before_0023_keeps_its_own_name(db: Database) -> None:
+    """A key the entry holds is never overwritten by the record's (``json_insert``, ``||``)."""
+    rid = new_sample(db, bulk=False)
+    with db.session() as s, s.begin():  # as 0017 wrote it: the whole identity, no values
+        whole = {k: v for k, v in create_read(s, rid)["new_data"].items() if k != "data"}
+        s.execute(update(AuditEntry).where(AuditEntry.entity_id == rid, AuditEntry.action == "create")
+                  .values(new_data=whole))
+    with db.session() as s, s.begin():
+        s.execute(update(Record).where(Record.id == rid).values(natural_name="later"))
+    with db.session() as s, s.begin():
+        _update(s, rid)
+    assert stored_create(db, rid) == {**whole, "data": created_values_of(db)}
 
 
 def entry_values(db: Database, record_id: str, action: str) -> list[dict[str, Any]]:
@@ -197,8 +235,9 @@ def test_a_delete_entry_keeps_the_values_lost_whatever_follows(db: Database) -> 
         delete_records(ctx_of(s), [s.get(Record, rid)], force=False)
         expected = created_values(s)
     [first] = entry_values(db, rid, "delete")
-    assert "data" not in first["stored"] and first["stored"]["natural_name"] == "first"
-    assert first["read"]["old_data"]["data"] == expected
+    assert first["stored"] == {"schema_name": "sample", "collection": None}
+    with db.session() as s:
+        assert first["read"]["old_data"] == {**whole_identity(s, rid, collection=False), "data": expected}
     assert {c["field"]: (c["before"], c["after"]) for c in first["read"]["changes"]} == {
         k: (v, None) for k, v in expected.items()}  # a delete lists the values lost
     with db.session() as s, s.begin():  # back, edited, deleted again, purged
@@ -236,6 +275,57 @@ def test_the_events_search_finds_values_the_record_still_holds(db: Database) -> 
     with db.session() as s:  # the delete entry by the values it lost, still the record's own
         found = list_events(s, q="second", tree=None, sort=None, limit=10, offset=0)
         assert sorted(e["entry"]["action"] for e in found["items"]) == ["delete", "update"]
+
+
+def test_the_events_search_finds_what_is_read_from_the_record_or_the_entry(db: Database) -> None:
+    """The name, parent, id and collection id a create entry no longer stores (0023) are found
+    as they are answered: the record's while it is unchanged, the copied ones after."""
+    rid = new_sample(db, bulk=True)
+
+    def creates(q: str) -> list[str]:
+        with db.session() as s:
+            found = list_events(s, q=q, tree=None, sort=None, limit=10, offset=0)["items"]
+        return [e["entry"]["entity_id"] for e in found if e["kind"] == "entry" and e["entry"]["action"] == "create"] + \
+            [e["batch"]["id"] for e in found if e["kind"] == "batch"]
+
+    with db.session() as s:
+        site, collection = site_id(s), s.get(Record, rid).dataset_id
+    assert creates(rid) == [rid] and creates(rid[-6:].lower()) == [rid]
+    assert set(creates(site)) == {site, rid}  # the site's own create, and the sample's by its parent
+    assert set(creates(collection)) == {collection, site, rid}
+    with db.session() as s, s.begin():
+        s.execute(update(Record).where(Record.id == rid).values(natural_name="renamed"))
+    assert creates("renamed") == []
+    with db.session() as s:
+        assert create_read(s, rid)["new_data"]["natural_name"] == "first"
+
+
+def test_the_downgrade_to_0022_writes_the_identity_back(db: Database) -> None:
+    created = new_sample(db, bulk=True)
+    deleted = new_sample(db, bulk=False)
+    with db.session() as s, s.begin():
+        delete_records(ctx_of(s), [s.get(Record, deleted)], force=False)
+    with db.session() as s:
+        before = {rid: (create_read(s, rid), entry_values(db, rid, "delete")) for rid in (created, deleted)}
+    url = db.engine.url.render_as_string(hide_password=False)
+    command.downgrade(alembic_config(url), "0022_edits_index")
+    try:
+        for rid in (created, deleted):
+            whole = before[rid][0]["new_data"]
+            assert stored_create(db, rid) == {k: v for k, v in whole.items() if k != "data"}
+        [gone] = before[deleted][1]
+        assert entry_values(db, deleted, "delete")[0]["stored"] == {
+            k: v for k, v in gone["read"]["old_data"].items() if k != "data"}
+        assert triggers(db) == set(own_values.TRIGGERS)
+        with db.session() as s, s.begin():  # 0017's triggers: a rename alone copies nothing
+            s.execute(update(Record).where(Record.id == created).values(natural_name="renamed"))
+        assert "data" not in stored_create(db, created)
+    finally:
+        upgrade(db.engine)
+    with db.session() as s:
+        assert create_read(s, created) == before[created][0]
+        assert create_read(s, deleted) == before[deleted][0]
+    assert entry_values(db, deleted, "delete")[0]["read"] == before[deleted][1][0]["read"]
 
 
 def triggers(db: Database) -> set[str]:

@@ -1,8 +1,10 @@
-"""The triggers that keep a record's create and delete entries true (migration 0017,
-``domain.history.own_values``): before any statement changes a record's values or removes the
-row, the database copies the values into every create entry (``new_data``) and delete entry
-(``old_data``) of the record still without them. Used by the migration and by
-``benchbook doctor``, which recreates them when they are missing.
+"""The triggers that keep a record's create and delete entries true (migrations 0017 and 0023,
+``domain.history.own_values``): before any statement changes a record's values, its name or its
+parent, or removes the row, the database copies what the record holds into every create entry
+(``new_data``) and delete entry (``old_data``) of the record still without its values: the
+values (``data``) and, where the entry does not hold them (from 0023 on),
+``natural_name`` and ``parent_record_id``. Used by the migrations and by ``benchbook doctor``,
+which recreates them when they are missing.
 """
 from __future__ import annotations
 
@@ -12,18 +14,35 @@ from benchbook.persistence import triggers
 
 KINDS = (("create", "new_data"), ("delete", "old_data"))
 """Record entry action → the column whose ``data`` stays the record's own until it changes."""
+FROM_RECORD = (("natural_name", "natural_name"), ("parent_record_id", "parent_id"))
+"""Identity key of such an entry → the ``records`` column it is read from while the entry lacks
+``data`` (migration 0023: written without them, copied in by the triggers with the values)."""
+FROM_ENTRY = (("id", "entity_id"), ("dataset_id", "dataset_id"))
+"""Identity key of such an entry → the ``audit_entries`` column holding the same (migration
+0023: never written into the JSON again; the entry's own columns never change)."""
 TRIGGERS = ("records_keep_own_values_update", "records_keep_own_values_delete")
 FUNCTION = "benchbook_keep_own_values"
 """PostgreSQL's trigger function."""
 
-_SQLITE_KEEP = " ".join(
-    f"UPDATE audit_entries SET {column} = json_set({column}, '$.data', json(OLD.data)) "
-    f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
-    f"AND json_type({column}, '$.data') IS NULL;" for action, column in KINDS)
-_PG_KEEP = " ".join(
-    f"UPDATE audit_entries SET {column} = {column} || jsonb_build_object('data', OLD.data) "
-    f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
-    f"AND NOT ({column} ? 'data');" for action, column in KINDS)
+
+def _sqlite_keep(identity: bool) -> str:
+    # json_insert adds a key only where the entry lacks it: an entry written before 0023 keeps
+    # the name and parent it was written with, whatever the record's are now
+    more = "".join(f", '$.{key}', OLD.{column}" for key, column in FROM_RECORD) if identity else ""
+    fill = "json_insert" if identity else "json_set"
+    return " ".join(
+        f"UPDATE audit_entries SET {column} = {fill}({column}, '$.data', json(OLD.data){more}) "
+        f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
+        f"AND json_type({column}, '$.data') IS NULL;" for action, column in KINDS)
+
+
+def _pg_keep(identity: bool) -> str:
+    more = "".join(f", '{key}', OLD.{column}" for key, column in FROM_RECORD) if identity else ""
+    # the entry's own keys win over the record's (the right-hand side of || does)
+    return " ".join(
+        f"UPDATE audit_entries SET {column} = jsonb_build_object('data', OLD.data{more}) || {column} "
+        f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
+        f"AND NOT ({column} ? 'data');" for action, column in KINDS)
 
 
 INDEXES = {"create": "ix_audit_entries_created_values", "delete": "ix_audit_entries_deleted_values"}
@@ -46,19 +65,24 @@ def index_statements(dialect: str) -> list[str]:
             for action, column in KINDS]
 
 
-def create_statements(dialect: str) -> list[str]:
-    """The DDL creating the triggers (and PostgreSQL's function) on ``dialect``
-    (``sqlite`` or ``postgresql``)."""
+def create_statements(dialect: str, *, identity: bool = True) -> list[str]:
+    """The DDL creating the triggers (and PostgreSQL's function) on ``dialect`` (``sqlite`` or
+    ``postgresql``). ``identity``: the triggers of migration 0023, which fire on a change of the
+    record's values, ``natural_name`` or ``parent_id`` and copy :data:`FROM_RECORD` too; without
+    it those of 0017 (values only, on a change of the values)."""
+    columns = "data, natural_name, parent_id" if identity else "data"
     if dialect == "postgresql":
         function = (f"CREATE OR REPLACE FUNCTION {FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                    f"{_PG_KEEP} IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END $$")
-        on_update = (f"CREATE TRIGGER {TRIGGERS[0]} BEFORE UPDATE OF data ON records FOR EACH ROW "
-                     f"WHEN (OLD.data IS DISTINCT FROM NEW.data) EXECUTE FUNCTION {FUNCTION}()")
+                    f"{_pg_keep(identity)} IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END $$")
+        changed = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in columns.split(", "))
+        on_update = (f"CREATE TRIGGER {TRIGGERS[0]} BEFORE UPDATE OF {columns} ON records FOR EACH ROW "
+                     f"WHEN ({changed}) EXECUTE FUNCTION {FUNCTION}()")
         on_delete = f"CREATE TRIGGER {TRIGGERS[1]} BEFORE DELETE ON records FOR EACH ROW EXECUTE FUNCTION {FUNCTION}()"
         return [function, on_update, on_delete]
-    on_update = (f"CREATE TRIGGER {TRIGGERS[0]} BEFORE UPDATE OF data ON records WHEN OLD.data IS NOT NEW.data "
-                 f"BEGIN {_SQLITE_KEEP} END")
-    return [on_update, f"CREATE TRIGGER {TRIGGERS[1]} BEFORE DELETE ON records BEGIN {_SQLITE_KEEP} END"]
+    changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in columns.split(", "))
+    keep = _sqlite_keep(identity)
+    on_update = f"CREATE TRIGGER {TRIGGERS[0]} BEFORE UPDATE OF {columns} ON records WHEN {changed} BEGIN {keep} END"
+    return [on_update, f"CREATE TRIGGER {TRIGGERS[1]} BEFORE DELETE ON records BEGIN {keep} END"]
 
 
 def drop_statements(dialect: str) -> list[str]:
@@ -74,7 +98,35 @@ def present(conn: Connection) -> set[str]:
     return triggers.existing(conn) & set(TRIGGERS)
 
 
-def recreate(conn: Connection) -> None:
-    """Drop what is left of the triggers and create them all again, in ``conn``'s transaction."""
+def recreate(conn: Connection, *, identity: bool = True) -> None:
+    """Drop what is left of the triggers and create them all again (:func:`create_statements`
+    with ``identity``), in ``conn``'s transaction."""
     dialect = "postgresql" if conn.dialect.name == "postgresql" else "sqlite"
-    triggers.replace(conn, drop_statements(dialect), create_statements(dialect))
+    triggers.replace(conn, drop_statements(dialect), create_statements(dialect, identity=identity))
+
+
+def fill_statements(dialect: str) -> list[str]:
+    """SQL writing the identity back into every create and delete entry written without it
+    (migration 0023's downgrade): :data:`FROM_ENTRY` from the entry's own columns, and
+    :data:`FROM_RECORD` from the record for an entry still without its values (one with values
+    had them copied in together). A key the entry holds is left as it is."""
+    out = []
+    for action, column in KINDS:
+        where = f"e.entity_type = 'record' AND e.action = '{action}'"
+        if dialect == "postgresql":
+            own = ", ".join(f"'{key}', e.{col}" for key, col in FROM_ENTRY)
+            record = ", ".join(f"'{key}', r.{col}" for key, col in FROM_RECORD)
+            out += [(f"UPDATE audit_entries e SET {column} = jsonb_build_object({own}) || e.{column} "
+                     f"WHERE {where} AND NOT (e.{column} ? 'id')"),
+                    (f"UPDATE audit_entries e SET {column} = jsonb_build_object({record}) || e.{column} "
+                     f"FROM records r WHERE r.id = e.entity_id AND {where} AND NOT (e.{column} ? 'data')")]
+            continue
+        own = ", ".join(f"'$.{key}', {col}" for key, col in FROM_ENTRY)
+        record = ", ".join(f"'$.{key}', (SELECT {col} FROM records r WHERE r.id = e.entity_id)"
+                           for key, col in FROM_RECORD)
+        out += [(f"UPDATE audit_entries AS e SET {column} = json_insert({column}, {own}) "
+                 f"WHERE {where} AND json_type({column}, '$.id') IS NULL"),
+                (f"UPDATE audit_entries AS e SET {column} = json_insert({column}, {record}) "
+                 f"WHERE {where} AND json_type({column}, '$.data') IS NULL "
+                 "AND EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id)")]
+    return out

@@ -17,8 +17,9 @@ from sqlalchemy.orm import Session
 from benchbook.domain.history import batch_figures
 from benchbook.domain.history.entries import batch_response, entry_responses
 from benchbook.domain.history.filters import compile_history_filter
-from benchbook.domain.history.own_values import deferred_clause
+from benchbook.domain.history.own_values import OWN_VALUES, deferred_clause
 from benchbook.domain.records.search import like_pattern
+from benchbook.persistence.own_values import FROM_RECORD
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Record
 
 
@@ -41,12 +42,18 @@ def stored_text_matches(session: Session, q: str, *, batch_labels: bool = True) 
     ``q``, case-insensitively; with ``batch_labels`` also entries of a batch whose label
     contains it."""
     pattern = like_pattern(q.strip())
-    # an entry whose values are still the record's own (history.own_values): the record's
+    # an entry whose values are still the record's own (history.own_values): the record's, and
+    # its name and parent; a create's or delete's id and collection id: the entry's own columns
     record_values = (select(Record.data).where(Record.id == AuditEntry.entity_id)
                      .correlate(AuditEntry).scalar_subquery())
+    record_identity = [and_(deferred_clause(session, key), select(getattr(Record, column))
+                            .where(Record.id == AuditEntry.entity_id).correlate(AuditEntry).scalar_subquery()
+                            .ilike(pattern, escape="\\")) for key, column in FROM_RECORD]
     conds = [_value_contains(session, AuditEntry.old_data, pattern),
              _value_contains(session, AuditEntry.new_data, pattern),
-             and_(deferred_clause(session), _value_contains(session, record_values, pattern))]
+             and_(deferred_clause(session), _value_contains(session, record_values, pattern)), *record_identity,
+             and_(AuditEntry.entity_type == "record", AuditEntry.action.in_(list(OWN_VALUES)),
+                  or_(AuditEntry.entity_id.ilike(pattern, escape="\\"), AuditEntry.dataset_id.ilike(pattern, escape="\\")))]
     if batch_labels:
         conds.append(AuditEntry.batch_id.in_(select(AuditBatch.id).where(AuditBatch.label.ilike(pattern, escape="\\"))))
     return or_(*conds)

@@ -1,15 +1,18 @@
-"""Record entries whose values are still the record's own (issue 15, migration 0017).
+"""Record entries whose values are still the record's own (issue 15, migrations 0017 and 0023).
 
 Two kinds of record entry would hold a copy of the values the record itself holds: a ``create``
 (``new_data``: the values it was created with) and a ``delete`` (``old_data``: the values it
-held when deleted; a soft-deleted record keeps them). Both are written with the record's
-identity only, without ``data``. While such an entry lacks ``data`` the record still holds
-exactly those values, because the database copies them into every entry of the record that
-lacks them (triggers of migration 0017) before any statement changes the row's values or
-removes the row. So their values are read from the record itself; the API still answers them
-whole (spec *Audit entry*: ``new_data`` "whole for create", ``old_data`` "whole for a delete").
-Entries written before 0017 hold their values and are read as they are (the background
-conversion, ``history.storage``, drops the copies their records still hold).
+held when deleted; a soft-deleted record keeps them). Both are written without ``data`` and,
+from 0023 on, with only the part of the record's identity the record cannot tell
+(``rows.kept_identity``: the schema's and the collection's names). While such an entry lacks
+``data`` the record still holds exactly those values, and the name and parent it had, because
+the database copies them into every entry of the record that lacks them (the triggers of
+``persistence.own_values``) before any statement changes the row's values, name or parent, or
+removes the row. So they are read from the record itself, and ``id`` and ``dataset_id`` from the
+entry's own columns; the API still answers them whole (spec *Audit entry*: ``new_data`` "whole
+for create", ``old_data`` "whole for a delete"). Entries written before keep what they hold and
+are read as they are (the background conversion, ``history.storage``, drops the copies of
+values their records still hold).
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, literal_column, or_, select
 from sqlalchemy.orm import Session
 
-from benchbook.persistence.own_values import KINDS
+from benchbook.persistence.own_values import FROM_ENTRY, FROM_RECORD, KINDS
 from benchbook.persistence.tables import AuditEntry, Record
 
 OWN_VALUES = dict(KINDS)
@@ -37,43 +40,81 @@ def deferred_column(entry: AuditEntry) -> str | None:
     return column if isinstance(stored, dict) and "data" not in stored else None
 
 
-def whole_values(session: Session, entries: Iterable[AuditEntry]) -> dict[str, dict[str, Any]]:
-    """For each entry among ``entries`` whose values are the record's own
-    (:func:`deferred_column`), by entry id: ``{"old_data": …, "new_data": …}`` with ``data``
-    (field id → value) in the column that lacked it; other entries are left out.
+IDENTITY = ("id", "schema_name", "dataset_id", "collection", "parent_record_id", "natural_name")
+"""The keys of a record's identity in a create or delete entry, in the order they are answered
+(``rows.identity``), before ``data``."""
+_FROM_ENTRY = dict(FROM_ENTRY)
+_FROM_RECORD = dict(FROM_RECORD)
 
-    One query for all of them. It reads the entries' stored columns again, not the copies the
-    session may hold: the database may have copied the values in since (a change to the record
-    later in the same transaction), and then those are the entry's values. An entry whose
-    record is gone without its values copied (not possible while the triggers exist) gets ``{}``.
+
+def _owned(entry: AuditEntry) -> str | None:
+    """``new_data`` or ``old_data`` when ``entry`` is a record's create or delete entry whose
+    stored column lacks something it is answered with (an identity key or ``data``), else None."""
+    column = OWN_VALUES.get(entry.action) if entry.entity_type == "record" else None
+    stored = getattr(entry, column) if column else None
+    return column if isinstance(stored, dict) and not ({"id", "data"} <= stored.keys()) else None
+
+
+def _made_whole(stored: dict[str, Any], entry: AuditEntry, record: Any) -> dict[str, Any]:
+    """``stored`` with what it lacks: ``id`` and ``dataset_id`` from ``entry``'s columns; the
+    name, parent and values from ``record`` (a row of those columns, None when it is gone) when
+    ``data`` is missing. Keys ``stored`` holds are kept as they are."""
+    deferred = "data" not in stored
+    whole: dict[str, Any] = {}
+    for key in IDENTITY:
+        if key in stored:
+            whole[key] = stored[key]
+        elif key in _FROM_ENTRY:
+            whole[key] = getattr(entry, _FROM_ENTRY[key])
+        elif deferred and key in _FROM_RECORD:
+            whole[key] = getattr(record, _FROM_RECORD[key]) if record is not None else None
+    whole.update(stored)
+    if deferred:
+        whole["data"] = dict(record.data or {}) if record is not None else {}
+    return whole
+
+
+def whole_values(session: Session, entries: Iterable[AuditEntry]) -> dict[str, dict[str, Any]]:
+    """For each record create or delete entry among ``entries`` stored without something it is
+    answered with, by entry id: ``{"old_data": …, "new_data": …}`` with the column of
+    :data:`OWN_VALUES` made whole (:data:`IDENTITY` in order, then ``data``: field id → value);
+    other entries are left out.
+
+    One query for all those without values. It reads the entries' stored columns again, not the
+    copies the session may hold: the database may have copied the values in since (a change to
+    the record later in the same transaction), and then those are the entry's values. An entry
+    whose record is gone without its values copied (not possible while the triggers exist) gets
+    ``data`` ``{}`` and no name or parent.
     """
-    ids = [e.id for e in entries if deferred_column(e)]
-    if not ids:
-        return {}
-    rows = session.execute(select(AuditEntry.id, AuditEntry.action, AuditEntry.old_data, AuditEntry.new_data,
-                                  Record.data).outerjoin(Record, Record.id == AuditEntry.entity_id)
-                           .where(AuditEntry.id.in_(ids)))
+    owned = [e for e in entries if _owned(e)]
+    deferred = [e.id for e in owned if deferred_column(e)]
+    rows = {row.id: row for row in session.execute(
+        select(AuditEntry.id, AuditEntry.old_data, AuditEntry.new_data, Record.id.label("record_id"),
+               Record.data, Record.natural_name, Record.parent_id)
+        .outerjoin(Record, Record.id == AuditEntry.entity_id).where(AuditEntry.id.in_(deferred)))} if deferred else {}
     out: dict[str, dict[str, Any]] = {}
-    for eid, action, old, new, values in rows:
-        whole = {"old_data": old, "new_data": new}
-        column = OWN_VALUES[action]
-        stored = dict(whole[column] or {})
-        if "data" not in stored:
-            stored["data"] = dict(values or {})
-        whole[column] = stored
-        out[eid] = whole
+    for entry in owned:
+        row = rows.get(entry.id)
+        whole = {"old_data": row.old_data, "new_data": row.new_data} if row is not None else \
+            {"old_data": entry.old_data, "new_data": entry.new_data}
+        column = OWN_VALUES[entry.action]
+        record = row if row is not None and row.record_id is not None else None
+        whole[column] = _made_whole(dict(whole[column] or {}), entry, record)
+        out[entry.id] = whole
     return out
 
 
-def _lacks_data(session: Session, column: Any) -> ColumnElement[bool]:
+def _lacks(session: Session, column: Any, key: str) -> ColumnElement[bool]:
     if session.get_bind().dialect.name == "postgresql":
-        has: ColumnElement[bool] = column.op("?", is_comparison=True)(literal_column("'data'"))
+        has: ColumnElement[bool] = column.op("?", is_comparison=True)(literal_column(f"'{key}'"))
         return ~has
-    return func.json_type(column, "$.data").is_(None)
+    return func.json_type(column, f"$.{key}").is_(None)
 
 
-def deferred_clause(session: Session) -> ColumnElement[bool]:
-    """SQL: the entry is a record entry whose values are still the record's own."""
+def deferred_clause(session: Session, also: str | None = None) -> ColumnElement[bool]:
+    """SQL: the entry is a record entry whose values are still the record's own; with ``also``
+    (a key of :data:`FROM_RECORD`), one that lacks that key too (it is the record's as well)."""
+    keys = ("data", also) if also else ("data",)
     return and_(AuditEntry.entity_type == "record", or_(
-        *(and_(AuditEntry.action == action, _lacks_data(session, getattr(AuditEntry, column)))
+        *(and_(AuditEntry.action == action, *(_lacks(session, getattr(AuditEntry, column), key) for key in keys))
           for action, column in OWN_VALUES.items())))

@@ -72,10 +72,19 @@ def snapshot(rec: Record | Row[Any], meta: SchemaMeta, collection: Collection | 
 def create_entry(ctx: Ctx, rec: Record | Row[Any], meta: SchemaMeta, collection: Collection,
                  at: datetime) -> dict[str, Any]:
     """The ``audit_entries`` row (for :func:`insert_entries`) of a new record's ``create`` at
-    ``at`` (the record's ``created_at``): ``new_data`` is the record's :func:`identity` without
-    its values, which stay the record's own until the database copies them in (migration 0017,
-    ``history.own_values``); ``changes`` are derived when read."""
-    return entry_row(ctx, "create", rec, changes=[], old=None, new=identity(rec, meta, collection), at=at)
+    ``at`` (the record's ``created_at``): ``new_data`` is the record's :func:`kept_identity`
+    alone; its values, name and parent stay the record's own until the database copies them in
+    (migrations 0017 and 0023, ``history.own_values``); ``changes`` are derived when read."""
+    return entry_row(ctx, "create", rec, changes=[], old=None, new=kept_identity(meta, collection), at=at)
+
+
+def kept_identity(meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:
+    """What a record's create or delete entry stores of its :func:`identity`: the schema's and
+    the collection's names (they may be renamed). The rest is read back
+    (``history.own_values.whole_values``): ``id`` and ``dataset_id`` from the entry's own
+    columns, ``natural_name`` and ``parent_record_id`` from the record until it changes
+    (migration 0023)."""
+    return {"schema_name": meta.schema.name, "collection": collection.name if collection else None}
 
 
 def identity(rec: Record | Row[Any], meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:
@@ -242,7 +251,8 @@ def _set_loaded(records: Sequence[Record | Row[Any]], **values: Any) -> None:
 def soft_delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: str) -> None:
     """Mark ``records`` (ORM records or :func:`record_rows`) deleted by operation ``op``: a
     ``delete`` entry each, then one UPDATE per chunk. The entry holds the record's identity: the
-    values lost stay the record's own until they change (migration 0017, ``history.own_values``)."""
+    values lost, its name and parent stay the record's own until they change (migrations 0017 and
+    0023, ``history.own_values``): the entry stores :func:`kept_identity`."""
     s = ctx.session
     if not records:
         return
@@ -250,7 +260,7 @@ def soft_delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: s
     now = utcnow()
     s.flush()
     # changes not stored: read back from the values (history.entries.record_changes)
-    entries = [entry_row(ctx, "delete", rec, changes=[], old=identity(rec, meta(rec.schema_id)), new=None)
+    entries = [entry_row(ctx, "delete", rec, changes=[], old=kept_identity(meta(rec.schema_id)), new=None)
                for rec in records]
     insert_entries(s, entries)
     conn = s.connection()
