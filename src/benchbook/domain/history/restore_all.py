@@ -23,7 +23,7 @@ from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import entries as audit
-from benchbook.domain.history import events as history_events
+from benchbook.domain.history import text_match
 from benchbook.domain.history.filters import compile_history_filter
 from benchbook.domain.records.rows import ROW_COLUMNS, record_rows, restore_records
 from benchbook.domain.records.uniqueness import clashing_record
@@ -48,7 +48,7 @@ def _entry_conditions(session: Session, batch: str | None, tree: Any, q: str | N
     if batch:
         conds.append(AuditEntry.batch_id == batch.strip().upper())
     if q and q.strip():
-        conds.append(history_events.stored_text_matches(session, q, batch_labels=False))
+        conds.append(text_match.stored_text_matches(session, q, batch_labels=False))
     if tree:
         conds.append(compile_history_filter(session, tree))
     return conds
