@@ -79,10 +79,14 @@ def stored_text_matches(session: Session, q: str, *, batch_labels: bool = True) 
              _value_contains(session, AuditEntry.new_data, pattern, text_test),
              # the cheap probe of the (few) records found first: SQLite tests AND's terms in order
              and_(AuditEntry.entity_id.in_(found_records), deferred_clause(session)),
-             *(and_(AuditEntry.entity_id.in_(select(Record.id).where(_like(session, getattr(Record, column), pattern))),
+             # "IS NOT NULL": the partial indexes of names and parents are read instead of the table
+             *(and_(AuditEntry.entity_id.in_(select(Record.id).where(getattr(Record, column).is_not(None),
+                                                                     _like(session, getattr(Record, column), pattern))),
                     deferred_clause(session, key))
                for key, column in FROM_RECORD),
-             and_(or_(_like(session, AuditEntry.entity_id, pattern), _like(session, AuditEntry.dataset_id, pattern)),
+             and_(or_(AuditEntry.id.in_(select(AuditEntry.id).where(AuditEntry.entity_type == "record",
+                                                                    _like(session, AuditEntry.entity_id, pattern))),
+                      _like(session, AuditEntry.dataset_id, pattern)),
                   AuditEntry.entity_type == "record", AuditEntry.action.in_(list(OWN_VALUES)))]
     if batch_labels:
         conds.append(AuditEntry.batch_id.in_(select(AuditBatch.id).where(_like(session, AuditBatch.label, pattern))))
