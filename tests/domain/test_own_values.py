@@ -367,15 +367,55 @@ def test_entries_written_before_0017_are_converted_in_the_background(db: Databas
     assert all("data" in stored_create(db, rid) for rid in [*kept, edited, site])
     with db.session() as s:
         expected = entry_responses(s, list(s.scalars(select(AuditEntry).order_by(AuditEntry.id))))
-        assert history_storage.count_whole(s) == 5  # the creates of the site and the samples not edited, a delete
+        # values: the creates of the site and the samples not edited, a delete; and the identity
+        # of the six creates and deletes (written back by the downgrade through 0023)
+        assert history_storage.count_whole(s) == 5 + 6
     state = history_storage.HistoryStorage(db.engine)
     with statements_sent(db.engine) as sent:
-        assert state.start() and state.wait(30) and state.done == 5
+        assert state.start() and state.wait(30) and state.done == 5 + 6
     if db.engine.dialect.name == "postgresql":  # a writer of one of the records waits for the conversion
         assert any("FROM records" in sql and "FOR SHARE" in sql for sql in sent)
     assert all("data" not in stored_create(db, rid) for rid in [*kept, site])
     assert "data" not in entry_values(db, kept[0], "delete")[0]["stored"]
     assert stored_create(db, edited)["data"] == {**created_values_of(db)}
+    with db.session() as s:
+        assert history_storage.count_whole(s) == 0
+        assert entry_responses(s, list(s.scalars(select(AuditEntry).order_by(AuditEntry.id)))) == expected
+
+
+def test_entries_written_before_0023_drop_their_identity_in_the_background(db: Database) -> None:
+    """A database written by the layout before 0023 (what the downgrade to 0022 leaves: every
+    create and delete entry holding the record's whole identity) reads the same before and after
+    the conversion, which drops ``id`` and ``dataset_id`` from them all and the name and parent
+    where the entry has no values and the record holds the same."""
+    kept = new_sample(db, bulk=True)
+    renamed = new_sample(db, bulk=False)
+    edited = new_sample(db, bulk=False)
+    deleted = new_sample(db, bulk=True)
+    with db.session() as s, s.begin():
+        _update(s, edited)
+        delete_records(ctx_of(s), [s.get(Record, deleted)], force=False)
+    url = db.engine.url.render_as_string(hide_password=False)
+    command.downgrade(alembic_config(url), "0022_edits_index")
+    with db.session() as s, s.begin():  # 0017's triggers: the entry keeps the name it was written with
+        s.execute(update(Record).where(Record.id == renamed).values(natural_name="renamed"))
+    upgrade(db.engine)
+    with db.session() as s:
+        site = site_id(s)
+        expected = entry_responses(s, list(s.scalars(select(AuditEntry).order_by(AuditEntry.id))))
+        assert history_storage.count_whole(s) == 6  # five creates (the site's too) and a delete
+    state = history_storage.HistoryStorage(db.engine)
+    with statements_sent(db.engine) as sent:
+        assert state.start() and state.wait(30) and state.done == 6
+    if db.engine.dialect.name == "postgresql":  # a writer of one of the records waits for the conversion
+        assert any("FROM records" in sql and "FOR SHARE" in sql for sql in sent)
+    names = {"schema_name": "sample", "collection": "lab"}
+    assert stored_create(db, kept) == names and stored_create(db, deleted) == names
+    assert stored_create(db, renamed) == {**names, "natural_name": "first"}  # not the record's
+    with db.session() as s:
+        assert stored_create(db, edited) == {**names, "natural_name": "first", "parent_record_id": site,
+                                             "data": created_values(s)}  # values of its own: kept whole
+    assert entry_values(db, deleted, "delete")[0]["stored"] == {"schema_name": "sample", "collection": None}
     with db.session() as s:
         assert history_storage.count_whole(s) == 0
         assert entry_responses(s, list(s.scalars(select(AuditEntry).order_by(AuditEntry.id)))) == expected

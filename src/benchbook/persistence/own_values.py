@@ -51,18 +51,27 @@ entries written before 0017 until converted, and those the triggers filled), whi
 conversion of ``domain.history.storage`` counts and walks instead of every entry."""
 
 
-def holding(dialect: str, action: str, column: str, alias: str | None = None) -> str:
-    """SQL: a record's ``action`` entry whose ``column`` holds values (``data``); the condition
-    of :data:`INDEXES`, to be written the same in a query that reads them."""
+IDENTITY_INDEXES = {"create": "ix_audit_entries_created_identity", "delete": "ix_audit_entries_deleted_identity"}
+"""Action → the partial index of the record entries of that action still holding their ``id``
+(entries written before 0023 until converted; none after), which the conversion of
+``domain.history.storage`` counts and walks instead of every entry (migration 0024)."""
+
+
+def holding(dialect: str, action: str, column: str, alias: str | None = None, key: str = "data") -> str:
+    """SQL: a record's ``action`` entry whose ``column`` holds ``key`` (``data``: values, the
+    condition of :data:`INDEXES`; ``id``: its identity, that of :data:`IDENTITY_INDEXES`), to be
+    written the same in a query that reads them."""
     at = f"{alias}." if alias else ""
-    has = f"{at}{column} ? 'data'" if dialect == "postgresql" else f"json_type({at}{column}, '$.data') IS NOT NULL"
+    has = f"{at}{column} ? '{key}'" if dialect == "postgresql" else f"json_type({at}{column}, '$.{key}') IS NOT NULL"
     return f"{at}action = '{action}' AND {at}entity_type = 'record' AND {has}"
 
 
-def index_statements(dialect: str) -> list[str]:
-    """The DDL creating :data:`INDEXES` on ``dialect``."""
-    return [f"CREATE INDEX IF NOT EXISTS {INDEXES[action]} ON audit_entries (id) WHERE {holding(dialect, action, column)}"
-            for action, column in KINDS]
+def index_statements(dialect: str, key: str = "data") -> list[str]:
+    """The DDL creating :data:`INDEXES` (``key`` ``data``) or :data:`IDENTITY_INDEXES` (``id``)
+    on ``dialect``."""
+    names = INDEXES if key == "data" else IDENTITY_INDEXES
+    return [f"CREATE INDEX IF NOT EXISTS {names[action]} ON audit_entries (id) "
+            f"WHERE {holding(dialect, action, column, key=key)}" for action, column in KINDS]
 
 
 def create_statements(dialect: str, *, identity: bool = True) -> list[str]:

@@ -339,6 +339,11 @@ class AuditEntry(Base):
         *(Index(own_values.INDEXES[action], "id", sqlite_where=text(own_values.holding("sqlite", action, column)),
                 postgresql_where=text(own_values.holding("postgresql", action, column)))
           for action, column in own_values.KINDS),
+        # and those still holding the identity written before migration 0023 (migration 0024)
+        *(Index(own_values.IDENTITY_INDEXES[action], "id",
+                sqlite_where=text(own_values.holding("sqlite", action, column, key="id")),
+                postgresql_where=text(own_values.holding("postgresql", action, column, key="id")))
+          for action, column in own_values.KINDS),
     )
 
 

@@ -11,6 +11,9 @@ counting and converting agree on every backend.
 A record's ``create`` or ``delete`` entry written before migration 0017 holds a copy of the
 record's values; while the record still holds the same values the entry is *whole* too, and
 conversion drops the copy (``history.own_values`` reads them from the record from then on).
+One written before migration 0023 holds the record's identity too: conversion drops its ``id``
+and ``dataset_id`` (the entry's own columns) and, while the entry has no values of its own and
+the record holds the same, its name and parent.
 
 Conversion runs in one daemon thread per database, a few hundred entries per transaction: it
 drops the unchanged keys (and ``changes`` rows that changed nothing) of each whole edit. Its
@@ -31,7 +34,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.errors import Conflict
 from benchbook.domain.history.own_values import OWN_VALUES
 from benchbook.persistence.db import write_lock
-from benchbook.persistence.own_values import INDEXES, holding
+from benchbook.persistence.own_values import FROM_RECORD, IDENTITY_INDEXES, INDEXES, holding
 from benchbook.persistence.tables import EDITS_INDEX, AuditEntry, Record
 
 log = logging.getLogger("benchbook.history")
@@ -111,10 +114,11 @@ def _same_keys(session: Session) -> str:
 
 
 def count_whole(session: Session) -> int:
-    """How many entries are still stored whole: edits holding unchanged values, and record
-    create and delete entries holding a copy of the values their record holds."""
+    """How many entries are still stored whole: edits holding unchanged values, record create
+    and delete entries holding a copy of the values their record holds, and those holding the
+    identity their own columns tell (written before migration 0023)."""
     edits = session.execute(text(f"SELECT count(DISTINCT id) FROM ({_same_keys(session)}) k")).scalar_one()
-    return int(edits) + _own_values_kept(session)
+    return int(edits) + _own_values_kept(session) + _identity_kept(session)
 
 
 def file_figures(session: Session) -> tuple[int | None, int | None]:
@@ -194,8 +198,80 @@ def _drop_own_values(action: str, column: str) -> Callable[[Session, str], tuple
     return step
 
 
-_STEPS = (_compact_edits, *(_drop_own_values(action, column) for action, column in OWN_VALUES.items()))
-"""What the conversion does, in order: compact whole edits, then drop the copies of values."""
+def _identity_drops(dialect: str, column: str) -> list[str]:
+    """The ``UPDATE`` statements (``:ids`` expanding) dropping from ``column`` of the entries
+    ``ids`` what they need not hold (migration 0023): the name and the parent where the entry
+    has no values and the record holds the same, then ``dataset_id`` and last ``id`` where the
+    entry's own columns hold the same (``id`` is what the others and the index test)."""
+    if dialect == "postgresql":
+        record = ("EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id AND "
+                  "r.{col} IS NOT DISTINCT FROM (e.{column} ->> '{key}'))")
+        kept = f"e.id IN :ids AND e.{column} ? 'id'"
+        return [*(f"UPDATE audit_entries e SET {column} = e.{column} - '{key}' WHERE {kept} "
+                  f"AND NOT (e.{column} ? 'data') AND {record.format(col=col, column=column, key=key)}"
+                  for key, col in FROM_RECORD),
+                (f"UPDATE audit_entries e SET {column} = e.{column} - 'dataset_id' WHERE {kept} "
+                f"AND (e.{column} ->> 'dataset_id') IS NOT DISTINCT FROM e.dataset_id"),
+                f"UPDATE audit_entries e SET {column} = e.{column} - 'id' WHERE {kept} AND e.{column} ->> 'id' = e.entity_id"]
+    record = ("EXISTS (SELECT 1 FROM records r WHERE r.id = audit_entries.entity_id AND "
+              "r.{col} IS json_extract(audit_entries.{column}, '$.{key}'))")
+    kept = f"id IN :ids AND json_type({column}, '$.id') IS NOT NULL"
+    return [*(f"UPDATE audit_entries SET {column} = json_remove({column}, '$.{key}') WHERE {kept} "
+              f"AND json_type({column}, '$.data') IS NULL AND {record.format(col=col, column=column, key=key)}"
+              for key, col in FROM_RECORD),
+            (f"UPDATE audit_entries SET {column} = json_remove({column}, '$.dataset_id') WHERE {kept} "
+            f"AND json_extract({column}, '$.dataset_id') IS dataset_id"),
+            (f"UPDATE audit_entries SET {column} = json_remove({column}, '$.id') WHERE {kept} "
+            f"AND json_extract({column}, '$.id') = entity_id")]
+
+
+def _same_id(dialect: str, column: str) -> str:
+    """SQL: the entry ``e`` holds in ``column`` the ``id`` its ``entity_id`` holds (so it can go)."""
+    return f"e.{column} ->> 'id' = e.entity_id" if dialect == "postgresql" else f"json_extract(e.{column}, '$.id') = e.entity_id"
+
+
+def _entries_with_identity(dialect: str, action: str) -> str:
+    """``FROM`` ``audit_entries e`` for the record's ``action`` entries holding their identity:
+    their partial index (migration 0024)."""
+    return f"audit_entries e INDEXED BY {IDENTITY_INDEXES[action]}" if dialect == "sqlite" else "audit_entries e"
+
+
+def _identity_kept(session: Session) -> int:
+    """How many record create and delete entries written before migration 0023 still hold the
+    identity their own columns tell (``history.own_values`` reads it from there from 0023 on)."""
+    dialect = _dialect(session)
+    return sum(int(session.execute(text(
+        f"SELECT count(*) FROM {_entries_with_identity(dialect, action)} "
+        f"WHERE {holding(dialect, action, column, 'e', key='id')} AND {_same_id(dialect, column)}")).scalar_one())
+        for action, column in OWN_VALUES.items())
+
+
+def _drop_identity(action: str, column: str) -> Callable[[Session, str], tuple[str | None, int]]:
+    """The conversion step for the record's ``action`` entries holding their identity in ``column``."""
+    def step(session: Session, after: str) -> tuple[str | None, int]:
+        """Walk the next :data:`CHUNK` such entries after id ``after`` and drop what they need
+        not hold (:func:`_identity_drops`): ``(the last id walked, or None when none is left;
+        how many were converted)``."""
+        dialect = _dialect(session)
+        ids = list(session.execute(text(
+            f"SELECT e.id FROM {_entries_with_identity(dialect, action)} WHERE e.id > :after "
+            f"AND {holding(dialect, action, column, 'e', key='id')} ORDER BY e.id LIMIT :n"),
+            {"after": after, "n": CHUNK}).scalars())
+        if not ids:
+            return None, 0
+        _lock_records(session, ids)
+        converted = 0
+        for statement in _identity_drops(dialect, column):
+            result = session.execute(text(statement).bindparams(bindparam("ids", expanding=True)), {"ids": ids})
+            converted = int(result.rowcount)  # type: ignore[attr-defined]
+        return ids[-1], converted
+    return step
+
+
+_STEPS = (_compact_edits, *(_drop_own_values(action, column) for action, column in OWN_VALUES.items()),
+          *(_drop_identity(action, column) for action, column in OWN_VALUES.items()))
+"""What the conversion does, in order: compact whole edits, drop the copies of values, then the
+identity the entries' columns and records tell."""
 
 
 class HistoryStorage:
