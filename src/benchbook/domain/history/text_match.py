@@ -15,7 +15,9 @@ characters; benchbook writes other characters as they are, ``persistence.db.json
 number is written in the document as the walk renders it only in the common cases, so the
 test is skipped (the walk alone decides) for a text a number could hold (:data:`NUMBER_TEXT`).
 The records a search reads values, names and parents from are found in one pass over
-``records`` rather than one lookup per entry.
+``records`` rather than one lookup per entry; their values' keys are all field ids, so where the
+text cannot be part of a key, a number, ``true``, ``false`` or ``null``, or lie across two
+tokens, their text alone decides (:func:`text_alone_holds`).
 """
 from __future__ import annotations
 
@@ -40,6 +42,23 @@ def text_test_holds(q: str) -> bool:
     it (no character JSON escapes; not a text a number may hold): see the module's docstring."""
     escaped = any(ch in '"\\' or ord(ch) < 0x20 for ch in q)
     return not escaped and not set(q) <= NUMBER_TEXT
+
+
+KEY_TEXT = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZabcdefghjkmnpqrstvwxyz")
+"""Characters of a record's value keys (field ids: Crockford base 32, in either case since
+``LIKE`` folds it)."""
+STRUCTURE = frozenset(",:[]{}")
+"""Characters JSON writes between tokens (PostgreSQL's text also a space after ``,`` and ``:``)."""
+
+
+def text_alone_holds(q: str) -> bool:
+    """Whether a record's values hold ``q`` exactly when the JSON text of its ``data`` does, so
+    that the walk can be left out: besides :func:`text_test_holds`, ``q`` can only lie inside
+    one token (no :data:`STRUCTURE`), and that token is a value: ``q`` has a character no field
+    id has (:data:`KEY_TEXT`) and is not part of ``true``, ``false`` or ``null``."""
+    lowered = q.lower()
+    return (text_test_holds(q) and not set(q) & STRUCTURE and not set(q) <= KEY_TEXT
+            and not any(lowered in literal for literal in ("true", "false", "null")))
 
 
 def _like(session: Session, expr: Any, pattern: str) -> ColumnElement[bool]:
@@ -74,7 +93,10 @@ def stored_text_matches(session: Session, q: str, *, batch_labels: bool = True) 
     ``batch_labels`` also an entry of a batch whose label contains it."""
     q = q.strip()
     pattern, text_test = like_pattern(q), text_test_holds(q)
-    found_records = select(Record.id).where(_value_contains(session, Record.data, pattern, text_test))
+    # a common word is held by many records: their walk is most of a search's time
+    values = _like(session, Record.data, pattern) if text_alone_holds(q) else \
+        _value_contains(session, Record.data, pattern, text_test)
+    found_records = select(Record.id).where(values)
     conds = [_value_contains(session, AuditEntry.old_data, pattern, text_test),
              _value_contains(session, AuditEntry.new_data, pattern, text_test),
              # the cheap probe of the (few) records found first: SQLite tests AND's terms in order
