@@ -27,7 +27,6 @@ from benchbook.domain.imports.run import _file_lookup
 from benchbook.domain.records import bulk
 from benchbook.domain.records.bulk import RowProblems, bulk_create_records
 from benchbook.domain.records.rows import (
-    identity,
     kept_identity,
     purge_records,
     restore_records,
@@ -322,7 +321,7 @@ def reference_restore(ctx: Ctx, records: list[Record]) -> None:
         rec.deleted_at = None
         rec.delete_op = None
         rec.updated_at = now
-        ident = identity(rec, meta)
+        ident = kept_identity(meta)  # the rest: the entry's columns, the record's own (0025)
         audit.write(ctx, "restore", "record", rec.id, old=ident, new=ident, dataset_id=rec.dataset_id,
                     schema_id=rec.schema_id)
 

@@ -328,6 +328,69 @@ def test_the_downgrade_to_0022_writes_the_identity_back(db: Database) -> None:
     assert entry_values(db, deleted, "delete")[0]["read"] == before[deleted][1][0]["read"]
 
 
+def restored(db: Database) -> tuple[str, dict[str, Any]]:
+    """A sample deleted and restored: ``(its id, its restore entry as answered)``."""
+    rid = new_sample(db, bulk=True)
+    with db.session() as s, s.begin():
+        delete_records(ctx_of(s), [s.get(Record, rid)], force=False)
+    with db.session() as s, s.begin():
+        restore_records(ctx_of(s), [s.get(Record, rid)])
+    [entry] = entry_values(db, rid, "restore")
+    return rid, entry["read"]
+
+
+def stored_restore(db: Database, record_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    with db.engine.connect() as conn:
+        table = AuditEntry.__table__
+        old, new = conn.execute(select(table.c.old_data, table.c.new_data).where(
+            table.c.entity_id == record_id, table.c.action == "restore")).one()
+        return dict(old), dict(new)
+
+
+@pytest.mark.parametrize("change", ["rename", "move", "purge"])
+def test_a_restore_entry_stores_the_names_alone_and_keeps_the_record_as_it_was(db: Database, change: str) -> None:
+    rid, read = restored(db)
+    names = {"schema_name": "sample", "collection": None}
+    assert stored_restore(db, rid) == (names, names)
+    with db.session() as s:
+        ident = whole_identity(s, rid, collection=False)
+    assert read["old_data"] == read["new_data"] == ident and read["changes"] == []
+    with db.session() as s, s.begin():
+        {"rename": _any_rename, "move": _move, "purge": _purge}[change](s, rid)
+    copied = {**names, "natural_name": "first", "parent_record_id": ident["parent_record_id"]}
+    assert stored_restore(db, rid) == (copied, copied)
+    after = entry_values(db, rid, "restore")[0]["read"]
+    assert {k: v for k, v in after.items() if k != "now"} == {k: v for k, v in read.items() if k != "now"}
+
+
+def test_the_events_search_finds_a_restore_by_the_name_it_was_made_under(db: Database) -> None:
+    rid, _ = restored(db)
+
+    def actions(q: str) -> list[str]:
+        with db.session() as s:
+            found = list_events(s, q=q, tree=None, sort=None, limit=10, offset=0)["items"]
+        return sorted(e["entry"]["action"] for e in found if e["kind"] == "entry" and e["entry"]["entity_id"] == rid)
+
+    assert actions("first") == ["create", "delete", "restore"] and actions(rid[-8:]) == ["create", "delete", "restore"]
+    with db.session() as s, s.begin():
+        s.execute(update(Record).where(Record.id == rid).values(natural_name="renamed"))
+    assert actions("renamed") == [] and actions("first") == ["create", "delete", "restore"]
+
+
+def test_the_downgrade_to_0024_writes_the_restore_identity_back(db: Database) -> None:
+    rid, read = restored(db)
+    url = db.engine.url.render_as_string(hide_password=False)
+    command.downgrade(alembic_config(url), "0024_identity_index")
+    try:
+        assert stored_restore(db, rid) == (read["old_data"], read["new_data"])
+        with db.session() as s, s.begin():  # 0023's triggers leave restore entries alone
+            s.execute(update(Record).where(Record.id == rid).values(natural_name="renamed"))
+        assert stored_restore(db, rid)[1]["natural_name"] == "first"
+    finally:
+        upgrade(db.engine)
+    assert entry_values(db, rid, "restore")[0]["read"] == read
+
+
 def triggers(db: Database) -> set[str]:
     with db.engine.connect() as conn:
         return own_values.present(conn)

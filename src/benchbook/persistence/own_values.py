@@ -25,24 +25,42 @@ FUNCTION = "benchbook_keep_own_values"
 """PostgreSQL's trigger function."""
 
 
-def _sqlite_keep(identity: bool) -> str:
+RESTORE = "restore"
+"""A record's restore entry: its ``old_data`` and ``new_data`` both hold the record's identity;
+from migration 0025 on without ``id``, ``dataset_id``, name and parent (:data:`LAYOUT` 25), which
+are read as for a create (the entry's columns; the record's name and parent until they change)."""
+LAYOUT = 25
+"""The newest trigger layout: 17 copies the values into create and delete entries (migration
+0017); 23 the name and parent with them (0023); 25 also the name and parent into restore entries
+(0025)."""
+
+
+def _sqlite_keep(layout: int) -> str:
     # json_insert adds a key only where the entry lacks it: an entry written before 0023 keeps
     # the name and parent it was written with, whatever the record's are now
-    more = "".join(f", '$.{key}', OLD.{column}" for key, column in FROM_RECORD) if identity else ""
-    fill = "json_insert" if identity else "json_set"
-    return " ".join(
-        f"UPDATE audit_entries SET {column} = {fill}({column}, '$.data', json(OLD.data){more}) "
-        f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
-        f"AND json_type({column}, '$.data') IS NULL;" for action, column in KINDS)
+    more = "".join(f", '$.{key}', OLD.{column}" for key, column in FROM_RECORD) if layout >= 23 else ""
+    fill = "json_insert" if layout >= 23 else "json_set"
+    keep = [f"UPDATE audit_entries SET {column} = {fill}({column}, '$.data', json(OLD.data){more}) "
+            f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
+            f"AND json_type({column}, '$.data') IS NULL;" for action, column in KINDS]
+    if layout >= 25:
+        both = ", ".join(f"{column} = json_insert({column}{more})" for column in ("old_data", "new_data"))
+        keep.append(f"UPDATE audit_entries SET {both} WHERE entity_type = 'record' AND entity_id = OLD.id "
+                    f"AND action = '{RESTORE}' AND json_type(new_data, '$.natural_name') IS NULL;")
+    return " ".join(keep)
 
 
-def _pg_keep(identity: bool) -> str:
-    more = "".join(f", '{key}', OLD.{column}" for key, column in FROM_RECORD) if identity else ""
+def _pg_keep(layout: int) -> str:
+    more = "".join(f", '{key}', OLD.{column}" for key, column in FROM_RECORD) if layout >= 23 else ""
     # the entry's own keys win over the record's (the right-hand side of || does)
-    return " ".join(
-        f"UPDATE audit_entries SET {column} = jsonb_build_object('data', OLD.data{more}) || {column} "
-        f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
-        f"AND NOT ({column} ? 'data');" for action, column in KINDS)
+    keep = [f"UPDATE audit_entries SET {column} = jsonb_build_object('data', OLD.data{more}) || {column} "
+            f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
+            f"AND NOT ({column} ? 'data');" for action, column in KINDS]
+    if layout >= 25:
+        both = ", ".join(f"{column} = jsonb_build_object({more[2:]}) || {column}" for column in ("old_data", "new_data"))
+        keep.append(f"UPDATE audit_entries SET {both} WHERE entity_type = 'record' AND entity_id = OLD.id "
+                    f"AND action = '{RESTORE}' AND NOT (new_data ? 'natural_name');")
+    return " ".join(keep)
 
 
 INDEXES = {"create": "ix_audit_entries_created_values", "delete": "ix_audit_entries_deleted_values"}
@@ -74,22 +92,22 @@ def index_statements(dialect: str, key: str = "data") -> list[str]:
             f"WHERE {holding(dialect, action, column, key=key)}" for action, column in KINDS]
 
 
-def create_statements(dialect: str, *, identity: bool = True) -> list[str]:
-    """The DDL creating the triggers (and PostgreSQL's function) on ``dialect`` (``sqlite`` or
-    ``postgresql``). ``identity``: the triggers of migration 0023, which fire on a change of the
-    record's values, ``natural_name`` or ``parent_id`` and copy :data:`FROM_RECORD` too; without
-    it those of 0017 (values only, on a change of the values)."""
-    columns = "data, natural_name, parent_id" if identity else "data"
+def create_statements(dialect: str, *, layout: int = LAYOUT) -> list[str]:
+    """The DDL creating the triggers (and PostgreSQL's function) of ``layout`` (:data:`LAYOUT`)
+    on ``dialect`` (``sqlite`` or ``postgresql``). From 23 on they fire on a change of the
+    record's values, ``natural_name`` or ``parent_id`` and copy :data:`FROM_RECORD` too; 17's
+    fire on a change of the values only."""
+    columns = "data, natural_name, parent_id" if layout >= 23 else "data"
     if dialect == "postgresql":
         function = (f"CREATE OR REPLACE FUNCTION {FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                    f"{_pg_keep(identity)} IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END $$")
+                    f"{_pg_keep(layout)} IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END $$")
         changed = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in columns.split(", "))
         on_update = (f"CREATE TRIGGER {TRIGGERS[0]} BEFORE UPDATE OF {columns} ON records FOR EACH ROW "
                      f"WHEN ({changed}) EXECUTE FUNCTION {FUNCTION}()")
         on_delete = f"CREATE TRIGGER {TRIGGERS[1]} BEFORE DELETE ON records FOR EACH ROW EXECUTE FUNCTION {FUNCTION}()"
         return [function, on_update, on_delete]
     changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in columns.split(", "))
-    keep = _sqlite_keep(identity)
+    keep = _sqlite_keep(layout)
     on_update = f"CREATE TRIGGER {TRIGGERS[0]} BEFORE UPDATE OF {columns} ON records WHEN {changed} BEGIN {keep} END"
     return [on_update, f"CREATE TRIGGER {TRIGGERS[1]} BEFORE DELETE ON records BEGIN {keep} END"]
 
@@ -107,11 +125,11 @@ def present(conn: Connection) -> set[str]:
     return triggers.existing(conn) & set(TRIGGERS)
 
 
-def recreate(conn: Connection, *, identity: bool = True) -> None:
+def recreate(conn: Connection) -> None:
     """Drop what is left of the triggers and create them all again (:func:`create_statements`
-    with ``identity``), in ``conn``'s transaction."""
+    of :data:`LAYOUT`), in ``conn``'s transaction."""
     dialect = "postgresql" if conn.dialect.name == "postgresql" else "sqlite"
-    triggers.replace(conn, drop_statements(dialect), create_statements(dialect, identity=identity))
+    triggers.replace(conn, drop_statements(dialect), create_statements(dialect))
 
 
 def fill_statements(dialect: str) -> list[str]:
@@ -139,3 +157,26 @@ def fill_statements(dialect: str) -> list[str]:
                  f"WHERE {where} AND json_type({column}, '$.data') IS NULL "
                  "AND EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id)")]
     return out
+
+
+def fill_restore_statements(dialect: str) -> list[str]:
+    """SQL writing the identity back into both columns of every restore entry written without it
+    (migration 0025's downgrade): :data:`FROM_ENTRY` from the entry's columns, :data:`FROM_RECORD`
+    from the record. A key the entry holds is left as it is."""
+    where = f"e.entity_type = 'record' AND e.action = '{RESTORE}'"
+    columns = ("old_data", "new_data")
+    if dialect == "postgresql":
+        own = ", ".join(f"'{key}', e.{col}" for key, col in FROM_ENTRY)
+        record = ", ".join(f"'{key}', r.{col}" for key, col in FROM_RECORD)
+        set_own = ", ".join(f"{c} = jsonb_build_object({own}) || e.{c}" for c in columns)
+        set_record = ", ".join(f"{c} = jsonb_build_object({record}) || e.{c}" for c in columns)
+        return [f"UPDATE audit_entries e SET {set_own} WHERE {where} AND NOT (e.new_data ? 'id')",
+                (f"UPDATE audit_entries e SET {set_record} FROM records r WHERE r.id = e.entity_id AND {where} "
+                "AND NOT (e.new_data ? 'natural_name')")]
+    own = ", ".join(f"'$.{key}', {col}" for key, col in FROM_ENTRY)
+    record = ", ".join(f"'$.{key}', (SELECT {col} FROM records r WHERE r.id = e.entity_id)" for key, col in FROM_RECORD)
+    set_own = ", ".join(f"{c} = json_insert({c}, {own})" for c in columns)
+    set_record = ", ".join(f"{c} = json_insert({c}, {record})" for c in columns)
+    return [f"UPDATE audit_entries AS e SET {set_own} WHERE {where} AND json_type(new_data, '$.id') IS NULL",
+            (f"UPDATE audit_entries AS e SET {set_record} WHERE {where} AND json_type(new_data, '$.natural_name') IS NULL "
+            "AND EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id)")]

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, literal_column, or_, select
 from sqlalchemy.orm import Session
 
-from benchbook.persistence.own_values import FROM_ENTRY, FROM_RECORD, KINDS
+from benchbook.persistence.own_values import FROM_ENTRY, FROM_RECORD, KINDS, RESTORE
 from benchbook.persistence.tables import AuditEntry, Record
 
 OWN_VALUES = dict(KINDS)
@@ -41,65 +41,86 @@ def deferred_column(entry: AuditEntry) -> str | None:
 
 
 IDENTITY = ("id", "schema_name", "dataset_id", "collection", "parent_record_id", "natural_name")
-"""The keys of a record's identity in a create or delete entry, in the order they are answered
-(``rows.identity``), before ``data``."""
+"""The keys of a record's identity in a create, delete or restore entry, in the order they are
+answered (``rows.identity``), before ``data``."""
 _FROM_ENTRY = dict(FROM_ENTRY)
 _FROM_RECORD = dict(FROM_RECORD)
+BOTH = ("old_data", "new_data")
 
 
-def _owned(entry: AuditEntry) -> str | None:
-    """``new_data`` or ``old_data`` when ``entry`` is a record's create or delete entry whose
-    stored column lacks something it is answered with (an identity key or ``data``), else None."""
-    column = OWN_VALUES.get(entry.action) if entry.entity_type == "record" else None
-    stored = getattr(entry, column) if column else None
-    return column if isinstance(stored, dict) and not ({"id", "data"} <= stored.keys()) else None
+def _columns(entry: AuditEntry) -> tuple[str, ...]:
+    """The columns of ``entry`` answered with a record's identity: a create's ``new_data``, a
+    delete's ``old_data``, a restore's both; none for any other entry."""
+    if entry.entity_type != "record":
+        return ()
+    if entry.action == RESTORE:
+        return BOTH
+    column = OWN_VALUES.get(entry.action)
+    return (column,) if column else ()
+
+
+def _reads_record(entry: AuditEntry) -> bool:
+    """Whether some of ``entry``'s answer is still the record's own: a create or delete without
+    its values (:func:`deferred_column`), a restore without the name (migration 0025)."""
+    if entry.entity_type == "record" and entry.action == RESTORE:
+        return isinstance(entry.new_data, dict) and "natural_name" not in entry.new_data
+    return deferred_column(entry) is not None
+
+
+def _incomplete(entry: AuditEntry) -> bool:
+    """Whether ``entry`` is stored without something it is answered with (an identity key read
+    from its columns, or what :func:`_reads_record` reads)."""
+    stored = [getattr(entry, column) for column in _columns(entry)]
+    return any(isinstance(s, dict) and "id" not in s for s in stored) or (bool(stored) and _reads_record(entry))
 
 
 def _made_whole(stored: dict[str, Any], entry: AuditEntry, record: Any) -> dict[str, Any]:
     """``stored`` with what it lacks: ``id`` and ``dataset_id`` from ``entry``'s columns; the
-    name, parent and values from ``record`` (a row of those columns, None when it is gone) when
-    ``data`` is missing. Keys ``stored`` holds are kept as they are."""
-    deferred = "data" not in stored
+    name and parent from ``record`` (a row of those columns, None when it is gone) when the
+    entry is a restore or lacks its values, and then the values too (not a restore's: it lists
+    none). Keys ``stored`` holds are kept as they are."""
+    values = entry.action != RESTORE
+    from_record = "data" not in stored or not values
     whole: dict[str, Any] = {}
     for key in IDENTITY:
         if key in stored:
             whole[key] = stored[key]
         elif key in _FROM_ENTRY:
             whole[key] = getattr(entry, _FROM_ENTRY[key])
-        elif deferred and key in _FROM_RECORD:
+        elif from_record and key in _FROM_RECORD:
             whole[key] = getattr(record, _FROM_RECORD[key]) if record is not None else None
     whole.update(stored)
-    if deferred:
+    if values and "data" not in stored:
         whole["data"] = dict(record.data or {}) if record is not None else {}
     return whole
 
 
 def whole_values(session: Session, entries: Iterable[AuditEntry]) -> dict[str, dict[str, Any]]:
-    """For each record create or delete entry among ``entries`` stored without something it is
-    answered with, by entry id: ``{"old_data": …, "new_data": …}`` with the column of
-    :data:`OWN_VALUES` made whole (:data:`IDENTITY` in order, then ``data``: field id → value);
-    other entries are left out.
+    """For each record create, delete or restore entry among ``entries`` stored without
+    something it is answered with, by entry id: ``{"old_data": …, "new_data": …}`` with the
+    columns of :func:`_columns` made whole (:data:`IDENTITY` in order, then a create's or
+    delete's ``data``: field id → value); other entries are left out.
 
-    One query for all those without values. It reads the entries' stored columns again, not the
-    copies the session may hold: the database may have copied the values in since (a change to
-    the record later in the same transaction), and then those are the entry's values. An entry
-    whose record is gone without its values copied (not possible while the triggers exist) gets
+    One query for all those reading the record. It reads the entries' stored columns again, not
+    the copies the session may hold: the database may have copied the values in since (a change
+    to the record later in the same transaction), and then those are the entry's. An entry
+    whose record is gone without them copied (not possible while the triggers exist) gets
     ``data`` ``{}`` and no name or parent.
     """
-    owned = [e for e in entries if _owned(e)]
-    deferred = [e.id for e in owned if deferred_column(e)]
+    owned = [e for e in entries if _incomplete(e)]
+    reading = [e.id for e in owned if _reads_record(e)]
     rows = {row.id: row for row in session.execute(
         select(AuditEntry.id, AuditEntry.old_data, AuditEntry.new_data, Record.id.label("record_id"),
                Record.data, Record.natural_name, Record.parent_id)
-        .outerjoin(Record, Record.id == AuditEntry.entity_id).where(AuditEntry.id.in_(deferred)))} if deferred else {}
+        .outerjoin(Record, Record.id == AuditEntry.entity_id).where(AuditEntry.id.in_(reading)))} if reading else {}
     out: dict[str, dict[str, Any]] = {}
     for entry in owned:
         row = rows.get(entry.id)
         whole = {"old_data": row.old_data, "new_data": row.new_data} if row is not None else \
             {"old_data": entry.old_data, "new_data": entry.new_data}
-        column = OWN_VALUES[entry.action]
         record = row if row is not None and row.record_id is not None else None
-        whole[column] = _made_whole(dict(whole[column] or {}), entry, record)
+        for column in _columns(entry):
+            whole[column] = _made_whole(dict(whole[column] or {}), entry, record)
         out[entry.id] = whole
     return out
 
@@ -113,8 +134,11 @@ def _lacks(session: Session, column: Any, key: str) -> ColumnElement[bool]:
 
 def deferred_clause(session: Session, also: str | None = None) -> ColumnElement[bool]:
     """SQL: the entry is a record entry whose values are still the record's own; with ``also``
-    (a key of :data:`FROM_RECORD`), one that lacks that key too (it is the record's as well)."""
+    (a key of :data:`FROM_RECORD`), one that lacks that key too (it is the record's as well),
+    or a restore entry lacking it (migration 0025)."""
     keys = ("data", also) if also else ("data",)
-    return and_(AuditEntry.entity_type == "record", or_(
-        *(and_(AuditEntry.action == action, *(_lacks(session, getattr(AuditEntry, column), key) for key in keys))
-          for action, column in OWN_VALUES.items())))
+    kinds = [and_(AuditEntry.action == action, *(_lacks(session, getattr(AuditEntry, column), key) for key in keys))
+             for action, column in OWN_VALUES.items()]
+    if also:
+        kinds.append(and_(AuditEntry.action == RESTORE, _lacks(session, AuditEntry.new_data, also)))
+    return and_(AuditEntry.entity_type == "record", or_(*kinds))

@@ -272,7 +272,8 @@ def soft_delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: s
 
 def restore_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, cache: SchemaCache | None = None) -> None:
     """Bring ``records`` (ORM records or :func:`record_rows`) back to life: one UPDATE per
-    chunk, then a ``restore`` entry each (lists no values)."""
+    chunk, then a ``restore`` entry each (lists no values; stores :func:`kept_identity` in both
+    columns, the rest being the entry's columns and the record's own, migration 0025)."""
     s = ctx.session
     if not records:
         return
@@ -285,9 +286,9 @@ def restore_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, cache: Sc
                      .values(deleted_at=None, delete_op=None, updated_at=now))
     _set_loaded(records, deleted_at=None, delete_op=None, updated_at=now)
     entries = []
-    for rec in records:
-        ident = identity(rec, meta(rec.schema_id))
-        entries.append(entry_row(ctx, "restore", rec, changes=[], old=ident, new=ident))
+    for rec in records:  # the rest of the identity: the record's own until it changes (migration 0025)
+        ident = kept_identity(meta(rec.schema_id))
+        entries.append(entry_row(ctx, "restore", rec, changes=[], old=ident, new=dict(ident)))
     insert_entries(s, entries)
 
 

@@ -47,7 +47,7 @@ depends_on = None
 
 def upgrade() -> None:
     dialect = "postgresql" if op.get_bind().dialect.name == "postgresql" else "sqlite"
-    for statement in (*create_statements(dialect, identity=False), *index_statements(dialect)):
+    for statement in (*create_statements(dialect, layout=17), *index_statements(dialect)):
         op.execute(statement)
 
 

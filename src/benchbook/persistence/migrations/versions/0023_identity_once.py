@@ -34,11 +34,11 @@ def _dialect() -> str:
 
 
 def upgrade() -> None:
-    for statement in (*drop_statements(_dialect()), *create_statements(_dialect(), identity=True)):
+    for statement in (*drop_statements(_dialect()), *create_statements(_dialect(), layout=23)):
         op.execute(statement)
 
 
 def downgrade() -> None:
     for statement in (*fill_statements(_dialect()), *drop_statements(_dialect()),
-                      *create_statements(_dialect(), identity=False)):
+                      *create_statements(_dialect(), layout=17)):
         op.execute(statement)
