@@ -391,6 +391,42 @@ def test_the_downgrade_to_0024_writes_the_restore_identity_back(db: Database) ->
     assert entry_values(db, rid, "restore")[0]["read"] == read
 
 
+def test_an_edit_stores_neither_ids_and_reads_them_from_its_columns(db: Database) -> None:
+    rid = new_sample(db, bulk=True)
+    with db.session() as s, s.begin():
+        _update(s, rid)
+        ident = whole_identity(s, rid)
+        collection = s.get(Record, rid).dataset_id
+    [edit] = entry_values(db, rid, "update")
+    with db.engine.connect() as conn:
+        table = AuditEntry.__table__
+        old, new = conn.execute(select(table.c.old_data, table.c.new_data).where(
+            table.c.entity_id == rid, table.c.action == "update")).one()
+    assert "id" not in old and "id" not in new and "dataset_id" not in old and "dataset_id" not in new
+    assert old["natural_name"] == new["natural_name"] == "second"  # the name of the edit's time stays
+    for column in (edit["read"]["old_data"], edit["read"]["new_data"]):
+        assert column["id"] == rid and column["dataset_id"] == collection
+        assert list(column)[:6] == ["id", "schema_name", "dataset_id", "collection", "parent_record_id", "natural_name"]
+    ids = field_ids_of(db)
+    assert edit["read"]["new_data"] == {**ident, "data": {ids["label"]: "second", ids["n"]: 2}}
+    assert {c["field"]: (c["before"], c["after"]) for c in edit["read"]["changes"]} == {
+        ids["label"]: ("first", "second"), ids["n"]: (1, 2)}
+    with db.session() as s:  # found by the record's id, as when the id was stored
+        found = list_events(s, q=rid, tree=None, sort=None, limit=10, offset=0)["items"]
+        assert sorted(e["entry"]["action"] for e in found) == ["create", "update"]
+    command.downgrade(alembic_config(db.engine.url.render_as_string(hide_password=False)), "0025_restore_identity")
+    try:
+        assert entry_values(db, rid, "update")[0]["stored"]["id"] == rid  # written back
+    finally:
+        upgrade(db.engine)
+    assert entry_values(db, rid, "update")[0]["read"] == edit["read"]
+
+
+def field_ids_of(db: Database) -> dict[str, str]:
+    with db.session() as s:
+        return field_ids(s)
+
+
 def triggers(db: Database) -> set[str]:
     with db.engine.connect() as conn:
         return own_values.present(conn)

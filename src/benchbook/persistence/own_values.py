@@ -29,6 +29,10 @@ RESTORE = "restore"
 """A record's restore entry: its ``old_data`` and ``new_data`` both hold the record's identity;
 from migration 0025 on without ``id``, ``dataset_id``, name and parent (:data:`LAYOUT` 25), which
 are read as for a create (the entry's columns; the record's name and parent until they change)."""
+EDIT = "update"
+"""A record's edit: both columns hold the record's identity (name and parent as they were then)
+and the values that changed; from migration 0026 on without ``id`` and ``dataset_id``, which
+are the entry's own columns."""
 LAYOUT = 25
 """The newest trigger layout: 17 copies the values into create and delete entries (migration
 0017); 23 the name and parent with them (0023); 25 also the name and parent into restore entries
@@ -180,3 +184,16 @@ def fill_restore_statements(dialect: str) -> list[str]:
     return [f"UPDATE audit_entries AS e SET {set_own} WHERE {where} AND json_type(new_data, '$.id') IS NULL",
             (f"UPDATE audit_entries AS e SET {set_record} WHERE {where} AND json_type(new_data, '$.natural_name') IS NULL "
             "AND EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id)")]
+
+
+def fill_edit_statements(dialect: str) -> list[str]:
+    """SQL writing ``id`` and ``dataset_id`` back into both columns of every record edit written
+    without them (migration 0026's downgrade), from the entry's own columns."""
+    where = f"e.entity_type = 'record' AND e.action = '{EDIT}'"
+    if dialect == "postgresql":
+        own = ", ".join(f"'{key}', e.{col}" for key, col in FROM_ENTRY)
+        set_own = ", ".join(f"{c} = jsonb_build_object({own}) || e.{c}" for c in ("old_data", "new_data"))
+        return [f"UPDATE audit_entries e SET {set_own} WHERE {where} AND NOT (e.new_data ? 'id')"]
+    own = ", ".join(f"'$.{key}', {col}" for key, col in FROM_ENTRY)
+    set_own = ", ".join(f"{c} = json_insert({c}, {own})" for c in ("old_data", "new_data"))
+    return [f"UPDATE audit_entries AS e SET {set_own} WHERE {where} AND json_type(new_data, '$.id') IS NULL"]

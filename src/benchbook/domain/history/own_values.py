@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, literal_column, or_, select
 from sqlalchemy.orm import Session
 
-from benchbook.persistence.own_values import FROM_ENTRY, FROM_RECORD, KINDS, RESTORE
+from benchbook.persistence.own_values import EDIT, FROM_ENTRY, FROM_RECORD, KINDS, RESTORE
 from benchbook.persistence.tables import AuditEntry, Record
 
 OWN_VALUES = dict(KINDS)
@@ -51,10 +51,10 @@ BOTH = ("old_data", "new_data")
 
 def _columns(entry: AuditEntry) -> tuple[str, ...]:
     """The columns of ``entry`` answered with a record's identity: a create's ``new_data``, a
-    delete's ``old_data``, a restore's both; none for any other entry."""
+    delete's ``old_data``, a restore's or an edit's both; none for any other entry."""
     if entry.entity_type != "record":
         return ()
-    if entry.action == RESTORE:
+    if entry.action in (RESTORE, EDIT):
         return BOTH
     column = OWN_VALUES.get(entry.action)
     return (column,) if column else ()
@@ -78,10 +78,11 @@ def _incomplete(entry: AuditEntry) -> bool:
 def _made_whole(stored: dict[str, Any], entry: AuditEntry, record: Any) -> dict[str, Any]:
     """``stored`` with what it lacks: ``id`` and ``dataset_id`` from ``entry``'s columns; the
     name and parent from ``record`` (a row of those columns, None when it is gone) when the
-    entry is a restore or lacks its values, and then the values too (not a restore's: it lists
-    none). Keys ``stored`` holds are kept as they are."""
-    values = entry.action != RESTORE
-    from_record = "data" not in stored or not values
+    entry is a restore or a create or delete without its values, and then the values too (not a
+    restore's: it lists none). An edit takes nothing from the record (migration 0026: it keeps
+    the name and parent of its time). Keys ``stored`` holds are kept as they are."""
+    values = entry.action in OWN_VALUES
+    from_record = entry.action == RESTORE or (values and "data" not in stored)
     whole: dict[str, Any] = {}
     for key in IDENTITY:
         if key in stored:
@@ -91,7 +92,7 @@ def _made_whole(stored: dict[str, Any], entry: AuditEntry, record: Any) -> dict[
         elif from_record and key in _FROM_RECORD:
             whole[key] = getattr(record, _FROM_RECORD[key]) if record is not None else None
     whole.update(stored)
-    if values and "data" not in stored:
+    if from_record and values:
         whole["data"] = dict(record.data or {}) if record is not None else {}
     return whole
 

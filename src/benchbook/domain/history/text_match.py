@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.history.own_values import OWN_VALUES, deferred_clause
 from benchbook.domain.records.search import like_pattern
-from benchbook.persistence.own_values import FROM_RECORD, RESTORE
+from benchbook.persistence.own_values import EDIT, FROM_RECORD, RESTORE
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Record
 
 NUMBER_TEXT = frozenset("0123456789.+-eEinfatyINFATY")
@@ -109,7 +109,7 @@ def stored_text_matches(session: Session, q: str, *, batch_labels: bool = True) 
              and_(or_(AuditEntry.id.in_(select(AuditEntry.id).where(AuditEntry.entity_type == "record",
                                                                     _like(session, AuditEntry.entity_id, pattern))),
                       _like(session, AuditEntry.dataset_id, pattern)),
-                  AuditEntry.entity_type == "record", AuditEntry.action.in_([*OWN_VALUES, RESTORE]))]
+                  AuditEntry.entity_type == "record", AuditEntry.action.in_([*OWN_VALUES, RESTORE, EDIT]))]
     if batch_labels:
         conds.append(AuditEntry.batch_id.in_(select(AuditBatch.id).where(_like(session, AuditBatch.label, pattern))))
     return or_(*conds)

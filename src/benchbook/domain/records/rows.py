@@ -87,6 +87,13 @@ def kept_identity(meta: SchemaMeta, collection: Collection | None = None) -> dic
     return {"schema_name": meta.schema.name, "collection": collection.name if collection else None}
 
 
+def edit_identity(rec: Record | Row[Any], meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:
+    """What an edit (``update`` entry) stores of the record's :func:`identity`, in both columns:
+    all but ``id`` and ``dataset_id``, which are the entry's own columns (migration 0026); the
+    name and parent stay, since they say where the record sat and what it was called then."""
+    return {k: v for k, v in identity(rec, meta, collection).items() if k not in ("id", "dataset_id")}
+
+
 def identity(rec: Record | Row[Any], meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:
     """What identifies a record in history: id, schema, where it sits, its name."""
     return {"id": rec.id, "schema_name": meta.schema.name, "dataset_id": rec.dataset_id,

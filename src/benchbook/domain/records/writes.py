@@ -28,9 +28,9 @@ from benchbook.domain.records.derived import follow_names, inherited_name_values
 from benchbook.domain.records.rows import (
     check_parent,
     create_entry,
+    edit_identity,
     entry_row,
     find_record,
-    identity,
     insert_entries,
     live_descendants,
     lock_collection,
@@ -131,7 +131,7 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
     _sync_links(s, rec, meta)
     follow_names(s, cache, [rec.id])  # descendants whose names use its fields (same transaction)
     changed_ids = {c["field"] for c in changes}
-    ident = identity(rec, meta, collection)
+    ident = edit_identity(rec, meta, collection)
     changed_ids.discard("parent_record_id")
     old = {**ident, "parent_record_id": old_parent, "data": {k: before.get(k) for k in changed_ids}}
     new = {**ident, "data": {k: data.get(k) for k in changed_ids}}
