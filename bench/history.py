@@ -13,6 +13,10 @@ Prints, measured in the same run on fresh SQLite projects:
   import (one ``create`` entry a record) and again after the delete and restore-all (a
   ``delete`` and a ``restore`` entry more), each against a bare JSON table of the same rows
   (``sqlite3`` ``executemany`` of ``json.dumps`` of the values, written in the same run);
+- edits: ``--edits`` records (default 10,000) edited once each through ``update_record`` (what
+  ``PATCH /records/{id}`` runs), in one transaction: the rate, and the bytes of history each
+  edit adds (its own entry, and the record's values copied into its create entry by its first
+  change, migration 0017);
 - with ``--postgres URL`` (a server where the URL's user may create databases): the same import
   into a new database there (dropped afterwards), and ``audit_entries``' and ``records``' table
   and index sizes (``pg_table_size``, ``pg_indexes_size``).
@@ -36,7 +40,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
@@ -49,7 +53,9 @@ from benchbook.domain.history.restore_all import restore_all
 from benchbook.domain.records import bulk
 from benchbook.domain.records.lists import delete_by_query
 from benchbook.domain.records.queries import RecordQuery
+from benchbook.domain.records.writes import update_record
 from benchbook.persistence.db import open_database
+from benchbook.persistence.tables import Record
 
 FIELDS = [{"name": "n", "type": "integer"}, {"name": "x", "type": "float"}, {"name": "label", "type": "string"},
           {"name": "day", "type": "date"}]
@@ -151,6 +157,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3, help="imports each way, alternating; the best counts")
     parser.add_argument("--postgres", metavar="URL", help="also measure the history's size on this server")
+    parser.add_argument("--edits", type=int, default=10_000, help="records edited once each, one by one")
     args = parser.parse_args()
     n = args.records
     with_runs, without_runs = [], []
@@ -176,6 +183,17 @@ def main() -> None:
         session.expunge_all()
         result, restore_wall, restore_cpu = timed(restore_everything)
         after_restore = history_bytes(session)
+
+        def edit_some() -> int:
+            with session.begin():
+                ids = list(session.scalars(select(Record.id).order_by(Record.id).limit(args.edits)))
+                for i, rid in enumerate(ids):
+                    update_record(ctx, rid, {"data": {"x": -i - 0.5}})
+                return len(ids)
+
+        session.expunge_all()
+        edited, edit_wall, edit_cpu = timed(edit_some)
+        after_edits = history_bytes(session)
     bare = bare_bytes(n)
     with_h = (max(r[0] for r in with_runs), max(r[1] for r in with_runs))
     without_h = (max(r[0] for r in without_runs), max(r[1] for r in without_runs))
@@ -195,6 +213,11 @@ def main() -> None:
         *((f"history ({what}): audit_entries + its indexes", f"{t / 1e6:,.1f} + {i / 1e6:,.1f} MB",
            f"[{t / bare:.2f}x + {i / bare:.2f}x the bare JSON table, {bare / 1e6:,.1f} MB]", "no target")
           for what, (t, i) in (("after the import", after_import), ("after delete + restore-all", after_restore))),
+        (f"edit {edited:,} records one by one", f"{edited / edit_wall:,.0f} edits/s", f"[{edited / edit_cpu:,.0f}]",
+         "no target"),
+        ("history per edit (its entry, and the values copied into the create)",
+         f"{sum(after_edits) - sum(after_restore):,.0f} B" if not edited else
+         f"{(sum(after_edits) - sum(after_restore)) / edited:,.0f} B", "[table and indexes]", "no target"),
         *(("not measured by this script", "—", "", f"target {target}") for target in NOT_MEASURED),
     ]
     if args.postgres:
