@@ -466,12 +466,12 @@ def test_entries_written_before_0017_are_converted_in_the_background(db: Databas
     assert all("data" in stored_create(db, rid) for rid in [*kept, edited, site])
     with db.session() as s:
         expected = entry_responses(s, list(s.scalars(select(AuditEntry).order_by(AuditEntry.id))))
-        # values: the creates of the site and the samples not edited, a delete; and the identity
-        # of the six creates and deletes (written back by the downgrade through 0023)
-        assert history_storage.count_whole(s) == 5 + 6
+        # the six creates and deletes (five hold values their record holds, all six the identity
+        # the downgrade through 0023 wrote back) and the edit (its ids, written back through 0026)
+        assert history_storage.count_whole(s) == 6 + 1
     state = history_storage.HistoryStorage(db.engine)
-    with statements_sent(db.engine) as sent:
-        assert state.start() and state.wait(30) and state.done == 5 + 6
+    with statements_sent(db.engine) as sent:  # each step counts what it converts
+        assert state.start() and state.wait(30) and state.total == 7 and state.done == 5 + 6 + 1
     if db.engine.dialect.name == "postgresql":  # a writer of one of the records waits for the conversion
         assert any("FROM records" in sql and "FOR SHARE" in sql for sql in sent)
     assert all("data" not in stored_create(db, rid) for rid in [*kept, site])
@@ -502,10 +502,10 @@ def test_entries_written_before_0023_drop_their_identity_in_the_background(db: D
     with db.session() as s:
         site = site_id(s)
         expected = entry_responses(s, list(s.scalars(select(AuditEntry).order_by(AuditEntry.id))))
-        assert history_storage.count_whole(s) == 6  # five creates (the site's too) and a delete
+        assert history_storage.count_whole(s) == 6 + 1  # five creates (the site's too), a delete, the edit
     state = history_storage.HistoryStorage(db.engine)
     with statements_sent(db.engine) as sent:
-        assert state.start() and state.wait(30) and state.done == 6
+        assert state.start() and state.wait(30) and state.done == 6 + 1
     if db.engine.dialect.name == "postgresql":  # a writer of one of the records waits for the conversion
         assert any("FROM records" in sql and "FOR SHARE" in sql for sql in sent)
     names = {"schema_name": "sample", "collection": "lab"}
@@ -515,6 +515,8 @@ def test_entries_written_before_0023_drop_their_identity_in_the_background(db: D
         assert stored_create(db, edited) == {**names, "natural_name": "first", "parent_record_id": site,
                                              "data": created_values(s)}  # values of its own: kept whole
     assert entry_values(db, deleted, "delete")[0]["stored"] == {"schema_name": "sample", "collection": None}
+    [edit] = entry_values(db, edited, "update")
+    assert "id" not in edit["stored"] and "dataset_id" not in edit["stored"] and edit["read"]["old_data"]["id"] == edited
     with db.session() as s:
         assert history_storage.count_whole(s) == 0
         assert entry_responses(s, list(s.scalars(select(AuditEntry).order_by(AuditEntry.id)))) == expected

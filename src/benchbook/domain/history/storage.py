@@ -13,7 +13,8 @@ record's values; while the record still holds the same values the entry is *whol
 conversion drops the copy (``history.own_values`` reads them from the record from then on).
 One written before migration 0023 holds the record's identity too: conversion drops its ``id``
 and ``dataset_id`` (the entry's own columns) and, while the entry has no values of its own and
-the record holds the same, its name and parent.
+the record holds the same, its name and parent; from an edit written before 0026, its ``id`` and
+``dataset_id``.
 
 Conversion runs in one daemon thread per database, a few hundred entries per transaction: it
 drops the unchanged keys (and ``changes`` rows that changed nothing) of each whole edit. Its
@@ -34,7 +35,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.errors import Conflict
 from benchbook.domain.history.own_values import OWN_VALUES
 from benchbook.persistence.db import write_lock
-from benchbook.persistence.own_values import FROM_RECORD, IDENTITY_INDEXES, INDEXES, holding
+from benchbook.persistence.own_values import FROM_ENTRY, FROM_RECORD, IDENTITY_INDEXES, INDEXES, holding
 from benchbook.persistence.tables import EDITS_INDEX, AuditEntry, Record
 
 log = logging.getLogger("benchbook.history")
@@ -96,15 +97,13 @@ def _as_record(dialect: str, column: str) -> str:
     return f"e.{column} -> 'data' = r.data" if dialect == "postgresql" else f"json_extract(e.{column}, '$.data') = json(r.data)"
 
 
-def _own_values_kept(session: Session) -> int:
-    """How many record entries written before migration 0017 still hold a copy of the values
-    their record holds (a create's or a delete's): from 0017 on those are read from the record
-    (``history.own_values``)."""
-    dialect = _dialect(session)
-    return sum(int(session.execute(text(
-        f"SELECT count(*) FROM {_entries_holding(dialect, action)} JOIN records r ON r.id = e.entity_id "
-        f"WHERE {holding(dialect, action, column, 'e')} AND {_as_record(dialect, column)}")).scalar_one())
-        for action, column in OWN_VALUES.items())
+def _own_values_kept(dialect: str) -> list[str]:
+    """SQL listing the ``id`` of each record entry written before migration 0017 that still holds
+    a copy of the values its record holds (a create's or a delete's), one statement per kind:
+    from 0017 on those are read from the record (``history.own_values``)."""
+    return [f"SELECT e.id FROM {_entries_holding(dialect, action)} JOIN records r ON r.id = e.entity_id "
+            f"WHERE {holding(dialect, action, column, 'e')} AND {_as_record(dialect, column)}"
+            for action, column in OWN_VALUES.items()]
 
 
 def _same_keys(session: Session) -> str:
@@ -114,11 +113,15 @@ def _same_keys(session: Session) -> str:
 
 
 def count_whole(session: Session) -> int:
-    """How many entries are still stored whole: edits holding unchanged values, record create
-    and delete entries holding a copy of the values their record holds, and those holding the
-    identity their own columns tell (written before migration 0023)."""
-    edits = session.execute(text(f"SELECT count(DISTINCT id) FROM ({_same_keys(session)}) k")).scalar_one()
-    return int(edits) + _own_values_kept(session) + _identity_kept(session)
+    """How many entries are still stored whole, each counted once: edits holding unchanged
+    values, record create and delete entries holding a copy of the values their record holds or
+    the identity their own columns tell (written before migration 0023), and record edits
+    holding their ids (before 0026)."""
+    dialect = _dialect(session)
+    parts = [f"SELECT id FROM ({_same_keys(session)}) k", *_own_values_kept(dialect), *_identity_kept(dialect),
+             f"SELECT e.id FROM {_edits_with_ids(dialect)}"]
+    union = " UNION ".join(f"SELECT id FROM ({part}) p{i}" for i, part in enumerate(parts))
+    return int(session.execute(text(f"SELECT count(*) FROM ({union}) whole")).scalar_one())
 
 
 def file_figures(session: Session) -> tuple[int | None, int | None]:
@@ -132,8 +135,9 @@ def file_figures(session: Session) -> tuple[int | None, int | None]:
 
 
 def compact(entry: AuditEntry, same: set[tuple[str, str]]) -> None:
-    """Rewrite ``entry`` without the unchanged keys ``same`` (``(scope, key)`` pairs) and
-    without ``changes`` rows for those keys whose before equals after."""
+    """Rewrite ``entry`` without the unchanged keys ``same`` (``(scope, key)`` pairs), without
+    ``changes`` rows for those keys whose before equals after, and (a record's edit) without the
+    ``id`` and ``dataset_id`` its own columns hold (migration 0026)."""
     old, new = dict(entry.old_data or {}), dict(entry.new_data or {})
     data_keys = {k for scope, k in same if scope == "data"}
     for scope, key in same:
@@ -144,6 +148,11 @@ def compact(entry: AuditEntry, same: set[tuple[str, str]]) -> None:
         old["data"] = {k: v for k, v in (old.get("data") or {}).items() if k not in data_keys}
         new["data"] = {k: v for k, v in (new.get("data") or {}).items() if k not in data_keys}
     dropped = data_keys | {k for scope, k in same if scope == "top"}
+    if entry.entity_type == "record":  # what the entry's own columns hold (migration 0026)
+        for key, column in FROM_ENTRY:
+            for side in (old, new):
+                if key in side and side[key] == getattr(entry, column):
+                    del side[key]
     entry.old_data, entry.new_data = old, new
     entry.changes = [c for c in entry.changes or []
                      if not (isinstance(c, dict) and c.get("field") in dropped and c.get("before") == c.get("after"))]
@@ -198,11 +207,17 @@ def _drop_own_values(action: str, column: str) -> Callable[[Session, str], tuple
     return step
 
 
-def _identity_drops(dialect: str, column: str) -> list[str]:
+def _identity_drops(dialect: str, column: str, *, from_record: bool = True) -> list[str]:
     """The ``UPDATE`` statements (``:ids`` expanding) dropping from ``column`` of the entries
-    ``ids`` what they need not hold (migration 0023): the name and the parent where the entry
-    has no values and the record holds the same, then ``dataset_id`` and last ``id`` where the
-    entry's own columns hold the same (``id`` is what the others and the index test)."""
+    ``ids`` what they need not hold (migrations 0023 and 0026): with ``from_record`` (a create
+    or delete) the name and the parent where the entry has no values and the record holds the
+    same, then ``dataset_id`` and last ``id`` where the entry's own columns hold the same (``id``
+    is what the others and the walk test)."""
+    statements = _identity_sql(dialect, column)
+    return statements if from_record else statements[len(FROM_RECORD):]
+
+
+def _identity_sql(dialect: str, column: str) -> list[str]:
     if dialect == "postgresql":
         record = ("EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id AND "
                   "r.{col} IS NOT DISTINCT FROM (e.{column} ->> '{key}'))")
@@ -236,14 +251,13 @@ def _entries_with_identity(dialect: str, action: str) -> str:
     return f"audit_entries e INDEXED BY {IDENTITY_INDEXES[action]}" if dialect == "sqlite" else "audit_entries e"
 
 
-def _identity_kept(session: Session) -> int:
-    """How many record create and delete entries written before migration 0023 still hold the
-    identity their own columns tell (``history.own_values`` reads it from there from 0023 on)."""
-    dialect = _dialect(session)
-    return sum(int(session.execute(text(
-        f"SELECT count(*) FROM {_entries_with_identity(dialect, action)} "
-        f"WHERE {holding(dialect, action, column, 'e', key='id')} AND {_same_id(dialect, column)}")).scalar_one())
-        for action, column in OWN_VALUES.items())
+def _identity_kept(dialect: str) -> list[str]:
+    """SQL listing the ``id`` of each record create and delete entry written before migration
+    0023 that still holds the identity its own columns tell, one statement per kind
+    (``history.own_values`` reads it from there from 0023 on)."""
+    return [f"SELECT e.id FROM {_entries_with_identity(dialect, action)} "
+            f"WHERE {holding(dialect, action, column, 'e', key='id')} AND {_same_id(dialect, column)}"
+            for action, column in OWN_VALUES.items()]
 
 
 def _drop_identity(action: str, column: str) -> Callable[[Session, str], tuple[str | None, int]]:
@@ -268,10 +282,34 @@ def _drop_identity(action: str, column: str) -> Callable[[Session, str], tuple[s
     return step
 
 
+def _edits_with_ids(dialect: str) -> str:
+    """``FROM audit_entries e WHERE`` …: the record edits still holding their ``id`` (written
+    before migration 0026), read along the edits' partial index (migration 0022)."""
+    hint = f" INDEXED BY {EDITS_INDEX}" if dialect == "sqlite" else ""
+    return f"audit_entries e{hint} WHERE e.action = 'update' AND e.entity_type = 'record' AND {_same_id(dialect, 'new_data')}"
+
+
+def _drop_edit_ids(session: Session, after: str) -> tuple[str | None, int]:
+    """Walk the next :data:`CHUNK` record edits holding their ids after id ``after`` and drop
+    ``dataset_id`` and ``id`` from both columns where the entry's columns hold the same:
+    ``(the last id walked, or None when none is left; how many were converted)``."""
+    dialect = _dialect(session)
+    ids = list(session.execute(text(f"SELECT e.id FROM {_edits_with_ids(dialect)} AND e.id > :after "
+                                    "ORDER BY e.id LIMIT :n"), {"after": after, "n": CHUNK}).scalars())
+    if not ids:
+        return None, 0
+    converted = 0
+    for statement in [*_identity_drops(dialect, "old_data", from_record=False),
+                      *_identity_drops(dialect, "new_data", from_record=False)]:
+        result = session.execute(text(statement).bindparams(bindparam("ids", expanding=True)), {"ids": ids})
+        converted = int(result.rowcount)  # type: ignore[attr-defined]
+    return ids[-1], converted
+
+
 _STEPS = (_compact_edits, *(_drop_own_values(action, column) for action, column in OWN_VALUES.items()),
-          *(_drop_identity(action, column) for action, column in OWN_VALUES.items()))
+          *(_drop_identity(action, column) for action, column in OWN_VALUES.items()), _drop_edit_ids)
 """What the conversion does, in order: compact whole edits, drop the copies of values, then the
-identity the entries' columns and records tell."""
+identity the entries' columns and records tell, then the ids of edits."""
 
 
 class HistoryStorage:
@@ -295,8 +333,9 @@ class HistoryStorage:
         """HistoryStorageResponse (``whole``: already counted); ``done``/``total`` only while converting."""
         size, free = file_figures(session)
         converting = self.converting
+        # an entry may be looked at by two steps (an edit compacted, then its ids dropped)
         return {"whole_entries": count_whole(session) if whole is None else whole, "converting": converting,
-                "done": self.done if converting else None, "total": self.total if converting else None,
+                "done": min(self.done, self.total) if converting else None, "total": self.total if converting else None,
                 "size_bytes": size, "free_bytes": free}
 
     def start(self, left: int | None = None) -> bool:
