@@ -298,6 +298,8 @@ class _Run:
             self.log.add(f"[{step.id}] running {step.plugin}")
             result = runner.run_step(plugin, inputs, step.config, timeout=step.timeout, log=self.log.sink(step.id),
                                      rpc_for=lambda scratch: self._host(ctx, scratch))
+            if last:  # the plugins' last stderr lines reach the log before the run's end writes it
+                runner.end_processes()
             outputs[step.id] = result
             self._save(ctx, wf, step, result)
             declared = plugin["outputs"].get("problems") or {}
@@ -309,6 +311,7 @@ class _Run:
             if self.grouped:  # its partial writes share the group's transaction: the drain rolls it back
                 raise Regroup(self.job_id) from exc
             s.rollback()
+            runner.end_processes()  # what the plugin wrote to stderr comes before the failure's line
             ctx.changes.clear()
             self.log.add(f"[{step.id}] failed: {exc.kind}: {exc.message}")
             ended("failed", f"{exc.kind}: {exc.message}")

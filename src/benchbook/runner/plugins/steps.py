@@ -156,12 +156,17 @@ class StepRunner:
                 folder.mkdir()
         return folder
 
-    def close(self) -> None:
-        """End every plugin process of the run and remove the run's scratch folders (a given
-        ``scratch``: only what the steps left in their folders)."""
+    def end_processes(self) -> None:
+        """End every plugin process of the run now (a later step would start them again): their
+        readers are joined, so every line a plugin wrote to stderr has reached the log."""
         for proc in self._processes.values():
             proc.close()
         self._processes.clear()
+
+    def close(self) -> None:
+        """End every plugin process of the run and remove the run's scratch folders (a given
+        ``scratch``: only what the steps left in their folders)."""
+        self.end_processes()
         if self._own:
             shutil.rmtree(self._scratch, ignore_errors=True)
             return
