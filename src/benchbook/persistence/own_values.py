@@ -33,6 +33,8 @@ EDIT = "update"
 """A record's edit: both columns hold the record's identity (name and parent as they were then)
 and the values that changed; from migration 0026 on without ``id`` and ``dataset_id``, which
 are the entry's own columns."""
+BOTH = ("old_data", "new_data")
+"""The columns of a restore entry or an edit that each hold the record's identity."""
 LAYOUT = 25
 """The newest trigger layout: 17 copies the values into create and delete entries (migration
 0017); 23 the name and parent with them (0023); 25 also the name and parent into restore entries
@@ -48,7 +50,7 @@ def _sqlite_keep(layout: int) -> str:
             f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
             f"AND json_type({column}, '$.data') IS NULL;" for action, column in KINDS]
     if layout >= 25:
-        both = ", ".join(f"{column} = json_insert({column}{more})" for column in ("old_data", "new_data"))
+        both = ", ".join(f"{column} = json_insert({column}{more})" for column in BOTH)
         keep.append(f"UPDATE audit_entries SET {both} WHERE entity_type = 'record' AND entity_id = OLD.id "
                     f"AND action = '{RESTORE}' AND json_type(new_data, '$.natural_name') IS NULL;")
     return " ".join(keep)
@@ -61,7 +63,7 @@ def _pg_keep(layout: int) -> str:
             f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
             f"AND NOT ({column} ? 'data');" for action, column in KINDS]
     if layout >= 25:
-        both = ", ".join(f"{column} = jsonb_build_object({more[2:]}) || {column}" for column in ("old_data", "new_data"))
+        both = ", ".join(f"{column} = jsonb_build_object({more[2:]}) || {column}" for column in BOTH)
         keep.append(f"UPDATE audit_entries SET {both} WHERE entity_type = 'record' AND entity_id = OLD.id "
                     f"AND action = '{RESTORE}' AND NOT (new_data ? 'natural_name');")
     return " ".join(keep)
@@ -136,64 +138,51 @@ def recreate(conn: Connection) -> None:
     triggers.replace(conn, drop_statements(dialect), create_statements(dialect))
 
 
-def fill_statements(dialect: str) -> list[str]:
-    """SQL writing the identity back into every create and delete entry written without it
-    (migration 0023's downgrade): :data:`FROM_ENTRY` from the entry's own columns, and
-    :data:`FROM_RECORD` from the record for an entry still without its values (one with values
-    had them copied in together). A key the entry holds is left as it is."""
-    out = []
-    for action, column in KINDS:
-        where = f"e.entity_type = 'record' AND e.action = '{action}'"
-        if dialect == "postgresql":
-            own = ", ".join(f"'{key}', e.{col}" for key, col in FROM_ENTRY)
-            record = ", ".join(f"'{key}', r.{col}" for key, col in FROM_RECORD)
-            out += [(f"UPDATE audit_entries e SET {column} = jsonb_build_object({own}) || e.{column} "
-                     f"WHERE {where} AND NOT (e.{column} ? 'id')"),
-                    (f"UPDATE audit_entries e SET {column} = jsonb_build_object({record}) || e.{column} "
-                     f"FROM records r WHERE r.id = e.entity_id AND {where} AND NOT (e.{column} ? 'data')")]
-            continue
-        own = ", ".join(f"'$.{key}', {col}" for key, col in FROM_ENTRY)
-        record = ", ".join(f"'$.{key}', (SELECT {col} FROM records r WHERE r.id = e.entity_id)"
-                           for key, col in FROM_RECORD)
-        out += [(f"UPDATE audit_entries AS e SET {column} = json_insert({column}, {own}) "
-                 f"WHERE {where} AND json_type({column}, '$.id') IS NULL"),
-                (f"UPDATE audit_entries AS e SET {column} = json_insert({column}, {record}) "
-                 f"WHERE {where} AND json_type({column}, '$.data') IS NULL "
-                 "AND EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id)")]
-    return out
-
-
-def fill_restore_statements(dialect: str) -> list[str]:
-    """SQL writing the identity back into both columns of every restore entry written without it
-    (migration 0025's downgrade): :data:`FROM_ENTRY` from the entry's columns, :data:`FROM_RECORD`
-    from the record. A key the entry holds is left as it is."""
-    where = f"e.entity_type = 'record' AND e.action = '{RESTORE}'"
-    columns = ("old_data", "new_data")
+def _fill(dialect: str, action: str, columns: tuple[str, ...], lacking: str | None) -> list[str]:
+    """SQL writing the identity back into ``columns`` of every record ``action`` entry written
+    without it (the last of ``columns`` is the one tested): :data:`FROM_ENTRY` from the entry's
+    own columns where it lacks ``id``, and, with ``lacking``, :data:`FROM_RECORD` from the record
+    where it lacks that key (the name and parent are still the record's then). A key the entry
+    holds is left as it is."""
+    where = f"e.entity_type = 'record' AND e.action = '{action}'"
+    test = columns[-1]
     if dialect == "postgresql":
         own = ", ".join(f"'{key}', e.{col}" for key, col in FROM_ENTRY)
         record = ", ".join(f"'{key}', r.{col}" for key, col in FROM_RECORD)
         set_own = ", ".join(f"{c} = jsonb_build_object({own}) || e.{c}" for c in columns)
         set_record = ", ".join(f"{c} = jsonb_build_object({record}) || e.{c}" for c in columns)
-        return [f"UPDATE audit_entries e SET {set_own} WHERE {where} AND NOT (e.new_data ? 'id')",
-                (f"UPDATE audit_entries e SET {set_record} FROM records r WHERE r.id = e.entity_id AND {where} "
-                "AND NOT (e.new_data ? 'natural_name')")]
+        out = [f"UPDATE audit_entries e SET {set_own} WHERE {where} AND NOT (e.{test} ? 'id')"]
+        if lacking:
+            out.append(f"UPDATE audit_entries e SET {set_record} FROM records r WHERE r.id = e.entity_id "
+                       f"AND {where} AND NOT (e.{test} ? '{lacking}')")
+        return out
     own = ", ".join(f"'$.{key}', {col}" for key, col in FROM_ENTRY)
     record = ", ".join(f"'$.{key}', (SELECT {col} FROM records r WHERE r.id = e.entity_id)" for key, col in FROM_RECORD)
     set_own = ", ".join(f"{c} = json_insert({c}, {own})" for c in columns)
     set_record = ", ".join(f"{c} = json_insert({c}, {record})" for c in columns)
-    return [f"UPDATE audit_entries AS e SET {set_own} WHERE {where} AND json_type(new_data, '$.id') IS NULL",
-            (f"UPDATE audit_entries AS e SET {set_record} WHERE {where} AND json_type(new_data, '$.natural_name') IS NULL "
-            "AND EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id)")]
+    out = [f"UPDATE audit_entries AS e SET {set_own} WHERE {where} AND json_type({test}, '$.id') IS NULL"]
+    if lacking:
+        out.append(f"UPDATE audit_entries AS e SET {set_record} WHERE {where} AND json_type({test}, '$.{lacking}') "
+                   "IS NULL AND EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id)")
+    return out
+
+
+def fill_statements(dialect: str) -> list[str]:
+    """SQL writing the identity back into every create and delete entry written without it
+    (migration 0023's downgrade): :data:`FROM_ENTRY` from the entry's own columns, and
+    :data:`FROM_RECORD` from the record for an entry still without its values (one with values
+    had them copied in together)."""
+    return [statement for action, column in KINDS for statement in _fill(dialect, action, (column,), "data")]
+
+
+def fill_restore_statements(dialect: str) -> list[str]:
+    """SQL writing the identity back into both columns of every restore entry written without it
+    (migration 0025's downgrade): :data:`FROM_ENTRY` from the entry's columns, :data:`FROM_RECORD`
+    from the record while the entry lacks the name."""
+    return _fill(dialect, RESTORE, BOTH, "natural_name")
 
 
 def fill_edit_statements(dialect: str) -> list[str]:
     """SQL writing ``id`` and ``dataset_id`` back into both columns of every record edit written
     without them (migration 0026's downgrade), from the entry's own columns."""
-    where = f"e.entity_type = 'record' AND e.action = '{EDIT}'"
-    if dialect == "postgresql":
-        own = ", ".join(f"'{key}', e.{col}" for key, col in FROM_ENTRY)
-        set_own = ", ".join(f"{c} = jsonb_build_object({own}) || e.{c}" for c in ("old_data", "new_data"))
-        return [f"UPDATE audit_entries e SET {set_own} WHERE {where} AND NOT (e.new_data ? 'id')"]
-    own = ", ".join(f"'$.{key}', {col}" for key, col in FROM_ENTRY)
-    set_own = ", ".join(f"{c} = json_insert({c}, {own})" for c in ("old_data", "new_data"))
-    return [f"UPDATE audit_entries AS e SET {set_own} WHERE {where} AND json_type(new_data, '$.id') IS NULL"]
+    return _fill(dialect, EDIT, BOTH, None)

@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, literal_column, or_, select
 from sqlalchemy.orm import Session
 
-from benchbook.persistence.own_values import EDIT, FROM_ENTRY, FROM_RECORD, KINDS, RESTORE
+from benchbook.persistence.own_values import BOTH, EDIT, FROM_ENTRY, FROM_RECORD, KINDS, RESTORE
 from benchbook.persistence.tables import AuditEntry, Record
 
 OWN_VALUES = dict(KINDS)
@@ -46,7 +46,6 @@ IDENTITY = ("id", "schema_name", "dataset_id", "collection", "parent_record_id",
 answered (``rows.identity``), before ``data``."""
 _FROM_ENTRY = dict(FROM_ENTRY)
 _FROM_RECORD = dict(FROM_RECORD)
-BOTH = ("old_data", "new_data")
 
 
 def _columns(entry: AuditEntry) -> tuple[str, ...]:

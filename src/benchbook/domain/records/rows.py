@@ -25,6 +25,7 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.history import batch_figures
 from benchbook.domain.ids import ID_LENGTH, new_id, resolve_prefix
+from benchbook.persistence.own_values import FROM_ENTRY
 from benchbook.persistence.rows_insert import insert_rows
 from benchbook.persistence.tables import AuditEntry, Collection, Record, RecordLink, utcnow
 
@@ -91,7 +92,7 @@ def edit_identity(rec: Record | Row[Any], meta: SchemaMeta, collection: Collecti
     """What an edit (``update`` entry) stores of the record's :func:`identity`, in both columns:
     all but ``id`` and ``dataset_id``, which are the entry's own columns (migration 0026); the
     name and parent stay, since they say where the record sat and what it was called then."""
-    return {k: v for k, v in identity(rec, meta, collection).items() if k not in ("id", "dataset_id")}
+    return {k: v for k, v in identity(rec, meta, collection).items() if k not in dict(FROM_ENTRY)}
 
 
 def identity(rec: Record | Row[Any], meta: SchemaMeta, collection: Collection | None = None) -> dict[str, Any]:
