@@ -35,7 +35,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.errors import Conflict
 from benchbook.domain.history.own_values import OWN_VALUES
 from benchbook.persistence.db import write_lock
-from benchbook.persistence.own_values import FROM_ENTRY, FROM_RECORD, IDENTITY_INDEXES, INDEXES, holding
+from benchbook.persistence.own_values import BOTH, FROM_ENTRY, FROM_RECORD, IDENTITY_INDEXES, INDEXES, holding
 from benchbook.persistence.tables import EDITS_INDEX, AuditEntry, Record
 
 log = logging.getLogger("benchbook.history")
@@ -202,9 +202,18 @@ def _drop_own_values(action: str, column: str) -> Callable[[Session, str], tuple
                 if dialect == "postgresql" else
                 f"UPDATE audit_entries SET {column} = json_remove({column}, '$.data') WHERE id IN :ids "
                 f"AND json_extract({column}, '$.data') = (SELECT json(data) FROM records WHERE records.id = entity_id)")
-        dropped = session.execute(text(drop).bindparams(bindparam("ids", expanding=True)), {"ids": ids})
-        return ids[-1], int(dropped.rowcount)  # type: ignore[attr-defined]
+        return ids[-1], _run_on(session, [drop], ids)
     return step
+
+
+def _run_on(session: Session, statements: list[str], ids: list[str]) -> int:
+    """Run each of ``statements`` (``:ids`` expanding) on the entries ``ids``, in order: how
+    many rows the last one changed (the conversion's count of the chunk)."""
+    changed = 0
+    for statement in statements:
+        result = session.execute(text(statement).bindparams(bindparam("ids", expanding=True)), {"ids": ids})
+        changed = int(result.rowcount)  # type: ignore[attr-defined]
+    return changed
 
 
 def _identity_drops(dialect: str, column: str, *, from_record: bool = True) -> list[str]:
@@ -213,18 +222,14 @@ def _identity_drops(dialect: str, column: str, *, from_record: bool = True) -> l
     or delete) the name and the parent where the entry has no values and the record holds the
     same, then ``dataset_id`` and last ``id`` where the entry's own columns hold the same (``id``
     is what the others and the walk test)."""
-    statements = _identity_sql(dialect, column)
-    return statements if from_record else statements[len(FROM_RECORD):]
-
-
-def _identity_sql(dialect: str, column: str) -> list[str]:
+    names = FROM_RECORD if from_record else ()
     if dialect == "postgresql":
         record = ("EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id AND "
                   "r.{col} IS NOT DISTINCT FROM (e.{column} ->> '{key}'))")
         kept = f"e.id IN :ids AND e.{column} ? 'id'"
         return [*(f"UPDATE audit_entries e SET {column} = e.{column} - '{key}' WHERE {kept} "
                   f"AND NOT (e.{column} ? 'data') AND {record.format(col=col, column=column, key=key)}"
-                  for key, col in FROM_RECORD),
+                  for key, col in names),
                 (f"UPDATE audit_entries e SET {column} = e.{column} - 'dataset_id' WHERE {kept} "
                 f"AND (e.{column} ->> 'dataset_id') IS NOT DISTINCT FROM e.dataset_id"),
                 f"UPDATE audit_entries e SET {column} = e.{column} - 'id' WHERE {kept} AND e.{column} ->> 'id' = e.entity_id"]
@@ -233,7 +238,7 @@ def _identity_sql(dialect: str, column: str) -> list[str]:
     kept = f"id IN :ids AND json_type({column}, '$.id') IS NOT NULL"
     return [*(f"UPDATE audit_entries SET {column} = json_remove({column}, '$.{key}') WHERE {kept} "
               f"AND json_type({column}, '$.data') IS NULL AND {record.format(col=col, column=column, key=key)}"
-              for key, col in FROM_RECORD),
+              for key, col in names),
             (f"UPDATE audit_entries SET {column} = json_remove({column}, '$.dataset_id') WHERE {kept} "
             f"AND json_extract({column}, '$.dataset_id') IS dataset_id"),
             (f"UPDATE audit_entries SET {column} = json_remove({column}, '$.id') WHERE {kept} "
@@ -274,11 +279,7 @@ def _drop_identity(action: str, column: str) -> Callable[[Session, str], tuple[s
         if not ids:
             return None, 0
         _lock_records(session, ids)
-        converted = 0
-        for statement in _identity_drops(dialect, column):
-            result = session.execute(text(statement).bindparams(bindparam("ids", expanding=True)), {"ids": ids})
-            converted = int(result.rowcount)  # type: ignore[attr-defined]
-        return ids[-1], converted
+        return ids[-1], _run_on(session, _identity_drops(dialect, column), ids)
     return step
 
 
@@ -298,12 +299,8 @@ def _drop_edit_ids(session: Session, after: str) -> tuple[str | None, int]:
                                     "ORDER BY e.id LIMIT :n"), {"after": after, "n": CHUNK}).scalars())
     if not ids:
         return None, 0
-    converted = 0
-    for statement in [*_identity_drops(dialect, "old_data", from_record=False),
-                      *_identity_drops(dialect, "new_data", from_record=False)]:
-        result = session.execute(text(statement).bindparams(bindparam("ids", expanding=True)), {"ids": ids})
-        converted = int(result.rowcount)  # type: ignore[attr-defined]
-    return ids[-1], converted
+    return ids[-1], _run_on(session, [statement for column in BOTH
+                                      for statement in _identity_drops(dialect, column, from_record=False)], ids)
 
 
 _STEPS = (_compact_edits, *(_drop_own_values(action, column) for action, column in OWN_VALUES.items()),
