@@ -261,11 +261,12 @@ class _Run:
                 try:
                     self._check(s, index == 0)
                 except _Stop as stop:
+                    runner.end_processes()  # an earlier step's last stderr lines reach the log first
                     return self._stopped(s, wf, index, stop.status)
                 failed = self._step(s, runner, wf, step, outputs, last=index == len(wf.steps) - 1)
                 if failed is not None:
                     return self._finish(s, "failed", kind=failed.kind, step=step.id, message=failed.message)
-            # the last step's writes and the run's end: one commit, before the plugins are closed
+            # the last step's writes and the run's end: one commit (its plugins ended at its answer)
             return self._finish(s, "completed")
 
     def _step(self, s: Session, runner: StepRunner, wf: Workflow, step: Step,
