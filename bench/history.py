@@ -216,8 +216,7 @@ def main() -> None:
         (f"edit {edited:,} records one by one", f"{edited / edit_wall:,.0f} edits/s", f"[{edited / edit_cpu:,.0f}]",
          "no target"),
         ("history per edit (its entry, and the values copied into the create)",
-         f"{sum(after_edits) - sum(after_restore):,.0f} B" if not edited else
-         f"{(sum(after_edits) - sum(after_restore)) / edited:,.0f} B", "[table and indexes]", "no target"),
+         f"{(sum(after_edits) - sum(after_restore)) / max(edited, 1):,.0f} B", "[table and indexes]", "no target"),
         *(("not measured by this script", "—", "", f"target {target}") for target in NOT_MEASURED),
     ]
     if args.postgres:

@@ -42,8 +42,8 @@ def deferred_column(entry: AuditEntry) -> str | None:
 
 
 IDENTITY = ("id", "schema_name", "dataset_id", "collection", "parent_record_id", "natural_name")
-"""The keys of a record's identity in a create, delete or restore entry, in the order they are
-answered (``rows.identity``), before ``data``."""
+"""The keys of a record's identity in a create, delete, restore or edit entry, in the order they
+are answered (``rows.identity``), before ``data``."""
 _FROM_ENTRY = dict(FROM_ENTRY)
 _FROM_RECORD = dict(FROM_RECORD)
 
@@ -97,7 +97,7 @@ def _made_whole(stored: dict[str, Any], entry: AuditEntry, record: Any) -> dict[
 
 
 def whole_values(session: Session, entries: Iterable[AuditEntry]) -> dict[str, dict[str, Any]]:
-    """For each record create, delete or restore entry among ``entries`` stored without
+    """For each record create, delete, restore or edit entry among ``entries`` stored without
     something it is answered with, by entry id: ``{"old_data": …, "new_data": …}`` with the
     columns of :func:`_columns` made whole (:data:`IDENTITY` in order, then a create's or
     delete's ``data``: field id → value); other entries are left out.
