@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Row, select
 from sqlalchemy.orm import Session
 
+from benchbook.domain import collector
 from benchbook.domain.catalog import collections as collection_rules
 from benchbook.domain.catalog import fields as field_rules
 from benchbook.domain.catalog import schemas as schema_rules
@@ -147,6 +148,7 @@ def _field_blocked(session: Session, f: Field, returning_schemas: set[str]) -> b
                                                  Field.deleted_at.is_(None))) is not None
 
 
+@collector.paused()
 def restore_all(ctx: Ctx, *, batch: str | None = None, tree: Any = None, q: str | None = None) -> dict[str, Any]:
     """Apply the restore-all as one server batch; RestoreAllResultResponse ``{restored, records, blocked}``."""
     s = ctx.session

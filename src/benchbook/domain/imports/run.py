@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from sqlalchemy.orm import Session
 
+from benchbook.domain import collector
 from benchbook.domain.catalog import collections as collection_rules
 from benchbook.domain.catalog import schemas as schema_rules
 from benchbook.domain.catalog.dtypes import ValueProblem, coerce_value
@@ -541,10 +542,11 @@ def import_table(ctx: Ctx, table: Table, opts: ImportOptions, progress: Progress
     run = _Import(ctx, table, opts, progress)
     for number, message, _ in table.problems:
         run.log.add(number, message, kind="row_width")
-    collection, fixed, plans = run.plans(run.collection())
-    rows = run.check(collection, fixed, plans)
-    if rows:  # also when other rows are bad and all-or-nothing: their clashes are reported too
-        run.write(collection, rows)
+    with collector.paused():
+        collection, fixed, plans = run.plans(run.collection())
+        rows = run.check(collection, fixed, plans)
+        if rows:  # also when other rows are bad and all-or-nothing: their clashes are reported too
+            run.write(collection, rows)
     return run.finish()
 
 

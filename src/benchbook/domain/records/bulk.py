@@ -28,6 +28,7 @@ from typing import Any, cast
 from sqlalchemy import ColumnElement, Row, Table, bindparam, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
+from benchbook.domain import collector
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import (
     SchemaCache,
@@ -407,7 +408,7 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any
         raise ValueError("ids and stored must give one item per row")
     s.flush()  # the batch and anything else pending go first (entries point at the batch)
     conn = s.connection()
-    with (bulk_cache(conn) if len(rows) >= BULK_CACHE_ROWS else nullcontext(),
+    with (collector.paused(), bulk_cache(conn) if len(rows) >= BULK_CACHE_ROWS else nullcontext(),
           _indexes_built_after(run, rows, "records"), _indexes_built_after(run, rows, "audit_entries")):
         _create_chunks(run, rows, ids, progress, stored)
     if run.problems:

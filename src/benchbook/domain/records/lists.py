@@ -16,6 +16,7 @@ from sqlalchemy import Select, func, or_, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from benchbook.domain import collector
 from benchbook.domain.catalog.lookup import SchemaCache, find_collection, find_schema, schema_names
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
@@ -305,6 +306,7 @@ def record_counts(session: Session, name_or_id: str, query: RecordQuery) -> dict
     return {"counts": counts, "total": sum(counts.values())}
 
 
+@collector.paused()
 def delete_by_query(ctx: Ctx, dataset_name: str, query: RecordQuery, *, force: bool) -> dict[str, Any]:
     """Soft-delete exactly what the same list shows, as one batch: ``{deleted, batch_id}``.
     Raises ``Conflict`` when records with live children block and ``force`` is off."""
@@ -316,6 +318,7 @@ def delete_by_query(ctx: Ctx, dataset_name: str, query: RecordQuery, *, force: b
     return {"deleted": deleted, "batch_id": batch_id}
 
 
+@collector.paused()
 def bulk_delete(ctx: Ctx, ids: list[str], *, force: bool) -> dict[str, Any]:
     """Soft-delete the live records ``ids`` (full ids) as one batch. Raises ``NotFound``
     naming the ids that are not live records."""

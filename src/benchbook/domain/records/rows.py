@@ -18,6 +18,7 @@ from sqlalchemy import ColumnElement, Row, Table, delete, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from benchbook.domain import collector
 from benchbook.domain.catalog.dtypes import display_value
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.catalog.naming import natural_name, placeholders
@@ -256,6 +257,7 @@ def _set_loaded(records: Sequence[Record | Row[Any]], **values: Any) -> None:
                 set_committed_value(rec, key, value)
 
 
+@collector.paused()
 def soft_delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: str) -> None:
     """Mark ``records`` (ORM records or :func:`record_rows`) deleted by operation ``op``: a
     ``delete`` entry each, then one UPDATE per chunk. The entry holds the record's identity: the
@@ -278,6 +280,7 @@ def soft_delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: s
     _set_loaded(records, deleted_at=now, delete_op=op)
 
 
+@collector.paused()
 def restore_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, cache: SchemaCache | None = None) -> None:
     """Bring ``records`` (ORM records or :func:`record_rows`) back to life: one UPDATE per
     chunk, then a ``restore`` entry each (lists no values; stores :func:`kept_identity` in both
@@ -300,6 +303,7 @@ def restore_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, cache: Sc
     insert_entries(s, entries)
 
 
+@collector.paused()
 def purge_records(ctx: Ctx, records: list[Record]) -> None:
     """Remove ``records`` for good: a ``purge`` entry each (the values lost), then their links
     and rows, one DELETE per chunk, in the order given (children first)."""

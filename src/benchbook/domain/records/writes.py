@@ -13,6 +13,7 @@ from sqlalchemy import Row, Table, bindparam, delete, func, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from benchbook.domain import collector
 from benchbook.domain.catalog.lookup import (
     SchemaCache,
     SchemaMeta,
@@ -140,6 +141,7 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
     return rec
 
 
+@collector.paused()
 def delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, force: bool,
                    always_batch: bool = False) -> tuple[int, str | None]:
     """Soft-delete ``records`` (and, with ``force``, every live record below them) as one
