@@ -61,7 +61,15 @@ def test_write_a_workflow_and_watch_the_status_bar_count_its_runs(page: Any, dem
     page.wait_for_function("() => window.seen.some(([w, s]) => s > 0)", timeout=60_000)
     eventually(lambda: httpx.get(f"{demo_server}/api/jobs/count", params={"workflow": "penguin-note", "status": "completed"})
                .json()["count"] == PENGUINS, "every penguin-note run to complete", timeout=120)
+    # the stretch over, the bar keeps its outcome (even when every run ended between two polls)
+    page.wait_for_function(f"""() => {{ const s = document.querySelector('[data-testid=status-succeeded]');
+        const w = document.querySelector('[data-testid=status-waiting]');
+        return s && w && s.textContent === '{PENGUINS} succeeded' && w.textContent === '0 waiting'; }}""", timeout=30_000)
     seen = page.evaluate("() => window.seen")
+    page.keyboard.press("Escape")  # the run dialog, still open with its answer
+    dialog.wait_for(state="hidden")
+    page.get_by_role("button", name="Dismiss the finished runs").click()
+    page.locator("[data-testid=status-runs]").wait_for(state="detached")
     assert seen, "the status bar never showed the runs"
     succeeded = [s for _, s in seen]
     assert succeeded == sorted(succeeded), f"succeeded went down: {succeeded}"

@@ -2,6 +2,10 @@
 // progress), the run queue (GET /automation: waiting, running, and the current stretch's
 // succeeded/failed/cancelled counts, failures counting as done) and the history conversion
 // (GET /audit/storage). The bar polls while something is under way, slowly otherwise.
+// When a stretch of runs ends (GET /automation's batch turns null) the bar keeps its outcome,
+// counted by GET /jobs/count over the runs that finished since it began (the stretch's own
+// rule, runner/switch.py), until the user dismisses it or another stretch begins: runs that
+// all finish between two polls are reported too.
 import { html, useEffect, useState } from "./html.js";
 import { ApiError, get } from "./api.js";
 import { useNotices, formatBytes } from "./ui.js";
@@ -39,21 +43,41 @@ export function upload(path, form, label) {
 // Ask the bar to poll quickly now (after starting runs, say).
 export function pokeStatus() { listeners.forEach((l) => l(true)); }
 
+const OUTCOMES = { succeeded: "completed", failed: "failed", cancelled: "cancelled" };
+
+// The outcome of the stretch that began at `startedAt` (ISO time): {pending: 0, succeeded,
+// failed, cancelled}, each counted over the runs that finished since then.
+async function finishedStretch(startedAt) {
+  const filter = JSON.stringify({ field: "finished_at", op: "gte", value: startedAt });
+  const counts = await Promise.all(Object.values(OUTCOMES).map((status) => get("/jobs/count", { status, filter })));
+  const outcome = { startedAt, pending: 0, done: true };
+  Object.keys(OUTCOMES).forEach((key, i) => { outcome[key] = counts[i].count; });
+  return outcome;
+}
+
 export function StatusBar() {
   const [, setTick] = useState(0);
   const [automation, setAutomation] = useState(null);
+  const [finished, setFinished] = useState(null);
   const [storage, setStorage] = useState(null);
   const [offline, setOffline] = useState(false);
   const notice = useNotices();
   useEffect(() => {
     let timer;
     let stopped = false;
+    let stretch = null;  // started_at of the stretch the last answer showed
     const poll = async () => {
       clearTimeout(timer);
       try {
         const a = await get("/automation");
         setAutomation(a);
         setOffline(false);
+        if (a.batch) { stretch = a.batch.started_at; setFinished(null); }
+        else if (stretch) {
+          const began = stretch;
+          stretch = null;
+          finishedStretch(began).then((outcome) => { if (!stopped) setFinished(outcome); }).catch(() => {});
+        }
         const busy = a.pending > 0 || a.running > 0;
         let converting = false;
         if (!busy) {
@@ -72,7 +96,7 @@ export function StatusBar() {
     poll();
     return () => { stopped = true; clearTimeout(timer); listeners.delete(listener); };
   }, []);
-  const batch = automation && automation.batch;
+  const batch = (automation && automation.batch) || finished;
   const items = [];
   if (offline) items.push(html`<span class="offline">Server unreachable: showing what was loaded; retrying…</span>`);
   if (automation && automation.paused) items.push(html`<a href=${href("/automation")}>Automation paused</a>`);
@@ -86,6 +110,10 @@ export function StatusBar() {
       <span data-testid="status-succeeded">${batch.succeeded} succeeded</span> ·
       <span data-testid="status-failed" class=${batch.failed ? "bad" : ""}>${batch.failed} failed</span>
       ${batch.cancelled ? html` · <span>${batch.cancelled} cancelled</span>` : null}</a>`);
+    if (batch.done) {
+      items.push(html`<button type="button" class="link" aria-label="Dismiss the finished runs"
+        onClick=${() => setFinished(null)}>×</button>`);
+    }
   } else if (automation && (automation.pending || automation.running)) {
     items.push(html`<span>${automation.pending} runs waiting, ${automation.running} running</span>`);
   }
