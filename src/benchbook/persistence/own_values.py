@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection
 
-from benchbook.persistence import triggers
+from benchbook.persistence import json_sql, triggers
 
 KINDS = (("create", "new_data"), ("delete", "old_data"))
 """Record entry action → the column whose ``data`` stays the record's own until it changes."""
@@ -41,31 +41,21 @@ LAYOUT = 25
 (0025)."""
 
 
-def _sqlite_keep(layout: int) -> str:
-    # json_insert adds a key only where the entry lacks it: an entry written before 0023 keeps
-    # the name and parent it was written with, whatever the record's are now
-    more = "".join(f", '$.{key}', OLD.{column}" for key, column in FROM_RECORD) if layout >= 23 else ""
-    fill = "json_insert" if layout >= 23 else "json_set"
-    keep = [f"UPDATE audit_entries SET {column} = {fill}({column}, '$.data', json(OLD.data){more}) "
+def _keep(dialect: str, layout: int) -> str:
+    """The trigger's statements: the record's values (and from 23 on its name and parent) added
+    to each entry still without its values, and (from 25 on) the name and parent to each restore
+    entry without them. A key an entry holds keeps its value (SQLite's ``json_insert``,
+    PostgreSQL's ``||`` whose right-hand side wins): an entry written before 0023 keeps the name
+    and parent it was written with, whatever the record's are now."""
+    more = [(key, f"OLD.{column}") for key, column in FROM_RECORD] if layout >= 23 else []
+    data = [("data", json_sql.json_value(dialect, "OLD.data")), *more]
+    keep = [f"UPDATE audit_entries SET {column} = {json_sql.with_missing(dialect, column, data)} "
             f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
-            f"AND json_type({column}, '$.data') IS NULL;" for action, column in KINDS]
+            f"AND {json_sql.lacks_key(dialect, column, 'data')};" for action, column in KINDS]
     if layout >= 25:
-        both = ", ".join(f"{column} = json_insert({column}{more})" for column in BOTH)
+        both = ", ".join(f"{column} = {json_sql.with_missing(dialect, column, more)}" for column in BOTH)
         keep.append(f"UPDATE audit_entries SET {both} WHERE entity_type = 'record' AND entity_id = OLD.id "
-                    f"AND action = '{RESTORE}' AND json_type(new_data, '$.natural_name') IS NULL;")
-    return " ".join(keep)
-
-
-def _pg_keep(layout: int) -> str:
-    more = "".join(f", '{key}', OLD.{column}" for key, column in FROM_RECORD) if layout >= 23 else ""
-    # the entry's own keys win over the record's (the right-hand side of || does)
-    keep = [f"UPDATE audit_entries SET {column} = jsonb_build_object('data', OLD.data{more}) || {column} "
-            f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
-            f"AND NOT ({column} ? 'data');" for action, column in KINDS]
-    if layout >= 25:
-        both = ", ".join(f"{column} = jsonb_build_object({more[2:]}) || {column}" for column in BOTH)
-        keep.append(f"UPDATE audit_entries SET {both} WHERE entity_type = 'record' AND entity_id = OLD.id "
-                    f"AND action = '{RESTORE}' AND NOT (new_data ? 'natural_name');")
+                    f"AND action = '{RESTORE}' AND {json_sql.lacks_key(dialect, 'new_data', 'natural_name')};")
     return " ".join(keep)
 
 
@@ -86,8 +76,7 @@ def holding(dialect: str, action: str, column: str, alias: str | None = None, ke
     condition of :data:`INDEXES`; ``id``: its identity, that of :data:`IDENTITY_INDEXES`), to be
     written the same in a query that reads them."""
     at = f"{alias}." if alias else ""
-    has = f"{at}{column} ? '{key}'" if dialect == "postgresql" else f"json_type({at}{column}, '$.{key}') IS NOT NULL"
-    return f"{at}action = '{action}' AND {at}entity_type = 'record' AND {has}"
+    return f"{at}action = '{action}' AND {at}entity_type = 'record' AND {json_sql.has_key(dialect, at + column, key)}"
 
 
 def index_statements(dialect: str, key: str = "data") -> list[str]:
@@ -106,14 +95,14 @@ def create_statements(dialect: str, *, layout: int = LAYOUT) -> list[str]:
     columns = "data, natural_name, parent_id" if layout >= 23 else "data"
     if dialect == "postgresql":
         function = (f"CREATE OR REPLACE FUNCTION {FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                    f"{_pg_keep(layout)} IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END $$")
+                    f"{_keep(dialect, layout)} IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END $$")
         changed = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in columns.split(", "))
         on_update = (f"CREATE TRIGGER {TRIGGERS[0]} BEFORE UPDATE OF {columns} ON records FOR EACH ROW "
                      f"WHEN ({changed}) EXECUTE FUNCTION {FUNCTION}()")
         on_delete = f"CREATE TRIGGER {TRIGGERS[1]} BEFORE DELETE ON records FOR EACH ROW EXECUTE FUNCTION {FUNCTION}()"
         return [function, on_update, on_delete]
     changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in columns.split(", "))
-    keep = _sqlite_keep(layout)
+    keep = _keep(dialect, layout)
     on_update = f"CREATE TRIGGER {TRIGGERS[0]} BEFORE UPDATE OF {columns} ON records WHEN {changed} BEGIN {keep} END"
     return [on_update, f"CREATE TRIGGER {TRIGGERS[1]} BEFORE DELETE ON records BEGIN {keep} END"]
 
@@ -146,25 +135,19 @@ def _fill(dialect: str, action: str, columns: tuple[str, ...], lacking: str | No
     holds is left as it is."""
     where = f"e.entity_type = 'record' AND e.action = '{action}'"
     test = columns[-1]
-    if dialect == "postgresql":
-        own = ", ".join(f"'{key}', e.{col}" for key, col in FROM_ENTRY)
-        record = ", ".join(f"'{key}', r.{col}" for key, col in FROM_RECORD)
-        set_own = ", ".join(f"{c} = jsonb_build_object({own}) || e.{c}" for c in columns)
-        set_record = ", ".join(f"{c} = jsonb_build_object({record}) || e.{c}" for c in columns)
-        out = [f"UPDATE audit_entries e SET {set_own} WHERE {where} AND NOT (e.{test} ? 'id')"]
-        if lacking:
-            out.append(f"UPDATE audit_entries e SET {set_record} FROM records r WHERE r.id = e.entity_id "
-                       f"AND {where} AND NOT (e.{test} ? '{lacking}')")
+    own = [(key, f"e.{col}") for key, col in FROM_ENTRY]
+    set_own = ", ".join(f"{c} = {json_sql.with_missing(dialect, 'e.' + c, own)}" for c in columns)
+    out = [f"UPDATE audit_entries AS e SET {set_own} WHERE {where} AND {json_sql.lacks_key(dialect, 'e.' + test, 'id')}"]
+    if not lacking:
         return out
-    own = ", ".join(f"'$.{key}', {col}" for key, col in FROM_ENTRY)
-    record = ", ".join(f"'$.{key}', (SELECT {col} FROM records r WHERE r.id = e.entity_id)" for key, col in FROM_RECORD)
-    set_own = ", ".join(f"{c} = json_insert({c}, {own})" for c in columns)
-    set_record = ", ".join(f"{c} = json_insert({c}, {record})" for c in columns)
-    out = [f"UPDATE audit_entries AS e SET {set_own} WHERE {where} AND json_type({test}, '$.id') IS NULL"]
-    if lacking:
-        out.append(f"UPDATE audit_entries AS e SET {set_record} WHERE {where} AND json_type({test}, '$.{lacking}') "
-                   "IS NULL AND EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id)")
-    return out
+    if dialect == "postgresql":  # the record joined
+        record, source, found = [(key, f"r.{col}") for key, col in FROM_RECORD], " FROM records r", "r.id = e.entity_id"
+    else:  # SQLite before 3.33 has no UPDATE … FROM
+        record = [(key, f"(SELECT {col} FROM records r WHERE r.id = e.entity_id)") for key, col in FROM_RECORD]
+        source, found = "", "EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id)"
+    set_record = ", ".join(f"{c} = {json_sql.with_missing(dialect, 'e.' + c, record)}" for c in columns)
+    lacks = json_sql.lacks_key(dialect, "e." + test, lacking)
+    return [*out, f"UPDATE audit_entries AS e SET {set_record}{source} WHERE {found} AND {where} AND {lacks}"]
 
 
 def fill_statements(dialect: str) -> list[str]:

@@ -34,6 +34,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.errors import Conflict
 from benchbook.domain.history.own_values import OWN_VALUES
+from benchbook.persistence import json_sql
 from benchbook.persistence.db import write_lock
 from benchbook.persistence.own_values import BOTH, FROM_ENTRY, FROM_RECORD, IDENTITY_INDEXES, INDEXES, holding
 from benchbook.persistence.tables import EDITS_INDEX, AuditEntry, Record
@@ -94,7 +95,7 @@ def _entries_holding(dialect: str, action: str) -> str:
 def _as_record(dialect: str, column: str) -> str:
     """SQL: the values in ``e.column`` are those of the record ``r`` (PostgreSQL: equal
     ``jsonb``; SQLite: the same JSON text, both written by one serializer)."""
-    return f"e.{column} -> 'data' = r.data" if dialect == "postgresql" else f"json_extract(e.{column}, '$.data') = json(r.data)"
+    return f"{json_sql.value_json(dialect, f'e.{column}', 'data')} = {json_sql.json_value(dialect, 'r.data')}"
 
 
 def _own_values_kept(dialect: str) -> list[str]:
@@ -197,11 +198,8 @@ def _drop_own_values(action: str, column: str) -> Callable[[Session, str], tuple
         if not ids:
             return None, 0
         _lock_records(session, ids)
-        drop = (f"UPDATE audit_entries e SET {column} = e.{column} - 'data' FROM records r "
-                f"WHERE e.id IN :ids AND r.id = e.entity_id AND {_as_record(dialect, column)}"
-                if dialect == "postgresql" else
-                f"UPDATE audit_entries SET {column} = json_remove({column}, '$.data') WHERE id IN :ids "
-                f"AND json_extract({column}, '$.data') = (SELECT json(data) FROM records WHERE records.id = entity_id)")
+        drop = (f"UPDATE audit_entries AS e SET {column} = {json_sql.without_key(dialect, f'e.{column}', 'data')} "
+                f"WHERE e.id IN :ids AND {_record_holds(_as_record(dialect, column))}")
         return ids[-1], _run_on(session, [drop], ids)
     return step
 
@@ -223,31 +221,30 @@ def _identity_drops(dialect: str, column: str, *, from_record: bool = True) -> l
     same, then ``dataset_id`` and last ``id`` where the entry's own columns hold the same (``id``
     is what the others and the walk test)."""
     names = FROM_RECORD if from_record else ()
-    if dialect == "postgresql":
-        record = ("EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id AND "
-                  "r.{col} IS NOT DISTINCT FROM (e.{column} ->> '{key}'))")
-        kept = f"e.id IN :ids AND e.{column} ? 'id'"
-        return [*(f"UPDATE audit_entries e SET {column} = e.{column} - '{key}' WHERE {kept} "
-                  f"AND NOT (e.{column} ? 'data') AND {record.format(col=col, column=column, key=key)}"
-                  for key, col in names),
-                (f"UPDATE audit_entries e SET {column} = e.{column} - 'dataset_id' WHERE {kept} "
-                f"AND (e.{column} ->> 'dataset_id') IS NOT DISTINCT FROM e.dataset_id"),
-                f"UPDATE audit_entries e SET {column} = e.{column} - 'id' WHERE {kept} AND e.{column} ->> 'id' = e.entity_id"]
-    record = ("EXISTS (SELECT 1 FROM records r WHERE r.id = audit_entries.entity_id AND "
-              "r.{col} IS json_extract(audit_entries.{column}, '$.{key}'))")
-    kept = f"id IN :ids AND json_type({column}, '$.id') IS NOT NULL"
-    return [*(f"UPDATE audit_entries SET {column} = json_remove({column}, '$.{key}') WHERE {kept} "
-              f"AND json_type({column}, '$.data') IS NULL AND {record.format(col=col, column=column, key=key)}"
+    doc = f"e.{column}"
+
+    def drop(key: str, condition: str) -> str:
+        return (f"UPDATE audit_entries AS e SET {column} = {json_sql.without_key(dialect, doc, key)} "
+                f"WHERE e.id IN :ids AND {json_sql.has_key(dialect, doc, 'id')} AND {condition}")
+
+    def record_holds(key: str, col: str) -> str:
+        return _record_holds(json_sql.same(dialect, f"r.{col}", f"({json_sql.value_text(dialect, doc, key)})"))
+
+    return [*(drop(key, f"{json_sql.lacks_key(dialect, doc, 'data')} AND {record_holds(key, col)}")
               for key, col in names),
-            (f"UPDATE audit_entries SET {column} = json_remove({column}, '$.dataset_id') WHERE {kept} "
-            f"AND json_extract({column}, '$.dataset_id') IS dataset_id"),
-            (f"UPDATE audit_entries SET {column} = json_remove({column}, '$.id') WHERE {kept} "
-            f"AND json_extract({column}, '$.id') = entity_id")]
+            drop("dataset_id", json_sql.same(dialect, f"({json_sql.value_text(dialect, doc, 'dataset_id')})",
+                                             "e.dataset_id")),
+            drop("id", _same_id(dialect, column))]
+
+
+def _record_holds(condition: str) -> str:
+    """SQL: the record ``r`` of the entry ``e`` exists and ``condition`` holds of the two."""
+    return f"EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id AND {condition})"
 
 
 def _same_id(dialect: str, column: str) -> str:
     """SQL: the entry ``e`` holds in ``column`` the ``id`` its ``entity_id`` holds (so it can go)."""
-    return f"e.{column} ->> 'id' = e.entity_id" if dialect == "postgresql" else f"json_extract(e.{column}, '$.id') = e.entity_id"
+    return f"{json_sql.value_text(dialect, f'e.{column}', 'id')} = e.entity_id"
 
 
 def _entries_with_identity(dialect: str, action: str) -> str:
