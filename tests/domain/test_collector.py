@@ -1,6 +1,7 @@
-"""The cyclic garbage collector is paused while a bulk call writes (domain/collector.py): the
-import, the set-based create, the delete of many and the restore-all run with it off, and it is
-on again afterwards however the call ends, when several calls nest or overlap in threads."""
+"""The cyclic garbage collector is paused while a bulk call works (domain/collector.py): the
+reading of an import's file, the import, the set-based create, the delete of many and the
+restore-all run with it off, and it is on again afterwards however the call ends, when several
+calls nest or overlap in threads."""
 from __future__ import annotations
 
 import gc
@@ -18,7 +19,7 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import NotFound
 from benchbook.domain.history import restore_all as restore_all_module
 from benchbook.domain.history.restore_all import restore_all
-from benchbook.domain.imports import run
+from benchbook.domain.imports import readers, run
 from benchbook.domain.imports.readers import read_table
 from benchbook.domain.imports.run import ImportOptions, import_table
 from benchbook.domain.records import bulk, lists, rows
@@ -105,6 +106,7 @@ def _watch(monkeypatch: pytest.MonkeyPatch, module: Any, name: str, seen: list[t
 def test_bulk_calls_run_with_the_collector_paused(empty_database: Database, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[tuple[str, bool]] = []
+    _watch(monkeypatch, readers, "_read_delimited", seen)  # the file read into rows
     _watch(monkeypatch, run, "merge_new_rows", seen)  # the import's check, before it writes
     _watch(monkeypatch, bulk, "insert_rows", seen)  # the set-based create's records
     _watch(monkeypatch, lists, "record_rows", seen)  # the records a delete by query reads
@@ -123,6 +125,6 @@ def test_bulk_calls_run_with_the_collector_paused(empty_database: Database, tmp_
         with pytest.raises(NotFound):
             bulk_create_records(ctx, "nowhere", [{"schema_name": "day", "data": {}}])
         assert gc.isenabled()
-    assert {name for name, _ in seen} == {"merge_new_rows", "insert_rows", "record_rows", "insert_entries",
+    assert {name for name, _ in seen} == {"_read_delimited", "merge_new_rows", "insert_rows", "record_rows", "insert_entries",
                                           "select_deleted"}
     assert [name for name, on in seen if on] == []

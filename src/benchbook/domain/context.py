@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RecordChange:
     """A record a write created or changed, as the automation triggers need it: ``action``
     ``created`` or ``updated``; ``before``/``after`` its stored values (by field id; ``before``

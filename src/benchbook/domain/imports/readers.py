@@ -28,6 +28,7 @@ from pathlib import PurePath
 from typing import Any
 from zipfile import BadZipFile
 
+from benchbook.domain import collector
 from benchbook.domain.errors import Invalid
 
 FORMATS = ("csv", "tsv", "xlsx", "json", "ndjson")
@@ -70,6 +71,7 @@ def detect_format(data: bytes, filename: str, fmt: str | None = None) -> str:
     return "json" if head.startswith(b"[") else "ndjson" if head.startswith(b"{") else "csv"
 
 
+@collector.paused()
 def read_table(data: bytes, filename: str, *, fmt: str | None = None, delimiter: str | None = None,
                sheet: str | None = None, encoding: str | None = None) -> Table:
     """The :class:`Table` in ``data`` (the whole file), named ``filename``; see the module
