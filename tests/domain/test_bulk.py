@@ -298,6 +298,25 @@ def test_bulk_without_unique_keys_skips_the_sibling_queries(db: Database) -> Non
     assert len(ids) == 10 and len(selects) < 12  # lookups per call, not per row
 
 
+
+def test_parents_are_read_and_locked_once_per_call(db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each chunk reads (``FOR SHARE``) only the parents no earlier chunk of the call read: on
+    PostgreSQL locking the same rows again for every chunk took most of an import's time."""
+    monkeypatch.setattr(bulk, "CHUNK", 3)
+    names = existing(db)
+    rows = [{"schema_name": "sample", "parent_record_id": f"@{'North' if i % 2 else 'South'}",
+             "data": {"label": "N", "count": i}} for i in range(10)]
+    rows.append({"schema_name": "sample", "parent_record_id": "@Hidden", "data": {"label": "S"}})
+    with statements_sent(db.engine) as statements, db.session() as s, s.begin():
+        ids = bulk_create_records(Ctx(session=s, actor=None, files_dir=Path(".")), "lab", resolve(rows[:10], names))
+    parent_reads = [q for q in statements if q.lstrip().upper().startswith("SELECT RECORDS.ID, RECORDS.SCHEMA_ID")]
+    assert len(ids) == 10 and len(parent_reads) == 1  # four chunks, both parents read by the first
+    with db.session() as s, s.begin():
+        assert {r.parent_id for r in s.query(Record).filter(Record.id.in_(ids))} == {names["North"], names["South"]}
+    with db.session() as s, pytest.raises(RowProblems) as err, s.begin():  # a parent in another collection
+        bulk_create_records(Ctx(session=s, actor=None, files_dir=Path(".")), "lab", resolve(rows, names))
+    assert [i for i, _ in err.value.problems] == [10]
+
 # ------------------------------------------------------------------ delete, restore, purge
 # The set-based bodies of soft_delete_records / restore_records / purge_records against the
 # per-record code they replaced (kept here as the reference, built on audit.write).

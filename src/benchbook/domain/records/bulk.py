@@ -129,6 +129,7 @@ class _Bulk:
         self.keys_seen: dict[str, _Row] = {}  # uniqueness markers of this call's rows
         self.problems: list[tuple[int, str]] = []
         self.linked: dict[str, dict[str, Field]] = {}  # schema id → its reference and file fields by name
+        self.parents: dict[str, Row[Any]] = {}  # live parents read (and locked) by an earlier chunk
 
     # ----------------------------------------------------------------------------- lookups
     def schema(self, name: Any) -> Schema:
@@ -146,7 +147,9 @@ class _Bulk:
         return value
 
     def prefetch(self, bodies: list[dict[str, Any]]) -> tuple[dict[str, Row[Any]], dict[str, Any], set[str]]:
-        """One query each: live full-length parents, reference targets, uploaded files."""
+        """One query each: live full-length parents (those an earlier chunk of the call read
+        are not read again: their lock holds until the transaction ends, so they are as read),
+        reference targets, uploaded files."""
         parents: set[str] = set()
         targets: set[str] = set()
         shas: set[str] = set()
@@ -169,12 +172,12 @@ class _Bulk:
                     targets.update(items)
                 elif f.type in FILE_TYPES:
                     shas.update(i.lower() for i in items)
-        found_parents: dict[str, Row[Any]] = {}
-        for part in chunks(sorted(parents - set(self.pending))):
-            found_parents.update({r.id: r for r in self.s.execute(
+        for part in chunks(sorted(parents - set(self.pending) - self.parents.keys())):
+            self.parents.update({r.id: r for r in self.s.execute(
                 select(Record.id, Record.schema_id, Record.dataset_id).where(Record.id.in_(part),
                                                                             Record.deleted_at.is_(None))
                 .with_for_update(read=True))})  # PostgreSQL: a delete of a parent waits, or is seen (#13)
+        found_parents = {p: self.parents[p] for p in parents if p in self.parents}
         found_targets = reference_targets(self.s, targets - set(self.pending))
         files = {}
         for part in chunks(sorted(shas)):
