@@ -101,3 +101,26 @@ def test_the_generated_command_runs_the_same_import(tmp_project: Any) -> None:
     assert body["created"] == 31 and body["schema"] == "day"
     fields = {f["name"]: f["type"] for f in body["inferred_fields"]}
     assert fields["date"] == "date" and fields["observed_at"] == "datetime" and fields["serial_day"] == "integer"
+
+
+def test_reference_and_file_columns_import_with_their_links(api: Any) -> None:
+    """A file's reference and file cells are looked up when written (the rows keep their values
+    by name for that: the others are written from their checked values alone)."""
+    make_schema(api, "site", [{"name": "name", "type": "string"}])
+    make_schema(api, "sample", [{"name": "depth", "type": "float"},
+                                {"name": "home", "type": "reference", "restrictions": {"schema": "site"}},
+                                {"name": "scan", "type": "file"}])
+    make_collection(api, "lake", ["site", "sample"])
+    site = api.ok("POST", "/collections/lake/records", 201, json={"schema_name": "site", "data": {"name": "North"}})
+    sha = api.ok("POST", "/files", 201, files={"file": ("scan.png", b"\x89PNG", "image/png")})["sha256"]
+    good = f"depth,home,scan\n1.5,{site['id']},{sha}\n2.5,{site['id']},\n".encode()
+    out = upload(api, "lake", "samples.csv", good, schema="sample")
+    assert out.status_code == 200 and out.json()["created"] == 2, out.text
+    referrers = api.ok("GET", f"/records/{site['id']}/referrers")
+    assert sorted(r["data"]["depth"] for r in referrers) == [1.5, 2.5]
+    bad = f"depth,home,scan\n3.5,{'0' * 26},\n4.5,,{'f' * 64}\n".encode()
+    out = upload(api, "lake", "samples.csv", bad, schema="sample")
+    assert out.status_code == 422, out.text
+    errors = out.json()["errors"]
+    assert any(e["loc"][-1] == "scan" and e["type"] == "unknown_file" for e in errors), errors
+    assert any(f"home: record {'0' * 26} does not exist" in e["msg"] for e in errors), errors

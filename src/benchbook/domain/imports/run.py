@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import PurePath
 from typing import Any, Protocol
 
@@ -49,7 +50,7 @@ from benchbook.domain.imports.parents import AUTO, ParentIndex, ParentKey
 from benchbook.domain.imports.problems import ProblemLog, Summary
 from benchbook.domain.imports.readers import Table
 from benchbook.domain.records.bulk import RowProblems, bulk_create_records
-from benchbook.domain.records.values import merge_new_rows, merge_values
+from benchbook.domain.records.values import FILE_TYPES, REFERENCE_TYPES, merge_new_rows, merge_values
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.tables import Collection, Field, StoredFile
 
@@ -148,8 +149,14 @@ class _Plan:
     keys: KeyIndex | None = None
     parents: ParentIndex | None = None
 
+    @cached_property
+    def linked(self) -> bool:
+        """Whether the schema has reference or file fields (their values are looked up by name
+        when written: ``bulk._Bulk.prefetch``)."""
+        return any(f.type in (*REFERENCE_TYPES, *FILE_TYPES) for f in self.meta.fields)
 
-@dataclass
+
+@dataclass(slots=True)
 class _Row:
     number: int
     plan: _Plan
@@ -423,6 +430,8 @@ class _Import:
             return None
         if row.record_id is None:
             row.stored = stored
+            if not row.plan.linked:  # written from `stored` alone: a large file's rows wait in memory
+                row.data = {}
             row.new_id = new_id()
             given_id = cells[self.index["id"]] if "id" in self.index else None
             if not blank(given_id):
