@@ -85,11 +85,16 @@ def _dialect(session: Session) -> str:
     return "postgresql" if session.get_bind().dialect.name == "postgresql" else "sqlite"
 
 
-def _entries_holding(dialect: str, action: str) -> str:
-    """``FROM`` ``audit_entries e`` for the record's ``action`` entries holding values: read
-    from their partial index (migration 0017; SQLite is told to, PostgreSQL's planner picks it),
-    never every entry."""
-    return f"audit_entries e INDEXED BY {INDEXES[action]}" if dialect == "sqlite" else "audit_entries e"
+_KEPT_INDEXES = {"data": INDEXES, "id": IDENTITY_INDEXES}
+"""Key a record's create or delete entry may still hold → the partial indexes of such entries
+by action: its values (migration 0017), its identity (0024)."""
+
+
+def _entries_holding(dialect: str, action: str, key: str = "data") -> str:
+    """``FROM`` ``audit_entries e`` for the record's ``action`` entries holding ``key`` (``data``:
+    values; ``id``: identity): read from their partial index (:data:`_KEPT_INDEXES`; SQLite is
+    told to, PostgreSQL's planner picks it), never every entry."""
+    return f"audit_entries e INDEXED BY {_KEPT_INDEXES[key][action]}" if dialect == "sqlite" else "audit_entries e"
 
 
 def _as_record(dialect: str, column: str) -> str:
@@ -185,23 +190,33 @@ def _compact_edits(session: Session, after: str) -> tuple[str | None, int]:
     return ids[-1], len(ids)
 
 
-def _drop_own_values(action: str, column: str) -> Callable[[Session, str], tuple[str | None, int]]:
-    """The conversion step for the record's ``action`` entries holding values in ``column``."""
+def _drop_kept(action: str, column: str, key: str) -> Callable[[Session, str], tuple[str | None, int]]:
+    """The conversion step for the record's ``action`` entries holding ``key`` in ``column``:
+    ``data``, values (migration 0017); ``id``, identity (0023)."""
     def step(session: Session, after: str) -> tuple[str | None, int]:
         """Walk the next :data:`CHUNK` such entries after id ``after`` (along the primary key)
-        and drop the values of those whose record holds the same, in one ``UPDATE`` that checks
-        them again: ``(the last id walked, or None when none is left; how many were dropped)``."""
+        and drop what their record or their own columns hold the same of, in statements that
+        check them again (:func:`_kept_drops`): ``(the last id walked, or None when none is
+        left; how many were converted)``."""
         dialect = _dialect(session)
-        ids = list(session.execute(text(f"SELECT e.id FROM {_entries_holding(dialect, action)} WHERE e.id > :after "
-                                        f"AND {holding(dialect, action, column, 'e')} ORDER BY e.id LIMIT :n"),
-                                   {"after": after, "n": CHUNK}).scalars())
+        ids = list(session.execute(text(
+            f"SELECT e.id FROM {_entries_holding(dialect, action, key)} WHERE e.id > :after "
+            f"AND {holding(dialect, action, column, 'e', key=key)} ORDER BY e.id LIMIT :n"),
+            {"after": after, "n": CHUNK}).scalars())
         if not ids:
             return None, 0
         _lock_records(session, ids)
-        drop = (f"UPDATE audit_entries AS e SET {column} = {json_sql.without_key(dialect, f'e.{column}', 'data')} "
-                f"WHERE e.id IN :ids AND {_record_holds(_as_record(dialect, column))}")
-        return ids[-1], _run_on(session, [drop], ids)
+        return ids[-1], _run_on(session, _kept_drops(dialect, column, key), ids)
     return step
+
+
+def _kept_drops(dialect: str, column: str, key: str) -> list[str]:
+    """The ``UPDATE`` statements (``:ids`` expanding) of :func:`_drop_kept`: for ``data`` the
+    values where the record holds the same; for ``id`` :func:`_identity_drops`."""
+    if key == "id":
+        return _identity_drops(dialect, column)
+    return [(f"UPDATE audit_entries AS e SET {column} = {json_sql.without_key(dialect, f'e.{column}', 'data')} "
+            f"WHERE e.id IN :ids AND {_record_holds(_as_record(dialect, column))}")]
 
 
 def _run_on(session: Session, statements: list[str], ids: list[str]) -> int:
@@ -247,37 +262,13 @@ def _same_id(dialect: str, column: str) -> str:
     return f"{json_sql.value_text(dialect, f'e.{column}', 'id')} = e.entity_id"
 
 
-def _entries_with_identity(dialect: str, action: str) -> str:
-    """``FROM`` ``audit_entries e`` for the record's ``action`` entries holding their identity:
-    their partial index (migration 0024)."""
-    return f"audit_entries e INDEXED BY {IDENTITY_INDEXES[action]}" if dialect == "sqlite" else "audit_entries e"
-
-
 def _identity_kept(dialect: str) -> list[str]:
     """SQL listing the ``id`` of each record create and delete entry written before migration
     0023 that still holds the identity its own columns tell, one statement per kind
     (``history.own_values`` reads it from there from 0023 on)."""
-    return [f"SELECT e.id FROM {_entries_with_identity(dialect, action)} "
+    return [f"SELECT e.id FROM {_entries_holding(dialect, action, 'id')} "
             f"WHERE {holding(dialect, action, column, 'e', key='id')} AND {_same_id(dialect, column)}"
             for action, column in OWN_VALUES.items()]
-
-
-def _drop_identity(action: str, column: str) -> Callable[[Session, str], tuple[str | None, int]]:
-    """The conversion step for the record's ``action`` entries holding their identity in ``column``."""
-    def step(session: Session, after: str) -> tuple[str | None, int]:
-        """Walk the next :data:`CHUNK` such entries after id ``after`` and drop what they need
-        not hold (:func:`_identity_drops`): ``(the last id walked, or None when none is left;
-        how many were converted)``."""
-        dialect = _dialect(session)
-        ids = list(session.execute(text(
-            f"SELECT e.id FROM {_entries_with_identity(dialect, action)} WHERE e.id > :after "
-            f"AND {holding(dialect, action, column, 'e', key='id')} ORDER BY e.id LIMIT :n"),
-            {"after": after, "n": CHUNK}).scalars())
-        if not ids:
-            return None, 0
-        _lock_records(session, ids)
-        return ids[-1], _run_on(session, _identity_drops(dialect, column), ids)
-    return step
 
 
 def _edits_with_ids(dialect: str) -> str:
@@ -300,8 +291,8 @@ def _drop_edit_ids(session: Session, after: str) -> tuple[str | None, int]:
                                       for statement in _identity_drops(dialect, column, from_record=False)], ids)
 
 
-_STEPS = (_compact_edits, *(_drop_own_values(action, column) for action, column in OWN_VALUES.items()),
-          *(_drop_identity(action, column) for action, column in OWN_VALUES.items()), _drop_edit_ids)
+_STEPS = (_compact_edits, *(_drop_kept(action, column, "data") for action, column in OWN_VALUES.items()),
+          *(_drop_kept(action, column, "id") for action, column in OWN_VALUES.items()), _drop_edit_ids)
 """What the conversion does, in order: compact whole edits, drop the copies of values, then the
 identity the entries' columns and records tell, then the ids of edits."""
 
