@@ -50,7 +50,7 @@ from benchbook.domain.imports.parents import AUTO, ParentIndex, ParentKey
 from benchbook.domain.imports.problems import ProblemLog, Summary
 from benchbook.domain.imports.readers import Table
 from benchbook.domain.records.bulk import RowProblems, bulk_create_records
-from benchbook.domain.records.values import FILE_TYPES, REFERENCE_TYPES, merge_new_rows, merge_values
+from benchbook.domain.records.values import LINKED_TYPES, merge_new_rows, merge_values
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.tables import Collection, Field, StoredFile
 
@@ -153,7 +153,7 @@ class _Plan:
     def linked(self) -> bool:
         """Whether the schema has reference or file fields (their values are looked up by name
         when written: ``bulk._Bulk.prefetch``)."""
-        return any(f.type in (*REFERENCE_TYPES, *FILE_TYPES) for f in self.meta.fields)
+        return any(f.type in LINKED_TYPES for f in self.meta.fields)
 
 
 @dataclass(slots=True)

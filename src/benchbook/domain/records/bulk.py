@@ -52,6 +52,7 @@ from benchbook.domain.records.rows import (
 )
 from benchbook.domain.records.values import (
     FILE_TYPES,
+    LINKED_TYPES,
     REFERENCE_TYPES,
     as_list,
     blank,
@@ -86,7 +87,6 @@ index for an equality but not for a range, and the covering listing index over b
 _RECORDS = cast(Table, Record.__table__)
 _LINKS = cast(Table, RecordLink.__table__)
 _NUMERIC = ("integer", "float")
-_LINKED = (*REFERENCE_TYPES, *FILE_TYPES)
 
 
 class RowProblems(Invalid):
@@ -189,7 +189,7 @@ class _Bulk:
         """``meta``'s live reference and file fields by name (most schemas have none)."""
         sid = meta.schema.id
         if sid not in self.linked:
-            self.linked[sid] = {f.name: f for f in meta.fields if f.type in _LINKED}
+            self.linked[sid] = {f.name: f for f in meta.fields if f.type in LINKED_TYPES}
         return self.linked[sid]
 
     def meta(self, schema: Schema) -> SchemaMeta:

@@ -26,6 +26,8 @@ from benchbook.persistence.tables import Collection, Field, Record, Schema, Stor
 
 REFERENCE_TYPES = ("reference", "reference_list")
 FILE_TYPES = ("file", "file_list")
+LINKED_TYPES = (*REFERENCE_TYPES, *FILE_TYPES)
+"""Types whose values name other things (records, files): linked when written."""
 
 
 def blank(value: Any) -> bool:
