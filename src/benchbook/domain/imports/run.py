@@ -41,7 +41,7 @@ from benchbook.domain.catalog.lookup import (
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError, Invalid, NotFound
 from benchbook.domain.history import entries as audit
-from benchbook.domain.ids import new_id
+from benchbook.domain.ids import id_stream
 from benchbook.domain.imports.columns import SPECIAL_COLUMNS, blank, cell_value, match_columns
 from benchbook.domain.imports.dates import DateRules, day_month_values
 from benchbook.domain.imports.infer import InferredField, display_template, field_name, infer_fields
@@ -207,6 +207,8 @@ class _Import:
         self.skip = set(SPECIAL_COLUMNS) | ({self.parent_key.column} if self.parent_key else set())
         self.rules: dict[str, DateRules] = {}
         self.new_ids: dict[str, str] = {}
+        self.ids = id_stream()
+        """Where new records' ids come from, made many at once (``ids.new_ids``)."""
 
     def meta(self, schema_id: str) -> SchemaMeta:
         """The schema's meta (plain objects: the per-row checks read field attributes hundreds
@@ -432,7 +434,7 @@ class _Import:
             row.stored = stored
             if not row.plan.linked:  # written from `stored` alone: a large file's rows wait in memory
                 row.data = {}
-            row.new_id = new_id()
+            row.new_id = next(self.ids)
             given_id = cells[self.index["id"]] if "id" in self.index else None
             if not blank(given_id):
                 self.new_ids[str(given_id).strip()] = row.new_id

@@ -39,7 +39,7 @@ from benchbook.domain.catalog.lookup import (
 )
 from benchbook.domain.context import Ctx, RecordChange
 from benchbook.domain.errors import BenchbookError, Invalid, NotFound, error_entry
-from benchbook.domain.ids import ID_LENGTH, new_id
+from benchbook.domain.ids import ID_LENGTH, new_ids
 from benchbook.domain.records.derived import names_with_inherited
 from benchbook.domain.records.rows import (
     check_parent,
@@ -393,7 +393,7 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any
     ``data``) in collection ``collection_name``, each with the ``create`` entry
     ``create_record`` writes, inside the caller's transaction. Returns the new ids in row order.
 
-    ``ids``: ids to give the rows (fresh ``new_id()`` ones otherwise), so that rows can name an
+    ``ids``: ids to give the rows (fresh ``new_ids`` ones otherwise), so that rows can name an
     earlier row as parent or reference target. ``progress(n)`` is told about each chunk.
     ``stored``: each row's values as :func:`.values.merge_values` already stored them for a new
     record (field id → value; the import checks every row first, to report its problems by row
@@ -406,7 +406,7 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any
     if not lock_collection(s, collection.id, share=True):  # deleted while this waited for it (#13)
         raise NotFound(f"collection {collection_name!r} not found")
     run = _Bulk(ctx, collection, cache or SchemaCache(s))
-    ids = list(ids) if ids is not None else [new_id() for _ in rows]
+    ids = list(ids) if ids is not None else new_ids(len(rows))
     if len(ids) != len(rows) or (stored is not None and len(stored) != len(rows)):
         raise ValueError("ids and stored must give one item per row")
     s.flush()  # the batch and anything else pending go first (entries point at the batch)

@@ -25,7 +25,7 @@ from benchbook.domain.catalog.naming import natural_name, placeholders
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.history import batch_figures
-from benchbook.domain.ids import ID_LENGTH, new_id, resolve_prefix
+from benchbook.domain.ids import ID_LENGTH, new_ids, resolve_prefix
 from benchbook.persistence.own_values import FROM_ENTRY
 from benchbook.persistence.rows_insert import insert_rows
 from benchbook.persistence.tables import AuditEntry, Collection, Record, RecordLink, utcnow
@@ -225,8 +225,12 @@ _ENTRIES = cast(Table, AuditEntry.__table__)
 
 def insert_entries(session: Session, entries: list[dict[str, Any]]) -> None:
     """Insert audit entries (column dicts) with one statement (``rows_insert.insert_rows``) and
-    add them to their batches' figures."""
+    add them to their batches' figures. An entry whose ``id`` is None (:func:`entry_row`'s) gets
+    a new one here, all of them made at once in the list's order (``ids.new_ids``)."""
     if entries:
+        unnamed = [e for e in entries if e["id"] is None]
+        for entry, entry_id in zip(unnamed, new_ids(len(unnamed)), strict=True):
+            entry["id"] = entry_id
         insert_rows(session.connection(), _ENTRIES, entries)
         batch_figures.note_rows(session, entries)
 
@@ -241,8 +245,8 @@ def entry_row(ctx: Ctx, action: str, rec: Record | Row[Any], *, changes: list[di
               old: dict[str, Any] | None, new: dict[str, Any] | None, at: datetime | None = None) -> dict[str, Any]:
     """The ``audit_entries`` row (column dict) of ``action`` on record ``rec`` at ``at`` (now
     when not given), for :func:`insert_entries`: what :func:`audit.write` adds through the ORM,
-    without it."""
-    return {"id": new_id(), "action": action, "entity_type": "record", "entity_id": rec.id,
+    without it. Its ``id`` is None: :func:`insert_entries` makes the ids."""
+    return {"id": None, "action": action, "entity_type": "record", "entity_id": rec.id,
             "timestamp": at or utcnow(),
             "actor": ctx.actor, "changes": changes, "old_data": old, "new_data": new, "batch_id": ctx.batch_id,
             "request_id": ctx.request_id, "dataset_id": rec.dataset_id, "schema_id": rec.schema_id}
