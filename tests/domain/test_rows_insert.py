@@ -52,6 +52,54 @@ def test_the_rows_stored_are_those_executemany_stores(empty_database: Database) 
     assert len(expected) == len(VALUES)
 
 
+def test_rows_past_the_bound_value_limit_go_as_several_statements_storing_the_same(
+        empty_database: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sqlalchemy import event
+
+    from benchbook.persistence import rows_insert
+
+    when = datetime(2024, 5, 1, 10, 0, 0, 123456, tzinfo=UTC)
+    rows = [entry(i, v, when) for i, v in enumerate(VALUES)]
+    with empty_database.engine.begin() as conn:
+        conn.execute(insert(ENTRIES), rows)
+    expected = stored(empty_database)
+    sent: list[str] = []
+
+    def note(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.startswith("INSERT INTO audit_entries"):
+            sent.append(statement)
+    event.listen(empty_database.engine, "before_cursor_execute", note)
+    try:
+        with empty_database.engine.begin() as conn:
+            conn.execute(ENTRIES.delete())
+            insert_rows(conn, ENTRIES, rows)  # one statement for all
+        if empty_database.engine.dialect.name != "sqlite":
+            return
+        assert len(sent) == 1 and stored(empty_database) == expected
+        width = len(rows[0])
+        monkeypatch.setattr(rows_insert, "_most_values", lambda conn: 2 * width + 1)  # two rows a statement
+        sent.clear()
+        with empty_database.engine.begin() as conn:
+            conn.execute(ENTRIES.delete())
+            insert_rows(conn, ENTRIES, rows)
+        assert len(sent) == (len(rows) + 1) // 2
+        assert stored(empty_database) == expected
+    finally:
+        event.remove(empty_database.engine, "before_cursor_execute", note)
+
+
+def test_the_bound_value_limit_is_the_connections_own(empty_database: Database) -> None:
+    import sqlite3
+
+    from benchbook.persistence import rows_insert
+
+    if empty_database.engine.dialect.name != "sqlite":
+        pytest.skip("the limit is SQLite's")
+    with empty_database.engine.connect() as conn:
+        raw = conn.connection.dbapi_connection
+        assert rows_insert._most_values(conn) == raw.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) >= 999
+
+
 def test_one_bad_row_inserts_nothing(empty_database: Database) -> None:
     when = datetime(2024, 5, 1, tzinfo=UTC)
     rows = [entry(i, i, when) for i in range(5)]
