@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from benchbook.domain.catalog import dtypes
@@ -115,3 +115,31 @@ def test_column_coercer_answers_as_coerce_value(type_: str, restrictions: dict[s
     coerce = dtypes.column_coercer(type_, restrictions, tz="Europe/Paris")
     assert outcome(lambda: coerce(value)) == outcome(
         lambda: dtypes.coerce_value(type_, restrictions, value, tz="Europe/Paris"))
+
+
+NUMERIC_TEXT = st.one_of(
+    st.from_regex(r"\s?[+-]?([0-9]{1,25}\.?[0-9]{0,20}|\.[0-9]{1,5})([eE][+-]?[0-9]{1,4})?\s?", fullmatch=True),
+    st.sampled_from(["-0", "+0", "-0.0", "0e0", "1_000", "inf", "nan", "1e400", "-1e400", "9" * 4001, "9" * 400,
+                     " ", "", "0x10", "١٢", "1.5.2", "--1"]),
+    st.text(max_size=8),
+)
+
+
+@given(value=NUMERIC_TEXT, type_=st.sampled_from(["float", "integer"]))
+@example(value="-0", type_="float")
+@example(value=" -0 ", type_="integer")
+@example(value="9" * 4001, type_="integer")
+@example(value="9" * 4001, type_="float")
+@example(value="1e400", type_="float")
+@example(value="12", type_="float")
+def test_numeric_text_reads_as_coerce_value_reads_it(value: str, type_: str) -> None:
+    """A file's cells are text: the number fields' short ways through them answer (value and its
+    type, or problem) exactly as ``coerce_value``, ``-0`` and integers of every length included."""
+    def outcome(call: Any) -> Any:
+        try:
+            got = call()
+            return ("ok", type(got).__name__, repr(got))
+        except dtypes.ValueProblem as exc:
+            return ("problem", exc.msg, exc.type_)
+    coerce = dtypes.column_coercer(type_, {})
+    assert outcome(lambda: coerce(value)) == outcome(lambda: dtypes.coerce_value(type_, {}, value))

@@ -28,6 +28,8 @@ URL_SCHEMES = ("http", "https", "ftp", "ftps", "s3", "file")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _INT = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_INT_DIGITS = 4000
+"""The longest integer text read as an int (``int()`` refuses more than 4,300 digits)."""
 _ACCEPT = re.compile(r"(\.[^./\\\s]+)+|[a-z0-9!#$&^_.+-]+/([a-z0-9!#$&^_.+-]+|\*)")
 _BOOL_WORDS = {"true": True, "t": True, "yes": True, "y": True, "1": True,
                "false": False, "f": False, "no": False, "n": False, "0": False}
@@ -142,7 +144,7 @@ def _number(value: Any, kind: str) -> int | float:
         if not _NUMBER.fullmatch(text):
             raise ValueProblem(f"{text!r} is not a number", f"{kind}_parsing")
         # int() refuses more than 4300 digits; such numbers become inf, refused below
-        value = int(text) if _INT.fullmatch(text) and len(text) <= 4000 else float(text)
+        value = int(text) if _INT.fullmatch(text) and len(text) <= _INT_DIGITS else float(text)
     n: int | float = value
     if isinstance(n, float) and not math.isfinite(n):
         raise ValueProblem(f"{value!r} is not a finite number", "finite_number")
@@ -482,6 +484,8 @@ def column_coercer(type_: str, restrictions: dict[str, Any] | None, *, tz: str |
         def number(value: object) -> object:
             if type(value) is float and math.isfinite(value):
                 return value
+            if type(value) is str:  # a file's cell: what _number reads, without its steps
+                return _float_text(value, generic)
             return float(value) if type(value) is int and abs(value) < 2 ** 53 else generic(value)
         return number
     quick = {"integer": int, "boolean": bool, "string": str}.get(type_)
@@ -489,9 +493,26 @@ def column_coercer(type_: str, restrictions: dict[str, Any] | None, *, tz: str |
         def typed(value: object) -> object:
             if type(value) is quick and value != "":
                 return value
+            if quick is int and type(value) is str:
+                text = value.strip()
+                if _INT.fullmatch(text) and len(text) <= _INT_DIGITS:
+                    return int(text)
             return generic(value)
         return typed
     return generic
+
+
+def _float_text(value: str, generic: Callable[[object], object]) -> object:
+    """A float field's value from numeric text, as :func:`coerce_value` reads it: a finite
+    number by :data:`_NUMBER`'s grammar (an integer's text read as ``float(int(text))``, the same
+    double but for ``-0``, which is ``0.0``); anything else (blank, not a number, too large) goes
+    to ``generic`` for its answer or its problem."""
+    text = value.strip()
+    if _NUMBER.fullmatch(text):
+        n = float(text)
+        if math.isfinite(n):
+            return 0.0 if n == 0.0 and _INT.fullmatch(text) else n
+    return generic(value)
 
 
 def display_value(type_: str, restrictions: dict[str, Any] | None, stored: object, *,
