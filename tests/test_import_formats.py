@@ -104,3 +104,57 @@ def test_a_row_wider_than_the_header_is_a_problem_of_that_row(weather: Project, 
     out = cli(weather, "import", str(wide), "-c", "weather", "-s", "day")
     assert out.exit_code == 1
     assert "the row has 3 cells, the header 2 (1 row, line 3)" in out.output
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("rows.csv", "a,b\n1,2\n3,4\n5,6\n"),
+    ("rows.tsv", "a\tb\n1\t2\n3\t4\n\n5\t6\n"),
+    ("rows.json", '[{"a": 1}, {"a": 2}, {"a": 3}]'),
+    ("rows.ndjson", '{"a": 1}\n{"a": 2}\n\n{"a": 3}\n'),
+    ("wide.csv", "a\n1\n2,9\n3\n"),  # a row wider than the header counts too
+])
+def test_every_format_counts_its_rows_against_the_limit(name: str, content: str) -> None:
+    from benchbook.limits import DEFAULT, use
+
+    with use(DEFAULT.__class__(import_rows=3)):
+        assert len(read_table(content.encode(), name).rows) + len(read_table(content.encode(), name).problems) == 3
+    with use(DEFAULT.__class__(import_rows=2)), pytest.raises(Invalid, match=f"{name} has more than 2 rows"):
+        read_table(content.encode(), name)
+
+
+def test_a_workbook_counts_its_rows_against_the_limit() -> None:
+    from benchbook.limits import DEFAULT, use
+
+    data = (DATA / "weather_2012_01.xlsx").read_bytes()
+    with use(DEFAULT.__class__(import_rows=31)):
+        assert len(read_table(data, "w.xlsx").rows) == 31
+    with use(DEFAULT.__class__(import_rows=30)), pytest.raises(Invalid, match="more than 30 rows"):
+        read_table(data, "w.xlsx")
+
+
+def test_the_command_applies_the_projects_limits_and_asks_the_size_before_reading(
+        weather: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tomlkit
+
+    settings = weather.root / "benchbook.toml"
+    doc = tomlkit.parse(settings.read_text())
+    doc["limits"] = {"import_rows": 30}
+    settings.write_text(tomlkit.dumps(doc))
+    out = cli(weather, "import", str(DATA / "weather_2012_01.tsv"), "-c", "weather", "-s", "day")
+    assert out.exit_code == 1 and "weather_2012_01.tsv has more than 30 rows" in out.output
+    assert "[limits] import_rows in benchbook.toml" in out.output and records(weather) == []
+
+    big = tmp_path / "big.csv"
+    big.write_text("date,weather\n" + "2012-01-01,sun\n" * 100)
+    doc["limits"] = {"import_bytes": 1000}
+    settings.write_text(tomlkit.dumps(doc))
+    read = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("read") if self == big else read(self))
+    out = cli(weather, "import", str(big), "-c", "weather", "-s", "day")
+    assert out.exit_code == 1 and f"big.csv is {big.stat().st_size:,} bytes" in out.output
+    monkeypatch.undo()
+
+    doc["limits"] = {"import_rows": 0}
+    settings.write_text(tomlkit.dumps(doc))
+    out = cli(weather, "import", str(big), "-c", "weather", "-s", "day")
+    assert out.exit_code == 1 and "[limits] import_rows" in out.output and "Traceback" not in out.output

@@ -22,6 +22,8 @@ memory, time or disk. Each can be changed per project::
     page_size = 1000             # largest list ``limit`` where the spec leaves it open
     count_ms = 25                # time a record page may spend counting its matches for ``total``
     page_requests = 2            # record pages and summaries worked on at once (``benchbook.pacing``)
+    import_bytes = 536870912     # one imported file, read whole (CLI, API)
+    import_rows = 1000000        # rows of one imported file (its checked rows wait in memory)
 
 The limits of the request in progress are a context variable (:func:`current`, set by
 :func:`use` in the HTTP middleware for each request): the domain reads them there, so it needs no
@@ -62,6 +64,8 @@ class Limits:
     page_size: int = 1000
     count_ms: int = 25
     page_requests: int = 2
+    import_bytes: int = 512 * MIB
+    import_rows: int = 1_000_000
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any] | None) -> Limits:

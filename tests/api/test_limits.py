@@ -289,3 +289,24 @@ def test_serve_names_a_bad_limits_key_instead_of_a_traceback(tmp_path):
     (tmp_path / "benchbook.toml").write_text("[limits]\nbody_bytes = 0\n")
     result = CliRunner().invoke(build_cli(), ["serve", "--project", str(tmp_path)])
     assert result.exit_code == 1 and "[limits] body_bytes" in result.output and "Traceback" not in result.output
+
+
+# ------------------------------------------------------------------------------ imported files
+
+def test_an_import_past_its_rows_or_bytes_is_422_naming_the_setting(tmp_project):
+    """``import_rows`` and ``import_bytes`` (docs/limits.md): an import's rows wait in memory
+    until all are checked, so a file past either is refused before any is checked."""
+    for api in _app(tmp_project, {"import_rows": 3, "import_bytes": 200}):
+        _setup(api)
+        three = "title,n\n" + "".join(f"t{i},{i}\n" for i in range(3))
+        r = api.post("/collections/c/import", files={"file": ("three.csv", three.encode())}, data={"schema": "s"})
+        assert r.status_code == 200 and r.json()["created"] == 3, r.text
+        four = three + "t3,3\n"
+        r = api.post("/collections/c/import", files={"file": ("four.csv", four.encode())}, data={"schema": "s"})
+        detail = _detail(r, 422)
+        assert "four.csv has more than 3 rows" in detail and "[limits] import_rows" in detail
+        wide = "title,n\n" + "x" * 190 + ",1\n"
+        r = api.post("/collections/c/import", files={"file": ("wide.csv", wide.encode())}, data={"schema": "s"})
+        detail = _detail(r, 422)
+        assert f"wide.csv is {len(wide)} bytes" in detail and "[limits] import_bytes" in detail
+        assert api.get("/collections/c/records").json()["total"] == 3

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.progress import Progress
 
+from benchbook import limits
 from benchbook.cli.output import Settings, locate_project
 from benchbook.cli.progress import bar as progress_bar
 from benchbook.cli.serve import serve
@@ -18,7 +19,7 @@ from benchbook.config import Project
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.imports.dates import DateRules
-from benchbook.domain.imports.readers import FORMATS, Table, read_table
+from benchbook.domain.imports.readers import FORMATS, Table, check_size, read_table
 from benchbook.domain.imports.rejected import rejected_file, rejected_name
 from benchbook.domain.imports.run import ImportOptions, ImportResult, import_table
 from benchbook.domain.imports.run import Progress as ImportProgress
@@ -172,13 +173,19 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
                             dates=DateRules(dayfirst=dayfirst, date_format=date_format), skip_bad=skip_bad,
                             dry_run=dry_run)
     try:
-        table = read_table(file.read_bytes(), file.name, fmt=fmt, delimiter=delimiter, sheet=sheet,
-                           encoding=encoding)
-        if len(table.rows) > PROGRESS_ROWS:
-            with progress_bar(console) as bar:
-                result, queued = run_import_transaction(project, table, options, _Bar(bar, file.name))
-        else:
-            result, queued = run_import_transaction(project, table, options, None)
+        bound = project.limits
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    try:
+        with limits.use(bound):  # the project's limits, as its server applies them to POST …/import
+            check_size(file.stat().st_size, file.name)
+            table = read_table(file.read_bytes(), file.name, fmt=fmt, delimiter=delimiter, sheet=sheet,
+                               encoding=encoding)
+            if len(table.rows) > PROGRESS_ROWS:
+                with progress_bar(console) as bar:
+                    result, queued = run_import_transaction(project, table, options, _Bar(bar, file.name))
+            else:
+                result, queued = run_import_transaction(project, table, options, None)
     except (BenchbookError, DatabaseBusy) as exc:
         raise click.ClickException(exc.detail) from None
     if result.inferred:

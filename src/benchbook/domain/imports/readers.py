@@ -16,7 +16,10 @@ zip archive is a workbook, ``[`` starts JSON, ``{`` NDJSON, anything else delimi
 
 Row numbers are where a user finds the row: the line a row starts on in a text or JSON file
 (header = line 1), the sheet's row number in a workbook. Raises ``Invalid`` for a file that
-cannot be read as its format, or that holds no header.
+cannot be read as its format, that holds no header, or that is past the limits
+(:func:`benchbook.limits.current`, docs/limits.md): more than ``import_bytes`` bytes (a file is
+read whole) or more than ``import_rows`` rows (an import checks every row before it writes any,
+so its rows wait in memory: about 1.2 KB each for a few columns).
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from pathlib import PurePath
 from typing import Any
 from zipfile import BadZipFile
 
+from benchbook import limits
 from benchbook.domain import collector
 from benchbook.domain.errors import Invalid
 
@@ -56,6 +60,31 @@ class Table:
     problems: list[tuple[int, str, list[Any]]] = field(default_factory=list)
 
 
+def check_size(size: int, filename: str) -> None:
+    """Raise ``Invalid`` when a file of ``size`` bytes is past the ``import_bytes`` limit (the
+    command line asks before it reads the file; :func:`read_table` asks again)."""
+    most = limits.current().import_bytes
+    if size > most:
+        raise Invalid(f"{PurePath(filename).name or 'the file'} is {size:,} bytes; files of at most {most:,} bytes "
+                      "are imported ([limits] import_bytes in benchbook.toml: a file is read whole into memory). "
+                      "Split it, or raise the limit")
+
+
+class _Rows:
+    """Counts the rows read against the ``import_rows`` limit."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.most = limits.current().import_rows
+
+    def check(self, count: int) -> None:
+        """Raise ``Invalid`` once ``count`` rows (good or not) are past the limit."""
+        if count > self.most:
+            raise Invalid(f"{self.name} has more than {self.most:,} rows; at most {self.most:,} are imported at "
+                          "once ([limits] import_rows in benchbook.toml: an import's rows are checked, all of "
+                          "them, before any is written). Split the file, or raise the limit")
+
+
 def detect_format(data: bytes, filename: str, fmt: str | None = None) -> str:
     """``fmt`` if given (one of :data:`FORMATS`), else from the extension, else the content."""
     if fmt:
@@ -76,6 +105,7 @@ def read_table(data: bytes, filename: str, *, fmt: str | None = None, delimiter:
                sheet: str | None = None, encoding: str | None = None) -> Table:
     """The :class:`Table` in ``data`` (the whole file), named ``filename``; see the module
     docstring for the options. Raises ``Invalid`` (unreadable, no header, unknown sheet)."""
+    check_size(len(data), filename)
     kind = detect_format(data, filename, fmt)
     name = PurePath(filename).name or "import"
     if kind == "xlsx":
@@ -149,6 +179,7 @@ def _read_delimited(text: str, name: str, kind: str, sep: str, used: str) -> Tab
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
     table: Table | None = None
     start = 1
+    budget = _Rows(name)
     try:
         for cells in reader:
             number, start = start, reader.line_num + 1
@@ -158,6 +189,7 @@ def _read_delimited(text: str, name: str, kind: str, sep: str, used: str) -> Tab
             if table is None:
                 table = Table(name, kind, _header(cells), [], "line", used, sep)
                 continue
+            budget.check(len(table.rows) + len(table.problems) + 1)
             width = len(table.columns)
             if len(cells) > width and any(c for c in cells[width:]):
                 table.problems.append((number, f"the row has {len(cells)} cells, the header {width}", cells))
@@ -188,6 +220,7 @@ def _read_xlsx(data: bytes, name: str, sheet: str | None) -> Table:
         else:
             raise Invalid(f"{name} has no sheet {sheet!r} (sheets: {', '.join(book.sheetnames)})")
         table: Table | None = None
+        budget = _Rows(name)
         for number, values in enumerate(ws.iter_rows(values_only=True), 1):
             cells = [v.strip() if isinstance(v, str) else v for v in values]
             if _blank_row(cells):
@@ -195,6 +228,7 @@ def _read_xlsx(data: bytes, name: str, sheet: str | None) -> Table:
             if table is None:
                 table = Table(name, "xlsx", _header(cells), [], "row")
                 continue
+            budget.check(len(table.rows) + len(table.problems) + 1)
             width = len(table.columns)
             if len(cells) > width and not _blank_row(cells[width:]):
                 message = f"the row has cells right of the header's last column (column {width + 1} on)"
@@ -228,8 +262,10 @@ def _read_json(text: str, name: str, used: str) -> Table:
         raise Invalid(f"{name}: a JSON file must hold an array of objects")
     pos = _skip(text, pos + 1)
     items: list[tuple[int, Any]] = []
+    budget = _Rows(name)
     try:
         while not text.startswith("]", pos):
+            budget.check(len(items) + 1)
             line += text.count("\n", counted, pos)
             counted = pos
             item, pos = decoder.raw_decode(text, pos)
@@ -252,8 +288,10 @@ def _skip(text: str, pos: int) -> int:
 
 def _read_ndjson(text: str, name: str, used: str) -> Table:
     items: list[tuple[int, Any]] = []
+    budget = _Rows(name)
     for number, raw in enumerate(text.splitlines(), 1):
         if raw.strip():
+            budget.check(len(items) + 1)
             try:
                 items.append((number, json.loads(raw)))
             except json.JSONDecodeError as exc:
