@@ -330,6 +330,10 @@ def test_import_table_numbers_rows_as_the_sheet_does(api: Any, lab: dict[str, An
      "only .xlsx workbooks"),
     ("a.xlsx", b"PK\x03\x04 not really", {"schema": "measurement"}, "invalid_input", "not a readable .xlsx"),
     ("a.csv", b"name\nx\n", {"schema": "measurement", "collection": "elsewhere"}, "not_found", "elsewhere"),
+    ("a.csv", b"name\nx\ny\n\nz\n", {"schema": "measurement", "max_rows": 2}, "invalid_input",
+     "a.csv has 3 rows after its header, more than max_rows (2)"),
+    ("a.csv", b"name\n" + b"x\n" * 50, {"schema": "measurement", "max_bytes": 100}, "invalid_input",
+     "a.csv is 105 bytes, more than max_bytes (100)"),
 ])
 def test_import_table_refuses_what_it_cannot_import(api: Any, lab: dict[str, Any], name: str, content: bytes,
                                                      config: dict[str, Any], kind: str, words: str) -> None:

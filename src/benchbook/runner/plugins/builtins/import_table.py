@@ -23,7 +23,11 @@ row's values for one of the schema's uniqueness keys, and a row the host refuses
 (those rows are skipped, the others are created). Other refusals fail the step: a row that
 clashes with an existing record's uniqueness key (kind ``conflict``), an unknown collection.
 Fails with ``invalid_config`` when the schema is not a child schema of the record's, with
-``invalid_input`` when no column matches a field or the file cannot be read.
+``invalid_input`` when no column matches a field or the file cannot be read, or when the file is
+larger than ``max_bytes`` (default 512 MiB, at most 4 GiB: it is read whole into memory, so this
+is checked before reading) or holds more than ``max_rows`` rows (default 1,000,000, at most
+10,000,000), the same defaults as ``[limits] import_bytes`` and ``import_rows`` of
+``benchbook import`` (docs/limits.md); nothing is created then.
 """
 from __future__ import annotations
 
@@ -43,6 +47,11 @@ from benchbook.runner.plugins.builtins._stored import Problems, StoredFile, fetc
 
 REPORT_LIMIT = 20
 """Problems listed in ``report`` (all are counted)."""
+MIB = 1024 ** 2
+DEFAULT_MAX_BYTES = 512 * MIB
+MAX_BYTES = 4096 * MIB
+DEFAULT_MAX_ROWS = 1_000_000
+MAX_ROWS = 10_000_000
 EXCEL_EXTENSIONS = (".xlsx", ".xlsm")
 ZIP_MAGIC = b"PK\x03\x04"
 OLE_MAGIC = b"\xd0\xcf\x11\xe0"
@@ -72,6 +81,10 @@ plugin = Plugin(
             "delimiter": {"anyOf": [{"type": "string", "minLength": 1, "maxLength": 1},
                                     {"enum": ["tab", "\\t"]}],
                           "description": "CSV: the delimiter (default: sniffed)"},
+            "max_bytes": {"type": "integer", "minimum": 1, "maximum": MAX_BYTES, "default": DEFAULT_MAX_BYTES,
+                          "description": "largest file imported (it is read whole into memory)"},
+            "max_rows": {"type": "integer", "minimum": 1, "maximum": MAX_ROWS, "default": DEFAULT_MAX_ROWS,
+                         "description": "most rows imported (the header not counted)"},
         },
         "required": ["schema"],
         "additionalProperties": False,
@@ -257,7 +270,14 @@ def run(ctx: Context, inputs: dict[str, Any], config: dict[str, Any]) -> dict[st
                                             "its records cannot go under this record")
     fields = {f["name"].lower(): f for f in schema["fields"] if not f.get("deleted_at")}
     stored = fetch(ctx, inputs["file"])
+    if stored.size > config["max_bytes"]:
+        raise PluginError("invalid_input", f"{stored.filename} is {stored.size:,} bytes, more than max_bytes "
+                                           f"({config['max_bytes']:,}): it would be read whole into memory")
     table = read_table(stored, config)
+    rows = sum(1 for _, cells in table.rows if not all(_blank(c) for c in cells))  # blank rows: skipped
+    if rows > config["max_rows"]:
+        raise PluginError("invalid_input", f"{stored.filename} has {rows:,} rows after its header, "
+                                           f"more than max_rows ({config['max_rows']:,})")
     problems = Problems(REPORT_LIMIT)
     mapping = _columns(table, fields, schema["name"], problems)
     if not mapping:
