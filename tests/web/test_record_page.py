@@ -85,8 +85,7 @@ def test_upload_an_image_and_a_csv_and_preview_them(page: Any, demo_server: str,
     page.get_by_role("button", name="Edit values").click()
     page.get_by_label("scan").set_input_files(str(image))
     page.get_by_label("table").set_input_files(str(table))
-    page.wait_for_function("() => [...document.querySelectorAll('.record-form .muted')].filter(p => p.textContent.startsWith('Now:')).length >= 2")
-    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Save").click()  # enabled once both uploads are done
     page.locator("button:has-text('Edit values'), .record-form [role=alert]").first.wait_for(timeout=30_000)
     assert page.get_by_role("button", name="Edit values").count() == 1, page.locator("main").inner_text()
     shown(page, page.get_by_role("img", name="preview of scan.png"))
@@ -96,6 +95,37 @@ def test_upload_an_image_and_a_csv_and_preview_them(page: Any, demo_server: str,
     assert preview.locator("tbody tr").count() == 2 and "3.7" in preview.inner_text()
     data = httpx.get(f"{demo_server}/api/records/{lab['first']['id']}").json()["data"]
     assert data["scan"] and data["table"]
+
+
+def test_save_waits_for_a_file_still_uploading(page: Any, demo_server: str, lab: dict[str, Any],
+                                               tmp_path: Any) -> None:
+    """A file picked just before Save would be lost if Save went first: while an upload is in
+    progress the button says so and is disabled, and Enter in a field does not save either."""
+    record = httpx.post(f"{demo_server}/api/collections/lab/records", headers={"origin": demo_server},
+                        json={"schema_name": "sample", "data": {"code": "S-9"}}).json()
+    table = tmp_path / "slow.csv"
+    table.write_text("day,weight\n2024-01-01,3.5\n")
+    held: list[Any] = []
+    page.route("**/api/files", lambda route: held.append(route))  # the upload waits until the test lets it go
+    open_app(page, demo_server, f"/r/{record['id']}")
+    page.get_by_role("button", name="Edit values").click()
+    page.get_by_label("code").fill("S-9b")
+    page.get_by_label("table").set_input_files(str(table))
+    waiting = page.get_by_role("button", name="Uploading…")
+    waiting.wait_for()
+    assert waiting.is_disabled() and page.get_by_role("button", name="Save").count() == 0
+    page.get_by_label("code").press("Enter")
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert len(held) == 1
+    assert httpx.get(f"{demo_server}/api/records/{record['id']}").json()["data"]["code"] == "S-9"  # not saved
+    held[0].continue_()
+    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Edit values").wait_for()
+    data = httpx.get(f"{demo_server}/api/records/{record['id']}").json()["data"]
+    assert data["code"] == "S-9b" and data["table"]
 
 
 def test_reference_picker_links_a_record_with_its_label(page: Any, demo_server: str, lab: dict[str, Any]) -> None:

@@ -57,7 +57,8 @@ function ReferencePicker({ id, describedBy, field, value, label, collection, onC
   </div>`;
 }
 
-function FileInput({ id, describedBy, field, onUploaded, onError }) {
+// `onBusy(+1)` when an upload starts and `onBusy(-1)` when it ends, so that the form can wait for it.
+function FileInput({ id, describedBy, field, onUploaded, onError, onBusy }) {
   const [busy, setBusy] = useState(false);
   const onPick = async (e) => {
     const file = e.target.files && e.target.files[0];
@@ -65,14 +66,16 @@ function FileInput({ id, describedBy, field, onUploaded, onError }) {
     const form = new FormData();
     form.append("file", file, file.name);
     setBusy(true);
-    try { onUploaded((await upload("/files", form, file.name)).sha256); } catch (error) { onError(error); } finally { setBusy(false); }
+    onBusy(1);
+    try { onUploaded((await upload("/files", form, file.name)).sha256); } catch (error) { onError(error); } finally { setBusy(false); onBusy(-1); }
   };
   return html`<input id=${id} aria-describedby=${describedBy} type="file" disabled=${busy} onChange=${onPick}
     accept=${field.restrictions && field.restrictions.accept ? [].concat(field.restrictions.accept).join(",") : undefined} />`;
 }
 
 // One field's control; `draft[field.name]` holds its text (or value for references and files).
-export function FieldControl({ field, draft, setDraft, error, record, labels }) {
+// `onUploading(delta)` counts the file uploads in progress (+1 as one starts, -1 as it ends).
+export function FieldControl({ field, draft, setDraft, error, record, labels, onUploading = () => {} }) {
   const r = field.restrictions || {};
   const unit = r.unit ? ` (${r.unit})` : "";
   const label = `${field.label || field.name}${unit}${field.required ? " *" : ""}`;
@@ -100,7 +103,8 @@ export function FieldControl({ field, draft, setDraft, error, record, labels }) 
           label=${labels[value] || (record.reference_labels || {})[value]} onChange=${(v, name) => { if (name) labels[v] = name; set(v); }} />`;
       case "file":
         return html`<div>${value ? html`<p class="muted">Now: ${String(value).slice(0, 12)}…</p>` : null}
-          <${FileInput} id=${id} describedBy=${d} field=${field} onUploaded=${set} onError=${(e) => notify(`Upload of a file for ${field.name} failed: ${e.message}`, "error")} /></div>`;
+          <${FileInput} id=${id} describedBy=${d} field=${field} onUploaded=${set} onBusy=${onUploading}
+            onError=${(e) => notify(`Upload of a file for ${field.name} failed: ${e.message}`, "error")} /></div>`;
       default:
         return html`<input id=${id} aria-describedby=${d} value=${value ?? ""} onInput=${(e) => set(e.target.value)} />`;
     }

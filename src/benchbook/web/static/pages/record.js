@@ -27,6 +27,7 @@ function Values({ record, schema, onSaved }) {
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(initial);
   const [labels] = useState({});
+  const [uploading, setUploading] = useState(0);  // file uploads in progress: Save waits for them
   const save = useAction(async () => {
     const data = {};
     for (const f of fields) {
@@ -53,15 +54,16 @@ function Values({ record, schema, onSaved }) {
     <h2 id="values-h">Edit values</h2>
     <form class="record-form" onSubmit=${async (e) => {
       e.preventDefault();
+      if (uploading) return;  // Enter in a field while a file is still uploading
       const saved = await save.run();
       if (saved) { setEditing(false); notify("Saved", "ok"); onSaved(saved); }
     }}>
       ${fields.map((f) => html`<${FieldControl} key=${f.name} field=${f} draft=${draft} setDraft=${setDraft}
-        error=${errors[f.name]} record=${record} labels=${labels} />`)}
+        error=${errors[f.name]} record=${record} labels=${labels} onUploading=${(n) => setUploading((u) => u + n)} />`)}
       <${ErrorBox} error=${unplaced} />
       ${save.error && !unplaced ? html`<p class="field-error" role="alert">Some values were refused: see the messages next to them.</p>` : null}
       <div class="toolbar">
-        <button type="submit" class="primary" disabled=${save.busy}>${save.busy ? "Saving…" : "Save"}</button>
+        <button type="submit" class="primary" disabled=${save.busy || uploading > 0}>${save.busy ? "Saving…" : uploading ? "Uploading…" : "Save"}</button>
         <button type="button" onClick=${() => { setEditing(false); save.clear(); }}>Cancel</button>
       </div>
     </form>
