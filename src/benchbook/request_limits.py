@@ -3,7 +3,8 @@ middleware that refuses, in the spec's ``{detail}`` envelope (spec *Errors* 1),
 
 - a request target (path and query string) longer than ``url_bytes`` → 414;
 - request headers larger than ``header_bytes`` together → 431;
-- a body larger than ``body_bytes`` (``upload_bytes`` for ``POST /api/files``) → 413, at once when
+- a body larger than ``body_bytes`` (``upload_bytes`` for ``POST /api/files``, ``import_bytes`` and
+  :data:`FORM_ALLOWANCE` for ``POST /api/collections/{name}/import``) → 413, at once when
   ``Content-Length`` says so, else as soon as the bytes received pass the limit: the body is never
   read whole first, and the request's handler never runs (an upload leaves nothing on disk).
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -26,6 +28,12 @@ log = logging.getLogger("benchbook")
 
 #: The upload route (``POST``), whose body may be as large as ``upload_bytes``.
 UPLOAD_PATHS = frozenset({"/api/files", "/api/files/"})
+#: The import route (``POST``), whose body is a file as large as ``import_bytes`` and a form.
+IMPORT_PATH = re.compile(r"/api/collections/[^/]+/import/?")
+FORM_ALLOWANCE = 64 * 1024
+"""Bytes an import's body may hold beyond its file: the multipart boundaries and the form's
+other fields (schema, key, options); the file itself is held to ``import_bytes`` exactly, with a
+422 naming it (``readers.check_size``)."""
 
 
 class BodyTooLarge(BenchbookError):
@@ -38,14 +46,18 @@ class BodyTooLarge(BenchbookError):
 
 def body_limit(scope: Scope, limits: Limits) -> tuple[int, str]:
     """``(bytes, setting name)``: how large this request's body may be."""
-    if scope.get("method", "GET").upper() == "POST" and scope.get("path") in UPLOAD_PATHS:
-        return limits.upload_bytes, "upload_bytes"
+    if scope.get("method", "GET").upper() == "POST":
+        path = scope.get("path", "")
+        if path in UPLOAD_PATHS:
+            return limits.upload_bytes, "upload_bytes"
+        if IMPORT_PATH.fullmatch(path):
+            return limits.import_bytes + FORM_ALLOWANCE, "import_bytes"
     return limits.body_bytes, "body_bytes"
 
 
 def too_large(limit: int, setting: str) -> str:
     """The message of a 413."""
-    what = "an upload" if setting == "upload_bytes" else "a request body"
+    what = {"upload_bytes": "an upload", "import_bytes": "an imported file and its form"}.get(setting, "a request body")
     return (f"the request body is larger than {limit} bytes, the most this server accepts for {what} "
             f"([limits] {setting} in benchbook.toml)")
 

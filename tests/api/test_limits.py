@@ -310,3 +310,28 @@ def test_an_import_past_its_rows_or_bytes_is_422_naming_the_setting(tmp_project)
         detail = _detail(r, 422)
         assert f"wide.csv is {len(wide)} bytes" in detail and "[limits] import_bytes" in detail
         assert api.get("/collections/c/records").json()["total"] == 3
+
+
+def test_an_import_body_is_bounded_by_import_bytes_not_body_bytes(tmp_project):
+    """``POST /collections/{name}/import`` carries a file: its body may pass ``body_bytes`` up to
+    ``import_bytes`` and a form's allowance (413 past that, naming ``import_bytes``); the file
+    itself is held to ``import_bytes`` exactly (422)."""
+    from benchbook.request_limits import FORM_ALLOWANCE
+
+    for api in _app(tmp_project, {"body_bytes": 4096, "import_bytes": 20_000}):
+        _setup(api)
+        rows = "title,n\n" + "".join(f"{'t' * 90}{i},{i}\n" for i in range(150))  # about 14,000 bytes
+        assert 4096 < len(rows) < 20_000
+        r = api.post("/collections/c/import", files={"file": ("big.csv", rows.encode())}, data={"schema": "s"})
+        assert r.status_code == 200 and r.json()["created"] == 150, r.text
+        r = api.post("/collections/c/records", content=b"{" + b" " * 5000 + b"}",
+                     headers={"content-type": "application/json"})
+        assert "[limits] body_bytes" in _detail(r, 413)  # other bodies keep body_bytes
+        over = rows + "x" * 8000 + ",1\n"
+        r = api.post("/collections/c/import", files={"file": ("over.csv", over.encode())}, data={"schema": "s"})
+        assert f"over.csv is {len(over):,} bytes" in _detail(r, 422)
+        huge = b"title,n\n" + b"y" * (20_000 + FORM_ALLOWANCE)
+        r = api.post("/collections/c/import", files={"file": ("huge.csv", huge)}, data={"schema": "s"})
+        detail = _detail(r, 413)
+        assert "[limits] import_bytes" in detail and "an imported file" in detail
+        assert api.get("/collections/c/records").json()["total"] == 150
