@@ -74,3 +74,29 @@ def test_a_small_file_gets_no_bar(tmp_project: Project, tmp_path: Path) -> None:
     setup(tmp_project)
     out = ok(tmp_project, "import", str(big_file(tmp_path, 10)), "-c", "w", "-s", "day")
     assert "writing" not in out.stderr and out.stdout.startswith("imported big.csv into w: created 10,")
+
+
+def test_checked_rows_let_go_of_their_cells_unless_bad_rows_are_kept(tmp_project: Project, tmp_path: Path) -> None:
+    """All or nothing, the cells of a checked row are never read again (no rejected-rows file):
+    they are released step by step, so that a large file's cells and its checked rows are not all
+    in memory at once; the rows' numbers and count stay. With ``skip_bad`` they are kept for the
+    rejected rows, as they were."""
+    setup(tmp_project)
+    data = big_file(tmp_path, 2345).read_bytes() + b"not a date,x\n"
+    db = open_database(tmp_project.database_url)
+    try:
+        for skip_bad in (False, True):
+            table = read_table(data, "big.csv")
+            numbers = [n for n, _ in table.rows]
+            with db.session() as session, session.begin():
+                ctx = Ctx(session=session, actor="test", files_dir=tmp_project.files_dir)
+                result = import_table(ctx, table, ImportOptions(collection="w", schema="day", skip_bad=skip_bad))
+                session.rollback()
+            assert [n for n, _ in table.rows] == numbers and len(numbers) == 2346
+            assert [len(p.numbers) for p in result.problems] == [1, 1]
+            if skip_bad:
+                assert all(cells for _, cells in table.rows) and result.rejected[0][1] == ["not a date", "x"]
+            else:
+                assert result.failed and not any(cells for _, cells in table.rows)
+    finally:
+        db.engine.dispose()

@@ -340,6 +340,8 @@ class _Import:
                 row = self.finish_row(pending, cells, merged.get(id(pending)))
                 if row is not None:
                     out.append(row)
+            if not self.opts.skip_bad:  # no rejected-rows file will want them
+                self.table.release_cells(start, start + len(step))
             if self.progress:
                 self.progress.advance(len(step))
         return out
@@ -544,6 +546,9 @@ def _file_lookup(session: Session) -> Any:
 
 def import_table(ctx: Ctx, table: Table, opts: ImportOptions, progress: Progress | None = None) -> ImportResult:
     """Import ``table`` as ``opts`` say (module docstring), inside the caller's transaction.
+    Without ``skip_bad`` the table's cells are released as its rows are checked
+    (:meth:`~benchbook.domain.imports.readers.Table.release_cells`: the checked rows wait in
+    memory until written, their cells need not); its rows' numbers and count stay.
 
     Returns the :class:`ImportResult`; when :attr:`ImportResult.commit` is False the caller must
     roll back. Raises ``NotFound`` (collection, unless it is to be created), ``Invalid`` (no
