@@ -19,7 +19,7 @@ Row numbers are where a user finds the row: the line a row starts on in a text o
 cannot be read as its format, that holds no header, or that is past the limits
 (:func:`benchbook.limits.current`, docs/limits.md): more than ``import_bytes`` bytes (a file is
 read whole) or more than ``import_rows`` rows (an import checks every row before it writes any,
-so its checked rows wait in memory: about 0.8 KB each for a few columns).
+so its checked rows wait in memory: about 0.7 KB each for a few columns).
 """
 from __future__ import annotations
 

@@ -20,10 +20,11 @@ the good rows are written and the bad ones returned (:attr:`ImportResult.rejecte
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import PurePath
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from sqlalchemy.orm import Session
 
@@ -474,8 +475,7 @@ class _Import:
         while creates:
             if self.progress:
                 self.progress.phase("writing", len(creates) + len(updates))
-            bodies = [{"schema_name": r.plan.meta.schema.name, "parent_record_id": r.parent, "data": r.data}
-                      for r in creates]
+            bodies = _Bodies(creates)
             before = len(ctx.changes)
             try:
                 with s.begin_nested():
@@ -526,6 +526,32 @@ class _Import:
             cells.update({number: row for number, _, row in self.table.problems})
             result.rejected = [(n, cells.get(n, []), message) for n, message in sorted(log.bad_rows.items())]
         return result
+
+
+class _Bodies(Sequence[dict[str, Any]]):
+    """The new rows as the bulk create reads them (RecordCreate-like bodies), each made when
+    read: a chunk at a time, so that a large import does not hold all of them at once."""
+
+    def __init__(self, rows: list[_Row]) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self._body(r) for r in self.rows[index]]
+        return self._body(self.rows[index])
+
+    @staticmethod
+    def _body(row: _Row) -> dict[str, Any]:
+        return {"schema_name": row.plan.meta.schema.name, "parent_record_id": row.parent, "data": row.data}
 
 
 def _schema(session: Session, name: str) -> Any:

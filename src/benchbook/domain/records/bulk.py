@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections import ChainMap
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
@@ -385,13 +385,15 @@ def _marker(meta: SchemaMeta, key: list[str], parent_id: str | None, dataset_id:
     return json.dumps([meta.schema.id, parent_id or ["collection", dataset_id], values], sort_keys=True)
 
 
-def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any]], *,
+def bulk_create_records(ctx: Ctx, collection_name: str, rows: Sequence[dict[str, Any]], *,
                         ids: list[str] | None = None, cache: SchemaCache | None = None,
                         progress: Callable[[int], None] | None = None,
                         stored: list[dict[str, Any]] | None = None) -> list[str]:
     """Create a record for each RecordCreate-like row (``schema_name``, ``parent_record_id``,
     ``data``) in collection ``collection_name``, each with the ``create`` entry
     ``create_record`` writes, inside the caller's transaction. Returns the new ids in row order.
+    ``rows`` may be any sequence: it is read a chunk (a slice) at a time, and once whole for the
+    schemas' names; a view that builds each row when read keeps a large call's memory down.
 
     ``ids``: ids to give the rows (fresh ``new_ids`` ones otherwise), so that rows can name an
     earlier row as parent or reference target. ``progress(n)`` is told about each chunk.
@@ -421,7 +423,7 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: list[dict[str, Any
     return ids
 
 
-def _indexes_built_after(run: _Bulk, rows: list[dict[str, Any]], table: str) -> AbstractContextManager[Any]:
+def _indexes_built_after(run: _Bulk, rows: Sequence[dict[str, Any]], table: str) -> AbstractContextManager[Any]:
     """``deferred_indexes.deferred`` for ``table`` when the rows are many and the table nearly
     empty (``deferred_indexes.worth_it``): its indexes are built once the rows are in. The
     uniqueness check's query (:meth:`_Bulk._candidates`) keeps the indexes it reads."""
@@ -438,12 +440,12 @@ def _indexes_built_after(run: _Bulk, rows: list[dict[str, Any]], table: str) -> 
     return deferred_indexes.deferred(conn, table, keep=keep)
 
 
-def _create_chunks(run: _Bulk, rows: list[dict[str, Any]], ids: list[str],
+def _create_chunks(run: _Bulk, rows: Sequence[dict[str, Any]], ids: list[str],
                    progress: Callable[[int], None] | None, stored: list[dict[str, Any]] | None) -> None:
     """Validate and insert ``rows`` chunk by chunk; nothing more is inserted once a row is bad.
     ``stored``: the rows' values, already checked (:func:`bulk_create_records`)."""
     for start in range(0, len(rows), CHUNK):
-        bodies = rows[start:start + CHUNK]
+        bodies = list(rows[start:start + CHUNK])
         found_parents, found, shas = run.prefetch(bodies)
         merged = (run.merged(bodies, found, shas) if stored is None
                   else {offset: (stored[start + offset], []) for offset in range(len(bodies))})
