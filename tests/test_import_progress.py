@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 
@@ -100,3 +101,30 @@ def test_checked_rows_let_go_of_their_cells_unless_bad_rows_are_kept(tmp_project
                 assert result.failed and not any(cells for _, cells in table.rows)
     finally:
         db.engine.dispose()
+
+
+def test_an_import_large_enough_to_build_the_indexes_after_reads_its_rows_once_more(
+        tmp_project: Project, tmp_path: Path, monkeypatch: Any) -> None:
+    """Past ``deferred_indexes.MIN_ROWS`` (lowered here) the bulk create also reads every row
+    for its schemas' names, element by element, from the import's view of its rows; the
+    indexes are back afterwards and every row is in."""
+    from sqlalchemy import text
+
+    from benchbook.persistence import deferred_indexes
+
+    setup(tmp_project)
+    monkeypatch.setattr(deferred_indexes, "MIN_ROWS", 100)
+    table = read_table(big_file(tmp_path, 2345).read_bytes(), "big.csv")
+    db = open_database(tmp_project.database_url)
+    try:
+        with db.engine.connect() as conn:
+            indexes = conn.execute(text("SELECT count(*) FROM sqlite_master WHERE type = 'index'")).scalar_one()
+        with db.session() as session, session.begin():
+            ctx = Ctx(session=session, actor="test", files_dir=tmp_project.files_dir)
+            result = import_table(ctx, table, ImportOptions(collection="w", schema="day"))
+        with db.engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM sqlite_master WHERE type = 'index'")).scalar_one() == indexes
+            assert conn.execute(text("SELECT count(*) FROM records")).scalar_one() == 2345
+    finally:
+        db.engine.dispose()
+    assert result.created == 2345
