@@ -72,10 +72,11 @@ def test_rows_past_the_bound_value_limit_go_as_several_statements_storing_the_sa
     try:
         with empty_database.engine.begin() as conn:
             conn.execute(ENTRIES.delete())
-            insert_rows(conn, ENTRIES, rows)  # one statement for all
+            insert_rows(conn, ENTRIES, rows)
         if empty_database.engine.dialect.name != "sqlite":
             return
-        assert len(sent) == 1 and stored(empty_database) == expected
+        assert len(sent) == len(rows_insert.sizes(len(rows), rows_insert.ROWS_PER_STATEMENT)) == 3  # 16 + 2 + 1
+        assert stored(empty_database) == expected
         width = len(rows[0])
         monkeypatch.setattr(rows_insert, "_most_values", lambda conn: 2 * width + 1)  # two rows a statement
         sent.clear()
@@ -86,6 +87,22 @@ def test_rows_past_the_bound_value_limit_go_as_several_statements_storing_the_sa
         assert stored(empty_database) == expected
     finally:
         event.remove(empty_database.engine, "before_cursor_execute", note)
+
+
+def test_writes_of_any_size_go_as_few_distinct_statements() -> None:
+    """SQLite keeps every distinct statement compiled (about 1 MB for 1,000 rows): the sizes a
+    write is cut into are full statements and powers of two, so a connection sees few."""
+    from benchbook.persistence.rows_insert import ROWS_PER_STATEMENT, sizes
+
+    assert sizes(600, 256) == [256, 256, 64, 16, 8] and sizes(0, 256) == []
+    seen: set[int] = set()
+    for count in range(1, 3000):
+        for most in (1, 3, 76, ROWS_PER_STATEMENT):
+            cut = sizes(count, most)
+            assert sum(cut) == count and all(0 < n <= most for n in cut)
+            if most == ROWS_PER_STATEMENT:
+                seen.update(cut)
+    assert len(seen) <= 11  # 1000, then 512 down to 1
 
 
 def test_the_bound_value_limit_is_the_connections_own(empty_database: Database) -> None:

@@ -4,7 +4,7 @@
 Per chunk of :data:`CHUNK` rows: one query for the full-length parent ids, one for the
 reference targets, one for the uploaded files, one per (schema, uniqueness key) for the live
 siblings that could clash; then one statement each for the records and their audit entries
-(``rows_insert.insert_rows``: one multi-row ``INSERT … VALUES`` on SQLite) and an ``executemany`` of
+(``rows_insert.insert_rows``: a multi-row ``INSERT … VALUES`` on SQLite) and an ``executemany`` of
 record links. Values are checked column by column (``values.merge_new_rows``). Rows may name, as
 parent or reference, a row given earlier in the same call. A call adding many rows to a nearly
 empty SQLite database builds the indexes of ``records`` and ``audit_entries`` once the rows are in
