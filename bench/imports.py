@@ -30,7 +30,8 @@ their CPU time (``RUSAGE_CHILDREN``), each into a fresh database:
   console script beside this interpreter), on a fresh project whose schema and collection are
   created in this process beforehand (not timed): what a benchbook user would run.
 
-Then prints rows per second of each and the ratio benchbook import / sqlite-utils (rates, i.e.
+Then prints rows per second of each, the benchbook process's peak memory (its resident set,
+``ru_maxrss``), and the ratio benchbook import / sqlite-utils (rates, i.e.
 sqlite-utils' seconds / benchbook's; by CPU time beside it, steadier on a shared machine) per
 variant, each against the target of issue 15 (>= 0.5 on the wall clock, set for plain
 ``--csv``) with ``met`` or ``missed``, and the load average at the start and the end. ``--repeat N`` runs each process N times
@@ -122,9 +123,16 @@ def count_rows(path: Path, table: str) -> int:
         conn.close()
 
 
+PEAK: dict[str, int] = {}
+"""The largest resident set of a ``benchbook import`` process so far, in bytes (``ru_maxrss``
+of the waited-for children: the sqlite-utils processes are far smaller, so after a benchbook
+run it is that run's peak)."""
+
+
 def processes(work: Path, csv: Path, n: int, repeat: int) -> dict[str, tuple[float, float]]:
     """Variant → (median wall s, median CPU s) of whole-process imports of ``csv``, each into a
-    fresh database or project; checks each stored ``n`` rows."""
+    fresh database or project; checks each stored ``n`` rows. Notes the benchbook processes'
+    peak memory in :data:`PEAK`."""
     exe = sqlite_utils_bin()
     variants = {"sqlite-utils insert --csv": ["--csv"],
                 "sqlite-utils insert --csv --detect-types": ["--csv", "--detect-types"]}
@@ -140,6 +148,7 @@ def processes(work: Path, csv: Path, n: int, repeat: int) -> dict[str, tuple[flo
                                 "--collection", "imported", "--schema", "day"])
         assert f"created {n:,}," in out, out[-500:]
         times["benchbook import (CLI)"].append((wall, cpu))
+        PEAK["benchbook"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024  # KiB on Linux
     return {name: (statistics.median(w for w, _ in got), statistics.median(c for _, c in got))
             for name, got in times.items()}
 
@@ -199,6 +208,8 @@ def main() -> None:
             ratio = wall / ours
             print(f"ratio benchbook import (CLI)/{name}: {ratio:.3f} (by CPU time {cpu / ours_cpu:.3f}; "
                   f"target >= {TARGET} on the wall clock: {'met' if ratio >= TARGET else 'missed'})")
+    print(f"benchbook import (CLI) peak memory: {PEAK['benchbook'] / 1e6:,.0f} MB (resident set, the largest "
+          "child process so far; the import's rows wait in memory until all are checked: docs/limits.md)")
     print(f"ratio import (in process)/sqlite-utils insert --csv: "
           f"{measured['sqlite-utils insert --csv'][0] / imported:.3f} (no target: the command's start-up left out)")
     print(f"{os.cpu_count()} cpus; load average {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end; "
