@@ -41,16 +41,18 @@ from datetime import date, datetime, time
 from pathlib import PurePath
 from typing import Any
 
+from benchbook import limits
 from benchbook.domain.imports.readers import sniff_delimiter
 from benchbook.plugin import Context, Plugin, PluginError, PluginRpcError
 from benchbook.runner.plugins.builtins._stored import Problems, StoredFile, fetch
 
 REPORT_LIMIT = 20
 """Problems listed in ``report`` (all are counted)."""
-MIB = 1024 ** 2
-DEFAULT_MAX_BYTES = 512 * MIB
-MAX_BYTES = 4096 * MIB
-DEFAULT_MAX_ROWS = 1_000_000
+DEFAULT_MAX_BYTES = limits.DEFAULT.import_bytes
+"""As ``benchbook import`` reads files by default (``[limits] import_bytes``)."""
+MAX_BYTES = 4096 * limits.MIB
+DEFAULT_MAX_ROWS = limits.DEFAULT.import_rows
+"""As ``benchbook import`` by default (``[limits] import_rows``)."""
 MAX_ROWS = 10_000_000
 EXCEL_EXTENSIONS = (".xlsx", ".xlsm")
 ZIP_MAGIC = b"PK\x03\x04"
