@@ -8,14 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from benchbook.domain.catalog import shared
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.records.bulk import bulk_create_records
-from benchbook.domain.records.shaping import RecordShaper
+from benchbook.domain.errors import NotFound
+from benchbook.domain.records.shaping import LINEAGE_MOST, RecordShaper, single_record
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Record, Schema
 from tests.conftest import open_empty_database, statements_sent
@@ -73,7 +74,6 @@ def test_records_of_a_schema_without_child_schemas_are_not_counted(db: Database)
 
 
 def test_a_record_found_by_its_whole_id_costs_one_statement(db: Database) -> None:
-    from benchbook.domain.errors import NotFound
     from benchbook.domain.records.rows import find_record
 
     with db.session() as s:
@@ -85,3 +85,65 @@ def test_a_record_found_by_its_whole_id_costs_one_statement(db: Database) -> Non
             assert find_record(s, rid[-8:]).id == rid  # its short form: resolved, then read
             with pytest.raises(NotFound, match="not found"):
                 find_record(s, "0" * 26)
+
+
+def _chain_of_three(database: Database) -> dict[str, str]:
+    """A plot, an obs under it and a tally under the obs; their ids by schema."""
+    with database.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="tester", files_dir=Path("."))
+        create_schema(ctx, {"name": "tallyq", "parent": "obsq", "fields": [{"name": "k", "type": "integer"}]})
+        s.execute(text("INSERT INTO collection_schemas (collection_id, schema_id, position) "
+                       "SELECT c.id, s.id, 2 FROM collections c, schemas s "
+                       "WHERE c.name = 'shapelab' AND s.name = 'tallyq'"))
+        obs = s.scalar(select(Record).join(Schema, Schema.id == Record.schema_id).where(Schema.name == "obsq")
+                       .order_by(Record.id).limit(1))
+        assert obs is not None and obs.parent_id is not None
+        tally = bulk_create_records(ctx, "shapelab", [{"schema_name": "tallyq", "parent_record_id": obs.id,
+                                                       "data": {"k": 1}}])[0]
+        return {"plotq": obs.parent_id, "obsq": obs.id, "tallyq": tally}
+
+
+def test_a_single_record_and_its_ancestors_cost_one_statement_whatever_the_depth(db: Database) -> None:
+    ids = _chain_of_three(db)
+    with db.session() as s:
+        for rid in ids.values():
+            single_record(s, rid)  # the catalog kept
+    costs = {}
+    for schema, rid in ids.items():
+        with db.session() as s, statements_sent(db.engine) as sql:
+            body = single_record(s, rid)
+        assert body["id"] == rid and body["schema_name"] == schema
+        costs[schema] = len(sql)
+        assert sum("catalog_token" in q for q in sql) == 1 and sum("WITH RECURSIVE" in q for q in sql) == 1
+    # the leaf and the middle record cost the same; the middle one and the plot add their child count
+    assert costs == {"plotq": 3, "obsq": 3, "tallyq": 2}
+    with db.session() as s:
+        tally = single_record(s, ids["tallyq"])
+        plot_name = s.scalar(select(Record.natural_name).where(Record.id == ids["plotq"]))
+    assert [(a["id"], a["schema_name"]) for a in tally["ancestors"]] == [(ids["plotq"], "plotq"), (ids["obsq"], "obsq")]
+    assert tally["ancestors"][0]["natural_name"] == plot_name and tally["deleted_above"] == []
+    assert tally["parent_record_id"] == ids["obsq"] and tally["child_counts"] == {}
+
+
+def test_a_single_record_shows_the_deleted_records_above_it(db: Database) -> None:
+    ids = _chain_of_three(db)
+    with db.session() as s, s.begin():
+        s.execute(text("UPDATE records SET deleted_at = '2026-01-02 03:04:05.000000' WHERE id = :id"),
+                  {"id": ids["plotq"]})
+    with db.session() as s:
+        live = single_record(s, ids["tallyq"])
+        plot = single_record(s, ids["plotq"][-10:].lower())  # a deleted record, by a short id
+        with pytest.raises(NotFound, match="not found"):
+            single_record(s, "0" * 26)
+    assert [a["id"] for a in live["deleted_above"]] == [ids["plotq"]]
+    assert plot["deleted_at"] is not None and plot["deleted_above"] is None and plot["ancestors"] == []
+
+
+def test_a_cycle_of_parents_in_a_damaged_database_ends(db: Database) -> None:
+    ids = _chain_of_three(db)
+    with db.session() as s, s.begin():
+        s.execute(text("UPDATE records SET parent_id = :tally WHERE id = :plot"),
+                  {"tally": ids["tallyq"], "plot": ids["plotq"]})
+    with db.session() as s:
+        body = single_record(s, ids["tallyq"])
+    assert len(body["ancestors"]) == LINEAGE_MOST

@@ -11,7 +11,7 @@ from benchbook.domain.records import lists
 from benchbook.domain.records import writes as domain
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.rows import find_record
-from benchbook.domain.records.shaping import RecordShaper
+from benchbook.domain.records.shaping import RecordShaper, single_record
 from benchbook.handlers.uow import read, services, write
 
 Body = dict[str, Any]
@@ -77,7 +77,7 @@ def bulk_delete_records(body: Body) -> tuple[Body, int]:
 
 def get_record(record_id: str) -> tuple[Body, int]:
     with read() as s:
-        return RecordShaper(s).single(find_record(s, record_id, live=None)), 200
+        return single_record(s, record_id), 200
 
 
 def update_record(record_id: str, body: Body) -> tuple[Body, int]:

@@ -25,7 +25,7 @@ from benchbook.domain.history import entries
 from benchbook.domain.records import lists
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.rows import find_record
-from benchbook.domain.records.shaping import RecordShaper
+from benchbook.domain.records.shaping import single_record
 
 RESULT_LIMIT = 20_000
 """Bytes of JSON a tool result may take in the conversation; longer results are cut."""
@@ -83,7 +83,7 @@ def _count_records(s: Session, args: dict[str, Any]) -> Any:
 
 
 def _get_record(s: Session, args: dict[str, Any]) -> Any:
-    return RecordShaper(s).single(find_record(s, args["record_id"], live=None))
+    return single_record(s, args["record_id"])
 
 
 def _record_history(s: Session, args: dict[str, Any]) -> Any:

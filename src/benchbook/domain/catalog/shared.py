@@ -38,7 +38,7 @@ CATALOG_TABLES = frozenset({"schemas", "fields", "collections", "collection_sche
 
 _TOKEN = select(CatalogToken.token).where(CatalogToken.id == 1)
 _WRITES = "benchbook_catalog_writes"  # per connection: statements that may have changed the catalog
-_MEMO = "benchbook_catalog_token"  # per session: (transaction, writes, token) read last
+_MEMO = "benchbook_catalog_token"  # per session: (transaction, connection, writes, token) read last
 _READS = ("SELECT", "PRAGMA", "BEGIN", "SAVEPO", "RELEAS")
 _kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 _lock = threading.Lock()
@@ -65,14 +65,16 @@ def token(session: Session, *, fresh: bool = False) -> str | None:
     it now); on PostgreSQL a transaction thus sees the catalog as it was at its first read."""
     if session.new or session.dirty or session.deleted:
         session.flush()
-    conn = session.connection()
-    writes, transaction = conn.info.get(_WRITES, 0), session.get_transaction()
+    transaction = session.get_transaction()
     memo = session.info.get(_MEMO)
-    if not fresh and memo is not None and memo[0] is transaction and memo[1] == writes:
-        found: str | None = memo[2]
+    # the memo keeps the transaction's connection: asking the session for it again costs more
+    # than the rest of a kept read (a single record's GET asks three times)
+    if not fresh and memo is not None and memo[0] is transaction and memo[1].info.get(_WRITES, 0) == memo[2]:
+        found: str | None = memo[3]
         return found
+    conn = session.connection()
     found = conn.execute(_TOKEN).scalar()
-    session.info[_MEMO] = (transaction, writes, found)
+    session.info[_MEMO] = (session.get_transaction(), conn, conn.info.get(_WRITES, 0), found)
     return found
 
 

@@ -24,7 +24,7 @@ from benchbook.domain.catalog.dtypes import display_value
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema
 from benchbook.domain.catalog.naming import placeholders
 from benchbook.domain.errors import Invalid, NotFound, error_entry
-from benchbook.domain.records.rows import chunks, record_name
+from benchbook.domain.records.rows import Shaped, chunks, record_name
 from benchbook.domain.records.values import REFERENCE_TYPES, as_list
 from benchbook.persistence.tables import Collection, Field, Record, Schema
 
@@ -65,7 +65,7 @@ def _resolvable(cache: SchemaCache, meta: SchemaMeta, column: str) -> bool:
     return target in target_meta.by_name or target in ("natural_name", "id")
 
 
-def derive(session: Session, cache: SchemaCache, records: list[Record], columns: list[str],
+def derive(session: Session, cache: SchemaCache, records: Sequence[Shaped], columns: list[str],
            tz_of: dict[str, str | None]) -> dict[str, dict[str, Any]]:
     """``{record_id: {column: value}}`` for the derived ``columns`` of ``records``; ``tz_of``
     maps collection id → display timezone."""
@@ -81,9 +81,9 @@ def derive(session: Session, cache: SchemaCache, records: list[Record], columns:
     return out
 
 
-def _inherited(session: Session, cache: SchemaCache, records: list[Record], columns: list[str],
+def _inherited(session: Session, cache: SchemaCache, records: Sequence[Shaped], columns: list[str],
                tz_of: dict[str, str | None], out: dict[str, dict[str, Any]]) -> None:
-    known: dict[str, Record] = {r.id: r for r in records}
+    known: dict[str, Shaped] = {r.id: r for r in records}
     level = {r.parent_id for r in records if r.parent_id}
     while level:
         rows = list(session.scalars(select(Record).where(Record.id.in_(level - set(known)))))
@@ -106,7 +106,7 @@ def _inherited(session: Session, cache: SchemaCache, records: list[Record], colu
                     break
 
 
-def _joins(session: Session, cache: SchemaCache, records: list[Record], columns: list[str],
+def _joins(session: Session, cache: SchemaCache, records: Sequence[Shaped], columns: list[str],
            tz_of: dict[str, str | None], out: dict[str, dict[str, Any]]) -> None:
     wanted: set[str] = set()
     for rec in records:

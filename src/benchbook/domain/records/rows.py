@@ -30,6 +30,11 @@ from benchbook.persistence.own_values import FROM_ENTRY
 from benchbook.persistence.rows_insert import insert_rows
 from benchbook.persistence.tables import AuditEntry, Collection, Record, RecordLink, utcnow
 
+Shaped = Record | Row[Any]
+"""A record as responses are shaped from it (:class:`~benchbook.domain.records.shaping.RecordShaper`):
+an ORM record, or a read-only row with the same columns
+(:func:`~benchbook.domain.records.shaping.lineage`)."""
+
 
 def find_record(session: Session, record_id: str, *, live: bool | None = True) -> Record:
     """The record with id (or unique prefix) ``record_id``; ``live`` True → live only, None → any.

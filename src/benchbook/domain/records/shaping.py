@@ -3,18 +3,51 @@ of queries: schema metadata is cached, reference labels, collections and child c
 fetched once per page."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import Row, bindparam, func, literal_column, select
+from sqlalchemy.orm import Session, aliased
 
 from benchbook.domain.catalog.lookup import SchemaCache
+from benchbook.domain.errors import NotFound
+from benchbook.domain.ids import ID_LENGTH
 from benchbook.domain.records.derived import derive
+from benchbook.domain.records.rows import Shaped, find_record
 from benchbook.domain.records.values import REFERENCE_TYPES, as_list, shown_values
 from benchbook.persistence.tables import Collection, Record, Schema
 
+LINEAGE_MOST = 1000
+"""How far up :func:`lineage` walks: parents follow the schemas' own chain, so only a damaged
+database (a cycle of parents) could reach it."""
 
-def ref(rec: Record, schema_name: str) -> dict[str, Any]:
+
+def _lineage_statement() -> Any:
+    columns = ("id", "dataset_id", "schema_id", "parent_id", "data", "natural_name", "created_at",
+               "updated_at", "deleted_at")
+    records = Record.__table__
+    start = (select(*(records.c[c] for c in columns), literal_column("0").label("depth"))
+             .where(records.c.id == bindparam("record_id")).cte("lineage", recursive=True))
+    up = aliased(records)
+    step = (select(*(up.c[c] for c in columns), start.c.depth + literal_column("1"))
+            .join(start, up.c.id == start.c.parent_id).where(start.c.depth < LINEAGE_MOST))
+    walk = start.union_all(step)
+    return select(*(walk.c[c] for c in columns)).order_by(walk.c.depth.desc())
+
+
+_LINEAGE = _lineage_statement()
+
+
+def lineage(session: Session, record_id: str) -> Sequence[Row[Any]]:
+    """The record with the whole id ``record_id`` and its ancestors, root first (the record
+    last), deleted or not, in one statement (a recursive walk up ``parent_id``); empty when no
+    record has that id. Rows, not ORM records: read-only, with the columns
+    :meth:`RecordShaper.shape` reads (``id``, ``dataset_id``, ``schema_id``, ``parent_id``,
+    ``data``, ``natural_name``, ``created_at``, ``updated_at``, ``deleted_at``)."""
+    return session.execute(_LINEAGE, {"record_id": record_id}).all()
+
+
+def ref(rec: Shaped, schema_name: str) -> dict[str, Any]:
     """A record reference ``{id, schema_name, natural_name}``."""
     return {"id": rec.id, "schema_name": schema_name, "natural_name": rec.natural_name}
 
@@ -30,7 +63,7 @@ class RecordShaper:
         """The collection row (a read-only copy, :meth:`SchemaCache.collection`)."""
         return self.cache.collection(collection_id)
 
-    def _references(self, records: list[Record]) -> dict[str, tuple[str | None, str]]:
+    def _references(self, records: Sequence[Shaped]) -> dict[str, tuple[str | None, str]]:
         targets: set[str] = set()
         for rec in records:
             meta = self.cache.meta(rec.schema_id)
@@ -48,7 +81,7 @@ class RecordShaper:
         """Names of the live schemas whose parent is ``schema_id`` (:meth:`SchemaCache.child_names`)."""
         return self.cache.child_names(schema_id)
 
-    def _child_counts(self, records: list[Record]) -> dict[str, dict[str, int]]:
+    def _child_counts(self, records: Sequence[Shaped]) -> dict[str, dict[str, int]]:
         counts: dict[str, dict[str, int]] = {}
         for rec in records:
             counts[rec.id] = dict.fromkeys(self._child_schemas(rec.schema_id), 0)
@@ -62,7 +95,7 @@ class RecordShaper:
                 counts[str(parent_id)][schema_name] = n
         return counts
 
-    def shape(self, records: list[Record], *, child_counts: bool = False,
+    def shape(self, records: Sequence[Shaped], *, child_counts: bool = False,
               columns: list[str] | None = None) -> list[dict[str, Any]]:
         """RecordResponse for each record, in order; ``derived`` holds the requested ``columns``
         that ``data`` cannot answer (see :mod:`benchbook.domain.records.derived`)."""
@@ -101,21 +134,30 @@ class RecordShaper:
     def _schema_name(self, schema_id: str) -> str:
         return self.cache.meta(schema_id).schema.name
 
-    def single(self, rec: Record) -> dict[str, Any]:
+    def single(self, rec: Shaped, ancestors: Sequence[Shaped] | None = None) -> dict[str, Any]:
         """RecordResponse of a single fetch: adds ``ancestors`` (root first) and, for a live
-        record, ``deleted_above`` (deleted records above it, topmost first)."""
+        record, ``deleted_above`` (deleted records above it, topmost first). ``ancestors``:
+        ``rec``'s, root first, when the caller has them (:func:`lineage`); else read in one
+        statement."""
         body = self.shape([rec], child_counts=True)[0]
-        chain: list[Record] = []
-        current = rec
-        while current.parent_id:
-            parent = self.session.get(Record, current.parent_id)
-            if parent is None:
-                break
-            chain.append(parent)
-            current = parent
-        chain.reverse()
-        names = {r.schema_id: self._schema_name(r.schema_id) for r in chain}
-        body["ancestors"] = [ref(r, names[r.schema_id]) for r in chain]
-        body["deleted_above"] = ([ref(r, names[r.schema_id]) for r in chain if r.deleted_at is not None]
+        if ancestors is None:
+            ancestors = lineage(self.session, rec.parent_id) if rec.parent_id else ()
+        refs = [(r, ref(r, self._schema_name(r.schema_id))) for r in ancestors]
+        body["ancestors"] = [shown for _, shown in refs]
+        body["deleted_above"] = ([shown for r, shown in refs if r.deleted_at is not None]
                                  if rec.deleted_at is None else None)
         return body
+
+
+def single_record(session: Session, record_id: str) -> dict[str, Any]:
+    """RecordResponse of ``GET /records/{record_id}`` (spec *Records*): the record with that id
+    or unique id prefix, deleted or not, with its ancestors; a whole id costs one statement for
+    the record and its ancestors, plus the catalog token and, for a record whose schema has
+    child schemas, its child counts. Raises ``NotFound`` or ``Invalid`` (ambiguous prefix)."""
+    whole = record_id.strip().upper()
+    if len(whole) != ID_LENGTH:
+        whole = find_record(session, record_id, live=None).id
+    rows = lineage(session, whole)
+    if not rows:
+        raise NotFound(f"record {whole} not found")
+    return RecordShaper(session).single(rows[-1], rows[:-1])
