@@ -1,7 +1,7 @@
 """Record benchmarks: import rate and query latency over HTTP, run on demand (never in the tests).
 
     python bench/records.py [--records 100000] [--repeat 40] [--datasette] [--keep DIR [--reuse]]
-                            [--without-field-indexes] [--postgres URL]
+                            [--without-field-indexes] [--postgres URL] [--baseline-src DIR]
 
 The data: 1,000 ``plot`` records (name, region) and N ``obs`` records under them (N/1000 each)
 with 8 typed fields: integer ``n``, float ``x``, string ``label`` (20 words), date ``day``,
@@ -22,7 +22,13 @@ in 10,000 holds the rare word ``quixotic``). Prints, measured in the same run:
   1 MB or more from SQLite's ``dbstat`` (bytes of its pages) with its ratio to the bare table;
 - with ``--datasette``: Datasette 0.65 (in its own venv, ``bench/.venv-datasette``, never a
   project dependency) over the same rows in a plain table with an index on ``n``: the same
-  filter+sort page and a single row, and the ratios.
+  filter+sort page and a single row, each timed alone and then alternating with benchbook's
+  (one request to each in turn): the ratio judged is the alternating one, since a machine
+  whose speed drifts between two phases moves a ratio of phases (a single GET's ratio read
+  0.77 and 1.48 in two runs of one morning) but not one of requests taken in turn;
+- with ``--baseline-src DIR``: a second ``benchbook serve`` of the same project running the
+  benchbook package found in ``DIR`` (another commit's ``src``), every query timed alternating
+  with it, and the ratios (an A/B of two commits in one run).
 
 With ``--postgres URL`` (a server where the URL's user may create databases, e.g.
 ``postgresql+psycopg://postgres@127.0.0.1:5432/postgres``) the project's database is a fresh
@@ -266,9 +272,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start(command: list[str], url: str, log: Path) -> subprocess.Popen[bytes]:
-    """Start ``command`` and wait until ``url`` answers."""
-    proc = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+def start(command: list[str], url: str, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Start ``command`` (in ``env``, else this process's environment) and wait until ``url`` answers."""
+    proc = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -409,6 +415,10 @@ def main() -> None:
                              "(on the database its benchbook.toml names: SQLite or PostgreSQL)")
     parser.add_argument("--without-field-indexes", action="store_true",
                         help="drop the per-field indexes before serving (what they are worth; irreversible)")
+    parser.add_argument("--baseline-src", type=Path, metavar="DIR",
+                        help="also serve the project with the benchbook package of DIR (a `src` folder of "
+                             "another tree, e.g. `git archive REV | tar -x -C /tmp/base` → /tmp/base/src) and "
+                             "time every query alternating with it")
     parser.add_argument("--postgres", metavar="URL",
                         help="serve from a fresh database on this PostgreSQL server (dropped afterwards)")
     args = parser.parse_args()
@@ -497,60 +507,79 @@ def sqlite_sizes(results: list[tuple[str, str, str]], work: Path, project: Proje
             results.append((f"  dbstat {name}", f"{size / 1e6:,.1f} MB{share}", ""))
 
 
+def alternating(parties: list[tuple[str, httpx.Client, Callable[..., Any], int]],
+                repeat: int) -> dict[str, tuple[float, float, float, Any]]:
+    """:func:`latency` of several servers measured together: one request to each in turn, the
+    first of each round rotating, so that whatever slows the machine for a moment slows every
+    server alike and their ratio holds (the servers' own processes: label, client, ``make``,
+    pid). Each party draws its requests from its own ``random.Random(7)``."""
+    rnds = {label: random.Random(7) for label, *_ in parties}
+    times: dict[str, list[float]] = {label: [] for label, *_ in parties}
+    bodies: dict[str, Any] = {}
+    cpu: dict[str, float] = {}
+    for i in range(repeat + 3):
+        if i == 3:
+            cpu = {label: cpu_seconds(pid) for label, _, _, pid in parties}
+        for label, client, make, _ in parties[i % len(parties):] + parties[:i % len(parties)]:
+            path, params = make(rnds[label])
+            begin = time.perf_counter()
+            response = client.get(path, params=params)
+            elapsed = (time.perf_counter() - begin) * 1000
+            if response.status_code != 200:
+                raise SystemExit(f"GET {response.request.url}: {response.status_code} {response.text[:300]}")
+            bodies[label] = response.json()
+            if i >= 3:
+                times[label].append(elapsed)
+    out = {}
+    for label, _, _, pid in parties:
+        ordered = sorted(times[label])
+        out[label] = (statistics.median(ordered), ordered[max(0, round(0.95 * len(ordered)) - 1)],
+                      (cpu_seconds(pid) - cpu[label]) * 1000 / repeat, bodies[label])
+    return out
+
+
 def serve_and_measure(args: argparse.Namespace, results: list[tuple[str, str, str]], work: Path, project: Project,
                       obs_ids: list[str], n: int) -> None:
-    """Serve ``project``, time the queries (and Datasette's with ``--datasette``), print."""
+    """Serve ``project``, time the queries (and Datasette's with ``--datasette``, the code of
+    ``--baseline-src`` with it), print."""
     def say(text: str) -> None:
         print(text, file=sys.stderr, flush=True)
 
-    port = free_port()
-    say(f"starting benchbook serve on port {port} …")
-    server = start([sys.executable, "-c", "from benchbook.cli.main import main; main()", "--project",
-                    str(project.root), "serve", "--port", str(port), "--log-level", "WARNING"],
-                   f"http://127.0.0.1:{port}/api/health", work / "server.log")
-    ours: dict[str, tuple[float, float]] = {}
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=300) as client:
-            for name, make in benchbook_queries(n, obs_ids).items():
-                say(f"  {name} …")
-                p50, p95, cpu, body = latency(client, make, args.repeat, server.pid)
-                ours[name] = (p50, p95)
-                shown = f" (total {body['total']:,})" if isinstance(body, dict) and "total" in body else ""
-                limit = LATENCY_TARGETS.get(name)
-                if args.without_field_indexes:
-                    judged = "no target (ablation run)"
-                elif limit is not None:
-                    judged = verdict(f"p50 < {limit:g} ms", p50 < limit, n)
-                else:
-                    judged = "target: its ratio to Datasette" if name in DATASETTE_TARGETS else "no target"
-                results.append((f"HTTP GET {name}{shown}",
-                                f"p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   server CPU {cpu:6.1f} ms/request", judged))
-    finally:
-        stop(server)
-
-    if args.datasette:
-        say("datasette: venv, database, server …")
-        exe = datasette_bin()
-        datasette_db(work / "data.db", n)
+    def serve(label: str, pythonpath: str | None) -> tuple[subprocess.Popen[bytes], httpx.Client]:
         port = free_port()
-        proc = start([str(exe), "serve", str(work / "data.db"), "--port", str(port), "--setting",
-                      "sql_time_limit_ms", "60000", "--setting", "num_sql_threads", "3"],
-                     f"http://127.0.0.1:{port}/data.json", work / "datasette.log")
-        try:
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=300) as client:
-                for name, make in datasette_queries(n).items():
-                    p50, p95, cpu, body = latency(client, make, args.repeat, proc.pid)
-                    count = body.get("filtered_table_rows_count") if isinstance(body, dict) else None
-                    shown = f" (total {count:,})" if isinstance(count, int) else ""
-                    results.append((f"HTTP datasette GET {name}{shown}",
-                                    f"p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   server CPU {cpu:6.1f} ms/request",
-                                    "no target"))
-                    share, at_scale = DATASETTE_TARGETS[name]
-                    ratio = ours[name][0] / p50
-                    results.append(("  ratio benchbook / datasette (p50, p95)",
-                                    f"{ratio:.3f}x   {ours[name][1] / p95:.3f}x",
-                                    verdict(f"p50 <= {share:g}x", ratio <= share, n if at_scale else None)))
-        finally:
+        say(f"starting {label} on port {port} …")
+        env = None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
+        proc = start([sys.executable, "-c", "from benchbook.cli.main import main; main()", "--project",
+                      str(project.root), "serve", "--port", str(port), "--log-level", "WARNING"],
+                     f"http://127.0.0.1:{port}/api/health", work / f"{label}.log", env=env)
+        return proc, httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=300)
+
+    running: list[tuple[subprocess.Popen[bytes], httpx.Client]] = []
+    try:
+        server, client = serve("server", None)
+        running.append((server, client))
+        ours = measure_ours(args, results, client, server.pid, obs_ids, n)
+        queries = benchbook_queries(n, obs_ids)
+        if args.baseline_src:
+            base, base_client = serve("baseline", str(args.baseline_src))
+            running.append((base, base_client))
+            say("benchbook and the baseline, requests alternating …")
+            for name, make in queries.items():
+                both = alternating([("ours", client, make, server.pid), ("base", base_client, make, base.pid)],
+                                   args.repeat)
+                (p50, p95, cpu, _), (b50, b95, bcpu, _) = both["ours"], both["base"]
+                results += [(f"HTTP GET {name}, alternating with the baseline",
+                             f"p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   server CPU {cpu:6.1f} ms/request", "no target"),
+                            ("  the baseline's (--baseline-src)",
+                             f"p50 {b50:7.1f} ms   p95 {b95:7.1f} ms   server CPU {bcpu:6.1f} ms/request", "no target"),
+                            ("  ratio benchbook / baseline (p50, p95, CPU)",
+                             f"{p50 / b50:.3f}x   {p95 / b95:.3f}x   {cpu / bcpu if bcpu else float('nan'):.3f}x",
+                             "no target")]
+        if args.datasette:
+            measure_datasette(results, work, n, args.repeat, queries, ours, client, server.pid, running, say)
+    finally:
+        for proc, open_client in running:
+            open_client.close()
             stop(proc)
 
     if not args.datasette:
@@ -564,6 +593,64 @@ def serve_and_measure(args: argparse.Namespace, results: list[tuple[str, str, st
           f"{os.getloadavg()[0]:.1f})")
     for key, value, target in results:
         print(f"{key:<{width}}  {value:<{value_width}}  {target}".rstrip())
+
+
+def measure_ours(args: argparse.Namespace, results: list[tuple[str, str, str]], client: httpx.Client, pid: int,
+                 obs_ids: list[str], n: int) -> dict[str, tuple[float, float]]:
+    """Each benchbook query timed alone (:func:`latency`); their p50 and p95 by name."""
+    ours: dict[str, tuple[float, float]] = {}
+    for name, make in benchbook_queries(n, obs_ids).items():
+        print(f"  {name} …", file=sys.stderr, flush=True)
+        p50, p95, cpu, body = latency(client, make, args.repeat, pid)
+        ours[name] = (p50, p95)
+        shown = f" (total {body['total']:,})" if isinstance(body, dict) and "total" in body else ""
+        limit = LATENCY_TARGETS.get(name)
+        if args.without_field_indexes:
+            judged = "no target (ablation run)"
+        elif limit is not None:
+            judged = verdict(f"p50 < {limit:g} ms", p50 < limit, n)
+        else:
+            judged = "target: its ratio to Datasette" if name in DATASETTE_TARGETS else "no target"
+        results.append((f"HTTP GET {name}{shown}",
+                        f"p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   server CPU {cpu:6.1f} ms/request", judged))
+    return ours
+
+
+def measure_datasette(results: list[tuple[str, str, str]], work: Path, n: int, repeat: int,
+                      queries: dict[str, Callable[..., Any]], ours: dict[str, tuple[float, float]],
+                      client: httpx.Client, pid: int, running: list[tuple[subprocess.Popen[bytes], httpx.Client]],
+                      say: Callable[[str], None]) -> None:
+    """Datasette's pages, each timed alone and then alternating with benchbook's (the ratio
+    judged is the alternating one: both servers under the same moment's machine)."""
+    say("datasette: venv, database, server …")
+    exe = datasette_bin()
+    datasette_db(work / "data.db", n)
+    port = free_port()
+    proc = start([str(exe), "serve", str(work / "data.db"), "--port", str(port), "--setting",
+                  "sql_time_limit_ms", "60000", "--setting", "num_sql_threads", "3"],
+                 f"http://127.0.0.1:{port}/data.json", work / "datasette.log")
+    theirs = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=300)
+    running.append((proc, theirs))
+    for name, make in datasette_queries(n).items():
+        p50, p95, cpu, body = latency(theirs, make, repeat, proc.pid)
+        count = body.get("filtered_table_rows_count") if isinstance(body, dict) else None
+        shown = f" (total {count:,})" if isinstance(count, int) else ""
+        results.append((f"HTTP datasette GET {name}{shown}",
+                        f"p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   server CPU {cpu:6.1f} ms/request", "no target"))
+        share, at_scale = DATASETTE_TARGETS[name]
+        results.append(("  ratio benchbook / datasette (p50, p95), each timed alone",
+                        f"{ours[name][0] / p50:.3f}x   {ours[name][1] / p95:.3f}x", "no target"))
+        say(f"  {name}: benchbook and datasette, requests alternating …")
+        both = alternating([("ours", client, queries[name], pid), ("datasette", theirs, make, proc.pid)],
+                           repeat)
+        (o50, o95, ocpu, _), (d50, d95, dcpu, _) = both["ours"], both["datasette"]
+        results += [(f"HTTP GET {name}, alternating with datasette",
+                     f"p50 {o50:7.1f} ms   p95 {o95:7.1f} ms   server CPU {ocpu:6.1f} ms/request", "no target"),
+                    ("  datasette's, alternating",
+                     f"p50 {d50:7.1f} ms   p95 {d95:7.1f} ms   server CPU {dcpu:6.1f} ms/request", "no target"),
+                    ("  ratio benchbook / datasette (p50, p95), alternating",
+                     f"{o50 / d50:.3f}x   {o95 / d95:.3f}x",
+                     verdict(f"p50 <= {share:g}x", o50 / d50 <= share, n if at_scale else None))]
 
 
 def dbstat_sizes(path: Path) -> dict[str, int]:

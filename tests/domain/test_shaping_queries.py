@@ -14,8 +14,8 @@ from benchbook.domain.catalog import shared
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
-from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.errors import NotFound
+from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.shaping import LINEAGE_MOST, RecordShaper, single_record
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Record, Schema
