@@ -3,13 +3,15 @@ directly, now and at a baseline commit, in the same run (issue 15: single record
 
     python bench/in_process.py PROJECT [--baseline REF] [--requests 3000] [--rounds 2]
 
-PROJECT is a project folder with records (``bench/records.py --keep DIR`` leaves one in
-``DIR/project``). Each round times, in a fresh process for the current code and one for the
-baseline's (``git archive`` of REF, run with ``PYTHONPATH``; the two alternate, so both see the
-machine as it is at that moment): ``GET /api/health`` (the framework alone) and
-``GET /api/records/{id}`` of records with a parent, ``--requests`` each after 100 warm-ups,
-and the record handler alone (``handlers.records.get_record`` timed by a wrapper). Prints each
-median in µs and the ratios current / baseline.
+PROJECT is a project folder that ``bench/records.py --keep DIR`` left in ``DIR/project``.
+Each round times, in a fresh process for the current code and one for the baseline's
+(``git archive`` of REF, run with ``PYTHONPATH``; the two alternate, so both see the machine
+as it is at that moment): ``GET /api/health`` (the framework alone), ``GET /api/records/{id}``
+of records with a parent, ``--requests`` each after 100 warm-ups, and the record handler
+alone (``handlers.records.get_record`` timed by a wrapper); then ``--pages`` of
+``bench/records.py``'s 3-leaf filtered page sorted by ``n`` and as many with its ancestor
+leaf (the same requests in both processes). Prints each median in µs and the ratios
+current / baseline.
 """
 from __future__ import annotations
 
@@ -32,8 +34,13 @@ from cli_startup import extract
 CHILD = "--child"
 
 
-def measure(project_dir: str, requests: int) -> dict[str, float]:
-    """The medians (µs) of this process's code: health, record, handler."""
+def measure(project_dir: str, requests: int, pages: int) -> dict[str, float]:
+    """The medians (µs) of this process's code: health, record, handler, page, ancestor page."""
+    import random
+    import urllib.parse
+
+    from records import ANCESTOR, FILTERED, benchbook_queries  # bench/records.py: the same pages
+
     import benchbook.handlers.records as handlers
     from benchbook.app import create_app
     from benchbook.config import Project
@@ -57,9 +64,9 @@ def measure(project_dir: str, requests: int) -> dict[str, float]:
     handlers.get_record = timed  # before create_app: Connexion resolves the operation then
     app = create_app(project)
 
-    async def call(path: str) -> None:
+    async def call(path: str, query: bytes = b"") -> None:
         scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
-                 "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+                 "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query,
                  "root_path": "", "headers": [(b"host", b"127.0.0.1:8000"), (b"accept", b"application/json")],
                  "client": ("127.0.0.1", 5555), "server": ("127.0.0.1", 8000)}
         status: list[int] = []
@@ -88,6 +95,18 @@ def measure(project_dir: str, requests: int) -> dict[str, float]:
                 times.append(time.perf_counter() - begin)
             out[name] = statistics.median(times) * 1e6
         out["handler"] = statistics.median(handler_times[-len(ids):]) * 1e6
+        with sqlite3.connect(project.database_url.removeprefix("sqlite:///")) as conn:
+            n = conn.execute("SELECT count(*) FROM records WHERE parent_id IS NOT NULL").fetchone()[0]
+        queries = benchbook_queries(n, ids)
+        for name, query_name in (("page", FILTERED), ("ancestor", ANCESTOR)):
+            rnd, times = random.Random(7), []
+            for i in range(pages + 3):
+                path, params = queries[query_name](rnd)
+                begin = time.perf_counter()
+                await call(path, urllib.parse.urlencode(params).encode())
+                if i >= 3:
+                    times.append(time.perf_counter() - begin)
+            out[name] = statistics.median(times) * 1e6
         return out
 
     return asyncio.run(medians())
@@ -95,12 +114,13 @@ def measure(project_dir: str, requests: int) -> dict[str, float]:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == CHILD:
-        print(json.dumps(measure(sys.argv[2], int(sys.argv[3]))))
+        print(json.dumps(measure(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("project", type=Path)
     parser.add_argument("--baseline", default="HEAD", help="commit to compare with (default HEAD)")
     parser.add_argument("--requests", type=int, default=3000)
+    parser.add_argument("--pages", type=int, default=100, help="filtered pages a round, of each kind")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="benchbook-in-process-") as tmp:
@@ -108,12 +128,13 @@ def main() -> None:
         runs: dict[str, list[dict[str, float]]] = {"current": [], "baseline": []}
         for _ in range(args.rounds):
             for label, path in (("baseline", base_src), ("current", ROOT / "src")):
-                out = subprocess.run([sys.executable, __file__, CHILD, str(args.project), str(args.requests)],
+                out = subprocess.run([sys.executable, __file__, CHILD, str(args.project), str(args.requests),
+                                      str(args.pages)],
                                      check=True, capture_output=True, text=True,
                                      env={"PYTHONPATH": str(path), "PATH": "/usr/bin:/bin"})
                 runs[label].append(json.loads(out.stdout.strip().splitlines()[-1]))
     print(f"bench/in_process.py {args.project} --baseline {args.baseline} ({args.requests:,} requests a round)")
-    for name in ("health", "record", "handler"):
+    for name in ("health", "record", "handler", "page", "ancestor"):
         now = [r[name] for r in runs["current"]]
         then = [r[name] for r in runs["baseline"]]
         ratio = statistics.median(now) / statistics.median(then)

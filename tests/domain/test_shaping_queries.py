@@ -3,6 +3,7 @@
 schema without child schemas need no child count at all."""
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,12 @@ from sqlalchemy import select, text
 
 from benchbook.domain.catalog import shared
 from benchbook.domain.catalog.collections import create_collection
-from benchbook.domain.catalog.schemas import create_schema
+from benchbook.domain.catalog.schemas import create_schema, update_schema
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import NotFound
+from benchbook.domain.errors import Invalid, NotFound
 from benchbook.domain.records.bulk import bulk_create_records
+from benchbook.domain.records.lists import list_page
+from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.shaping import LINEAGE_MOST, RecordShaper, single_record
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Record, Schema
@@ -147,3 +150,35 @@ def test_a_cycle_of_parents_in_a_damaged_database_ends(db: Database) -> None:
     with db.session() as s:
         body = single_record(s, ids["tallyq"])
     assert len(body["ancestors"]) == LINEAGE_MOST
+
+
+CATALOG_TABLES = ("FROM schemas", "FROM collections", "FROM collection_schemas", "FROM fields", "JOIN collection_schemas")
+
+
+def _page(database: Database, schema: str) -> tuple[dict[str, Any], list[str]]:
+    tree = {"and": [{"field": "n", "op": "gte", "value": 0}, {"field": "region", "op": "lt", "value": 2,
+                                                               "schema": "plotq"}]}
+    with database.session() as s, statements_sent(database.engine) as sql:
+        page = list_page(s, "shapelab", RecordQuery(schema=schema, filter=json.dumps(tree), sort=["n"]),
+                         limit=5, offset=0)
+    return page, sql
+
+
+def test_a_page_names_its_collection_and_schemas_from_what_an_earlier_request_kept(db: Database) -> None:
+    shared.forget()
+    first, cold = _page(db, "obsq")
+    again, warm = _page(db, "obsq")
+    assert first == again and first["total"] == 20  # the obs under plots of region 0 and 1
+    assert [q for q in cold if any(t in q for t in CATALOG_TABLES)]
+    assert not [q for q in warm if any(t in q for t in CATALOG_TABLES)], warm
+    assert sum("catalog_token" in q for q in warm) == 1
+
+
+def test_a_renamed_schema_is_found_by_its_new_name_at_once(db: Database) -> None:
+    _page(db, "obsq")
+    with db.session() as s, s.begin():
+        update_schema(Ctx(session=s, actor="tester", files_dir=Path(".")), "obsq", {"rename": "obsr"})
+    renamed, _ = _page(db, "obsr")
+    assert renamed["total"] == 20 and {r["schema_name"] for r in renamed["items"]} == {"obsr"}
+    with pytest.raises(Invalid, match="unknown schema 'obsq'"):
+        _page(db, "obsq")

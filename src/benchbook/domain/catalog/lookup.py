@@ -139,6 +139,21 @@ class SchemaCache:
             self._collections[collection_id] = shared.shared(self.session, ("collection", collection_id), load)
         return self._collections[collection_id]
 
+    def schema_named(self, name_or_id: str) -> SchemaMeta:
+        """The :class:`SchemaMeta` of the live schema named (or with id) ``name_or_id``, as
+        :func:`find_schema` finds it; which schema a name means is kept between requests while
+        the catalog is unchanged. Raises ``NotFound``."""
+        schema_id = shared.shared(self.session, ("schema_named", name_or_id),
+                                  lambda: find_schema(self.session, name_or_id).id)
+        return self.meta(schema_id)
+
+    def collection_named(self, name_or_id: str) -> Collection:
+        """The live collection named (or with id) ``name_or_id``, as :func:`find_collection`
+        finds it, a read-only copy (:meth:`collection`). Raises ``NotFound``."""
+        collection_id = shared.shared(self.session, ("collection_named", name_or_id),
+                                      lambda: find_collection(self.session, name_or_id).id)
+        return self.collection(collection_id)
+
     def child_names(self, schema_id: str) -> tuple[str, ...]:
         """Names of the live schemas whose parent is ``schema_id``, by name."""
         if schema_id not in self._children:
@@ -155,9 +170,16 @@ def find_collection(session: Session, name_or_id: str, *, deleted: bool | None =
                       what="collection")
 
 
+def collection_schemas(session: Session, collection_id: str) -> tuple[tuple[str, str], ...]:
+    """``(id, name)`` of the live schemas a collection is for, in the order given; kept between
+    requests while the catalog is unchanged (:func:`shared.shared`)."""
+    return shared.shared(session, ("collection_schemas", collection_id), lambda: tuple(
+        (str(i), str(n)) for i, n in session.execute(
+            select(Schema.id, Schema.name).join(CollectionSchema, CollectionSchema.schema_id == Schema.id)
+            .where(CollectionSchema.collection_id == collection_id, Schema.deleted_at.is_(None))
+            .order_by(CollectionSchema.position))))
+
+
 def schema_names(session: Session, collection_id: str) -> list[str]:
-    """Names of the live schemas a collection is for, in the order given."""
-    return list(session.scalars(
-        select(Schema.name).join(CollectionSchema, CollectionSchema.schema_id == Schema.id)
-        .where(CollectionSchema.collection_id == collection_id, Schema.deleted_at.is_(None))
-        .order_by(CollectionSchema.position)))
+    """Names of the live schemas a collection is for, in the order given (:func:`collection_schemas`)."""
+    return [name for _, name in collection_schemas(session, collection_id)]

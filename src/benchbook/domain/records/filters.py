@@ -34,11 +34,11 @@ from sqlalchemy.sql.operators import and_ as and_op
 
 from benchbook import limits
 from benchbook.domain.catalog import dtypes
-from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema
+from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, collection_schemas
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.history.filters import check_bounds
 from benchbook.domain.records.search import like_pattern
-from benchbook.persistence.tables import Collection, CollectionSchema, Field, Record, Schema
+from benchbook.persistence.tables import Collection, Field, Record, Schema
 
 MAX_DEPTH = 32  # schema chains are walked at most this far up
 LEAF_KEYS = ("field", "op", "value", "schema")
@@ -141,10 +141,7 @@ class _Compiler:
         self.session, self.collection, self.tz = session, collection, tz
         self.cache = SchemaCache(session)
         self.dialect = session.get_bind().dialect.name
-        ids = list(session.scalars(
-            select(Schema.id).join(CollectionSchema, CollectionSchema.schema_id == Schema.id)
-            .where(CollectionSchema.collection_id == collection.id, Schema.deleted_at.is_(None))
-            .order_by(CollectionSchema.position)))
+        ids = [i for i, _ in collection_schemas(session, collection.id)]
         self.in_collection = set(ids)
         self.bases = [self.cache.meta(base.id)] if base is not None else [self.cache.meta(i) for i in ids]
         # conditions that read no stored values of the record itself (an ancestor leaf: its
@@ -202,13 +199,13 @@ class _Compiler:
             if not isinstance(schema, str) or not schema:
                 raise leaf.bad("schema must be a schema name")
             try:
-                found = find_schema(self.session, schema)
+                found = self.cache.schema_named(schema)
             except NotFound:
                 raise leaf.bad(f"unknown schema {schema!r}", "unknown_schema") from None
-            if found.id not in self.in_collection:
-                raise leaf.bad(f"schema {found.name!r} is not one of collection {self.collection.name!r}'s",
+            if found.schema.id not in self.in_collection:
+                raise leaf.bad(f"schema {found.schema.name!r} is not one of collection {self.collection.name!r}'s",
                                "schema")
-            leaf.schema = self.cache.meta(found.id)
+            leaf.schema = found
         return leaf
 
     # ------------------------------------------------------------------------------- a leaf

@@ -62,13 +62,13 @@ def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit:
     adds ``derived`` values (422 for a column no listed schema can answer). ``limit`` 0 gives no
     items, only the ``total`` (always exact). ``total_exact`` false: ``total`` is a lower bound,
     the count having run out of its budget (:mod:`benchbook.domain.records.counting`)."""
-    collection = find_collection(session, dataset_name)
+    shaper = RecordShaper(session)
+    collection = shaper.cache.collection_named(dataset_name)
     parts = query.parts(session, collection)
     conds = parts.all
-    shaper = RecordShaper(session)
     if columns:
         names = [query.schema] if query.schema else schema_names(session, collection.id)
-        check_columns(shaper.cache, [shaper.cache.meta(find_schema(session, n).id) for n in names], columns)
+        check_columns(shaper.cache, [shaper.cache.schema_named(n) for n in names], columns)
     sqlite = session.get_bind().dialect.name == "sqlite"
     lead = query.leading_sort(session, collection, shaper.cache) if limit and query.sort else None
     walked = (_sorted_page(session, query, collection, parts, lead, limit=limit, offset=offset)

@@ -10,7 +10,7 @@ from sqlalchemy import ColumnElement, Select, String, and_, case, cast, or_, sel
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import dtypes
-from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema, schema_names
+from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, collection_schemas, schema_names
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.records.filters import (
     ancestor_metas,
@@ -94,7 +94,7 @@ class RecordQuery:
         if not self.schema:
             return None
         try:
-            schema = find_schema(session, self.schema)
+            schema = SchemaCache(session).schema_named(self.schema).schema
         except NotFound:
             raise Invalid(f"unknown schema {self.schema!r}",
                           [error_entry(["query", "schema"], "unknown schema", "unknown_schema", self.schema)]) from None
@@ -229,8 +229,7 @@ def _listed_metas(session: Session, collection: Collection, schema: Schema | Non
     ``collection``."""
     if schema is not None:
         return [cache.meta(schema.id)]
-    ids = session.scalars(select(Schema.id).where(Schema.name.in_(schema_names(session, collection.id))))
-    return [cache.meta(i) for i in ids]
+    return [cache.meta(i) for i, _ in collection_schemas(session, collection.id)]
 
 
 def _equals(steps: int, owner: Schema, f: Field, value: Any) -> ColumnElement[bool]:
