@@ -126,3 +126,48 @@ def test_without_a_token_row_nothing_is_shared(db: Database) -> None:
         conn.execute(text("UPDATE fields SET name = 'area' WHERE name = 'region'"))
     assert field_names(db) == ["area"]
     assert token(db) is not None  # the trigger made the row again
+
+
+def token_reads_after(db: Database, statement: Any) -> int:
+    """How many times a transaction reads the token again for a kept value after ``statement``:
+    0 when the statement cannot have changed the catalog."""
+    with db.session() as s, s.begin():
+        schema_id = find_schema(s, "plot").id
+        SchemaCache(s).meta(schema_id)
+        if isinstance(statement, str):
+            s.connection().exec_driver_sql(statement)
+        else:
+            s.execute(statement)
+        with statements_sent(db.engine) as sql:
+            SchemaCache(s).meta(schema_id)
+        return sum("catalog_token" in q for q in sql)
+
+
+@pytest.mark.parametrize(("statement", "read_again"), [
+    (select(Schema.id), False),
+    (text("SELECT 1"), False),
+    # a WITH query that only reads (the record and its ancestors)
+    (select(select(Schema.id).cte("c", recursive=True).c.id), False),
+    # SQL text that plainly writes another table (rows_insert's multi-row INSERT)
+    ("INSERT INTO record_days (day, dataset_id, schema_id, created) VALUES ('2026-01-01', 'c', 's', 0)", False),
+    ("UPDATE record_days SET created = created WHERE day = 'x'", False),
+    ("DELETE FROM record_days WHERE day = 'x'", False),
+    # may have changed the catalog: a write to a catalog table, or text not known to be a read
+    ("UPDATE schemas SET label = label", True),
+    ('INSERT INTO "fields" (id) SELECT id FROM fields WHERE 1 = 0', True),
+    ("DELETE FROM collection_schemas WHERE 1 = 0", True),
+    (text("UPDATE schemas SET label = label"), True),
+    ("WITH x AS (SELECT 1) UPDATE schemas SET label = label", True),
+])
+def test_a_statement_makes_the_token_read_again_only_when_it_may_have_changed_the_catalog(
+        db: Database, statement: Any, read_again: bool) -> None:
+    assert (token_reads_after(db, statement) > 0) == read_again
+
+
+def test_a_select_with_a_writing_cte_counts_as_a_write() -> None:
+    from sqlalchemy.dialects import postgresql
+
+    changed = update(Schema).values(label="x").returning(Schema.id).cte("changed")
+    compiled = select(changed.c.id).compile(dialect=postgresql.dialect())
+    assert not shared._only_selects(compiled)
+    assert shared._only_selects(select(Schema.id).compile(dialect=postgresql.dialect()))

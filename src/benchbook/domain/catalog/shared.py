@@ -17,14 +17,28 @@ At most :data:`ENTRIES` values are kept, the least recently used dropped first.
 """
 from __future__ import annotations
 
+import re
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, event, inspect, select
+from sqlalchemy import (
+    CompoundSelect,
+    Connection,
+    Delete,
+    Engine,
+    Insert,
+    Select,
+    Update,
+    event,
+    inspect,
+    select,
+)
 from sqlalchemy.orm import Session
+from sqlalchemy.sql import visitors
 
 from benchbook.persistence.tables import CatalogToken
 
@@ -44,16 +58,34 @@ _kept: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 _lock = threading.Lock()
 
 
+_DML = re.compile(r'\s*(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|UPDATE|DELETE\s+FROM)\s+"?(\w+)"?[\s(]', re.IGNORECASE)
+_selects: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+
+
+def _only_selects(compiled: Any) -> bool:
+    """Whether a compiled statement is a SELECT with nothing but SELECTs inside (a ``WITH``
+    query, say); the verdict is kept per compiled statement (SQLAlchemy reuses them)."""
+    verdict = _selects.get(compiled)
+    if verdict is None:
+        statement = compiled.statement
+        verdict = isinstance(statement, (Select, CompoundSelect)) and not any(
+            isinstance(part, (Insert, Update, Delete)) for part in visitors.iterate(statement))
+        _selects[compiled] = verdict
+    return verdict
+
+
 @event.listens_for(Engine, "after_cursor_execute")
 def _written(conn: Connection, cursor: Any, statement: str, parameters: Any, context: Any,
              executemany: bool) -> None:
     """Count, per connection, the statements that may have changed the catalog: writes to
-    :data:`CATALOG_TABLES`, and any statement not known to be a read or a write elsewhere."""
-    if context is not None and context.compiled is not None and (context.isinsert or context.isupdate
-                                                                 or context.isdelete):
-        if getattr(getattr(context.compiled.statement, "table", None), "name", None) not in CATALOG_TABLES:
+    :data:`CATALOG_TABLES`, and any statement not known to be a read or a write elsewhere
+    (a write elsewhere: SQLAlchemy's own insert, update or delete of another table, or SQL
+    text that plainly is one, as :mod:`~benchbook.persistence.rows_insert` sends)."""
+    compiled = context.compiled if context is not None else None
+    if compiled is not None and (context.isinsert or context.isupdate or context.isdelete):
+        if getattr(getattr(compiled.statement, "table", None), "name", None) not in CATALOG_TABLES:
             return
-    elif statement.lstrip()[:6].upper() in _READS:
+    elif statement.lstrip()[:6].upper() in _READS or compiled is not None and _only_selects(compiled) or compiled is None and (dml := _DML.match(statement)) and dml.group(1).lower() not in CATALOG_TABLES:
         return
     conn.info[_WRITES] = conn.info.get(_WRITES, 0) + 1
 
