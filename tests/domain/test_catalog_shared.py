@@ -171,3 +171,21 @@ def test_a_select_with_a_writing_cte_counts_as_a_write() -> None:
     compiled = select(changed.c.id).compile(dialect=postgresql.dialect())
     assert not shared._only_selects(compiled)
     assert shared._only_selects(select(Schema.id).compile(dialect=postgresql.dialect()))
+
+
+def test_a_record_create_with_the_catalog_kept_reads_only_the_collection_lock(db: Database, tmp_path: Path) -> None:
+    from benchbook.domain.records.writes import create_record
+
+    def create() -> list[str]:
+        with db.session() as s, s.begin(), statements_sent(db.engine) as sql:
+            create_record(Ctx(session=s, actor="tester", files_dir=tmp_path), "lab",
+                          {"schema_name": "plot", "data": {"region": 3}})
+        return sql
+
+    create()
+    sql = create()
+    assert not [q for q in sql if "FROM schemas" in q or "FROM fields" in q or "collection_schemas" in q], sql
+    assert [q for q in sql if "FROM collections" in q] == [q for q in sql if "deleted_at IS NULL" in q
+                                                           and "FROM collections" in q]  # the lock alone
+    with db.session() as s:
+        assert s.scalar(select(text("count(*)")).select_from(text("records"))) == 2

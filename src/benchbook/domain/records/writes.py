@@ -17,8 +17,6 @@ from benchbook.domain import collector
 from benchbook.domain.catalog.lookup import (
     SchemaCache,
     SchemaMeta,
-    find_collection,
-    find_schema,
     schema_names,
 )
 from benchbook.domain.context import Ctx, RecordChange
@@ -69,11 +67,11 @@ def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
     """
     s = ctx.session
     cache = cache or SchemaCache(s)
-    collection = find_collection(s, dataset_name)
+    collection = cache.collection_named(dataset_name)  # a read-only copy, as the schema below
     if not lock_collection(s, collection.id, share=True):  # deleted while this waited for it
         raise NotFound(f"collection {dataset_name!r} not found")
     try:
-        schema = find_schema(s, body["schema_name"])
+        schema = cache.schema_named(body["schema_name"]).schema
     except NotFound:
         raise Invalid(f"unknown schema {body['schema_name']!r}",
                       [error_entry(["body", "schema_name"], "unknown schema", "unknown_schema",
