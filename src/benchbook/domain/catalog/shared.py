@@ -74,6 +74,18 @@ def _only_selects(compiled: Any) -> bool:
     return verdict
 
 
+def _a_read_or_write_elsewhere(statement: str, compiled: Any) -> bool:
+    """Whether a statement that is not SQLAlchemy's own insert, update or delete surely leaves
+    the catalog as it was: text that starts as a read, a compiled ``SELECT`` with only
+    ``SELECT``s inside, or SQL text that writes a table outside :data:`CATALOG_TABLES`."""
+    if statement.lstrip()[:6].upper() in _READS:
+        return True
+    if compiled is not None:
+        return _only_selects(compiled)
+    dml = _DML.match(statement)
+    return dml is not None and dml.group(1).lower() not in CATALOG_TABLES
+
+
 @event.listens_for(Engine, "after_cursor_execute")
 def _written(conn: Connection, cursor: Any, statement: str, parameters: Any, context: Any,
              executemany: bool) -> None:
@@ -85,7 +97,7 @@ def _written(conn: Connection, cursor: Any, statement: str, parameters: Any, con
     if compiled is not None and (context.isinsert or context.isupdate or context.isdelete):
         if getattr(getattr(compiled.statement, "table", None), "name", None) not in CATALOG_TABLES:
             return
-    elif statement.lstrip()[:6].upper() in _READS or compiled is not None and _only_selects(compiled) or compiled is None and (dml := _DML.match(statement)) and dml.group(1).lower() not in CATALOG_TABLES:
+    elif _a_read_or_write_elsewhere(statement, compiled):
         return
     conn.info[_WRITES] = conn.info.get(_WRITES, 0) + 1
 
