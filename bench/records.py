@@ -538,6 +538,22 @@ def alternating(parties: list[tuple[str, httpx.Client, Callable[..., Any], int]]
     return out
 
 
+def times(p50: float, p95: float, cpu: float) -> str:
+    """A timed query's figures as the result lines show them."""
+    return f"p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   server CPU {cpu:6.1f} ms/request"
+
+
+def paired(title: str, other: str, ours: tuple[float, float, float, Any], theirs: tuple[float, float, float, Any],
+           judged: str) -> list[tuple[str, str, str]]:
+    """The result lines of a query timed alternating with ``other`` (:func:`alternating`):
+    ours, theirs, and the ratios of p50, p95 and server CPU (judged as ``judged`` says)."""
+    (p50, p95, cpu, _), (t50, t95, tcpu, _) = ours, theirs
+    return [(f"{title} {other}", times(p50, p95, cpu), "no target"),
+            (f"  {other}'s, alternating", times(t50, t95, tcpu), "no target"),
+            (f"  ratio benchbook / {other} (p50, p95, CPU), alternating",
+             f"{p50 / t50:.3f}x   {p95 / t95:.3f}x   {cpu / tcpu if tcpu else float('nan'):.3f}x", judged)]
+
+
 def serve_and_measure(args: argparse.Namespace, results: list[tuple[str, str, str]], work: Path, project: Project,
                       obs_ids: list[str], n: int) -> None:
     """Serve ``project``, time the queries (and Datasette's with ``--datasette``, the code of
@@ -567,14 +583,8 @@ def serve_and_measure(args: argparse.Namespace, results: list[tuple[str, str, st
             for name, make in queries.items():
                 both = alternating([("ours", client, make, server.pid), ("base", base_client, make, base.pid)],
                                    args.repeat)
-                (p50, p95, cpu, _), (b50, b95, bcpu, _) = both["ours"], both["base"]
-                results += [(f"HTTP GET {name}, alternating with the baseline",
-                             f"p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   server CPU {cpu:6.1f} ms/request", "no target"),
-                            ("  the baseline's (--baseline-src)",
-                             f"p50 {b50:7.1f} ms   p95 {b95:7.1f} ms   server CPU {bcpu:6.1f} ms/request", "no target"),
-                            ("  ratio benchbook / baseline (p50, p95, CPU)",
-                             f"{p50 / b50:.3f}x   {p95 / b95:.3f}x   {cpu / bcpu if bcpu else float('nan'):.3f}x",
-                             "no target")]
+                results += paired(f"HTTP GET {name}, alternating with", "the baseline", both["ours"], both["base"],
+                                  "no target")
         if args.datasette:
             measure_datasette(results, work, n, args.repeat, queries, ours, client, server.pid, running, say)
     finally:
@@ -611,8 +621,7 @@ def measure_ours(args: argparse.Namespace, results: list[tuple[str, str, str]], 
             judged = verdict(f"p50 < {limit:g} ms", p50 < limit, n)
         else:
             judged = "target: its ratio to Datasette" if name in DATASETTE_TARGETS else "no target"
-        results.append((f"HTTP GET {name}{shown}",
-                        f"p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   server CPU {cpu:6.1f} ms/request", judged))
+        results.append((f"HTTP GET {name}{shown}", times(p50, p95, cpu), judged))
     return ours
 
 
@@ -635,22 +644,16 @@ def measure_datasette(results: list[tuple[str, str, str]], work: Path, n: int, r
         p50, p95, cpu, body = latency(theirs, make, repeat, proc.pid)
         count = body.get("filtered_table_rows_count") if isinstance(body, dict) else None
         shown = f" (total {count:,})" if isinstance(count, int) else ""
-        results.append((f"HTTP datasette GET {name}{shown}",
-                        f"p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   server CPU {cpu:6.1f} ms/request", "no target"))
+        results.append((f"HTTP datasette GET {name}{shown}", times(p50, p95, cpu), "no target"))
         share, at_scale = DATASETTE_TARGETS[name]
         results.append(("  ratio benchbook / datasette (p50, p95), each timed alone",
                         f"{ours[name][0] / p50:.3f}x   {ours[name][1] / p95:.3f}x", "no target"))
         say(f"  {name}: benchbook and datasette, requests alternating …")
         both = alternating([("ours", client, queries[name], pid), ("datasette", theirs, make, proc.pid)],
                            repeat)
-        (o50, o95, ocpu, _), (d50, d95, dcpu, _) = both["ours"], both["datasette"]
-        results += [(f"HTTP GET {name}, alternating with datasette",
-                     f"p50 {o50:7.1f} ms   p95 {o95:7.1f} ms   server CPU {ocpu:6.1f} ms/request", "no target"),
-                    ("  datasette's, alternating",
-                     f"p50 {d50:7.1f} ms   p95 {d95:7.1f} ms   server CPU {dcpu:6.1f} ms/request", "no target"),
-                    ("  ratio benchbook / datasette (p50, p95), alternating",
-                     f"{o50 / d50:.3f}x   {o95 / d95:.3f}x",
-                     verdict(f"p50 <= {share:g}x", o50 / d50 <= share, n if at_scale else None))]
+        ratio = both["ours"][0] / both["datasette"][0]
+        results += paired(f"HTTP GET {name}, alternating with", "datasette", both["ours"], both["datasette"],
+                          verdict(f"p50 <= {share:g}x", ratio <= share, n if at_scale else None))
 
 
 def dbstat_sizes(path: Path) -> dict[str, int]:

@@ -1,6 +1,8 @@
 """Shaping records for a response costs a fixed number of statements, whatever the page size
 (domain/records/shaping.py): child schemas are looked up once per schema, and records of a
-schema without child schemas need no child count at all."""
+schema without child schemas need no child count at all; a single record and all its ancestors
+are read in one statement; a page finds its collection and schemas by names kept with the
+catalog."""
 from __future__ import annotations
 
 import json
