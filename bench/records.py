@@ -574,8 +574,8 @@ def serve_and_measure(args: argparse.Namespace, results: list[tuple[str, str, st
     try:
         server, client = serve("server", None)
         running.append((server, client))
-        ours = measure_ours(args, results, client, server.pid, obs_ids, n)
         queries = benchbook_queries(n, obs_ids)
+        ours = measure_ours(args, results, client, server.pid, queries, n)
         if args.baseline_src:
             base, base_client = serve("baseline", str(args.baseline_src))
             running.append((base, base_client))
@@ -606,10 +606,11 @@ def serve_and_measure(args: argparse.Namespace, results: list[tuple[str, str, st
 
 
 def measure_ours(args: argparse.Namespace, results: list[tuple[str, str, str]], client: httpx.Client, pid: int,
-                 obs_ids: list[str], n: int) -> dict[str, tuple[float, float]]:
-    """Each benchbook query timed alone (:func:`latency`); their p50 and p95 by name."""
+                 queries: dict[str, Callable[..., Any]], n: int) -> dict[str, tuple[float, float]]:
+    """Each of ``queries`` (:func:`benchbook_queries`) timed alone (:func:`latency`); their p50
+    and p95 by name."""
     ours: dict[str, tuple[float, float]] = {}
-    for name, make in benchbook_queries(n, obs_ids).items():
+    for name, make in queries.items():
         print(f"  {name} …", file=sys.stderr, flush=True)
         p50, p95, cpu, body = latency(client, make, args.repeat, pid)
         ours[name] = (p50, p95)

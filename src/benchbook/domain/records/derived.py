@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import shared
 from benchbook.domain.catalog.dtypes import display_value
-from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, find_schema
+from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.catalog.naming import placeholders
 from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.domain.records.rows import Shaped, chunks, record_name
@@ -59,7 +59,7 @@ def _resolvable(cache: SchemaCache, meta: SchemaMeta, column: str) -> bool:
     if ref is None or ref.type not in REFERENCE_TYPES or not ref.restrictions.get("schema"):
         return False
     try:
-        target_meta = cache.meta(find_schema(cache.session, ref.restrictions["schema"]).id)
+        target_meta = cache.schema_named(ref.restrictions["schema"])
     except NotFound:
         return False
     return target in target_meta.by_name or target in ("natural_name", "id")

@@ -405,7 +405,7 @@ def export_columns(session: Session, cache: SchemaCache, collection_id: str, que
     that some listed schema lacks as its own field is asked for as derived (an inherited value
     for those records; own values are read from ``data`` either way) and checked by
     :func:`check_columns`, which raises ``Invalid`` at ``loc + [position]`` for an unknown one."""
-    metas = [cache.meta(find_schema(session, n).id) for n in
+    metas = [cache.schema_named(n) for n in
              ([query.schema] if query.schema else schema_names(session, collection_id))]
     own = list(dict.fromkeys(f.name for m in metas for f in m.fields))
     chosen = list(dict.fromkeys(columns)) if columns else EXPORT_BASE + own
@@ -446,7 +446,7 @@ def export_zip(session: Session, files_dir: Path, collection_name: str, query: R
     collection = find_collection(session, collection_name)
     cache = SchemaCache(session)
     chosen, derived = export_columns(session, cache, collection.id, query, columns, loc=["body", "columns"])
-    metas = [cache.meta(find_schema(session, n).id) for n in
+    metas = [cache.schema_named(n) for n in
              ([query.schema] if query.schema else schema_names(session, collection.id))]
     file_columns = {f.name for m in metas for f in m.fields if f.type in FILE_TYPES and f.name in chosen}
     statement = query.select(session, collection).execution_options(yield_per=500)

@@ -39,17 +39,24 @@ an ORM record, or a read-only row with the same columns
 def find_record(session: Session, record_id: str, *, live: bool | None = True) -> Record:
     """The record with id (or unique prefix) ``record_id``; ``live`` True → live only, None → any.
     Raises ``NotFound`` or ``Invalid`` (ambiguous prefix)."""
-    conds: list[ColumnElement[bool]] = [Record.deleted_at.is_(None)] if live else []
+    whole, given = whole_record_id(session, record_id, live=live)
+    found = session.get(Record, whole)  # one statement, none when this session holds it already
+    if given and (found is None or (live and found.deleted_at is not None)):
+        raise NotFound(f"record {whole} not found")
+    assert found is not None  # a prefix resolves to a record that is there
+    return found
+
+
+def whole_record_id(session: Session, record_id: str, *, live: bool | None = True) -> tuple[str, bool]:
+    """``(whole id, given)``: the id ``record_id`` names, upper-cased, and True when it was
+    given whole (not looked up: the record may not exist); else the id of the one record
+    (``live`` as in :func:`find_record`) whose id starts or ends with it, and False. Raises
+    ``NotFound`` or ``Invalid`` (ambiguous prefix) for a prefix."""
     whole = record_id.strip().upper()
-    if len(whole) == ID_LENGTH:  # a whole id: one statement, none when this session holds it already
-        found = session.get(Record, whole)
-        if found is None or (live and found.deleted_at is not None):
-            raise NotFound(f"record {whole} not found")
-        return found
-    rid = resolve_prefix(session, Record, record_id, what="record", where=conds)
-    rec = session.get(Record, rid)
-    assert rec is not None
-    return rec
+    if len(whole) == ID_LENGTH:
+        return whole, True
+    conds: list[ColumnElement[bool]] = [Record.deleted_at.is_(None)] if live else []
+    return resolve_prefix(session, Record, record_id, what="record", where=conds), False
 
 
 def record_name(meta: SchemaMeta, data: dict[str, Any], tz: str | None,

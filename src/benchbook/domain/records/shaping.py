@@ -11,9 +11,8 @@ from sqlalchemy.orm import Session, aliased
 
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.errors import NotFound
-from benchbook.domain.ids import ID_LENGTH
 from benchbook.domain.records.derived import derive
-from benchbook.domain.records.rows import Shaped, find_record
+from benchbook.domain.records.rows import Shaped, whole_record_id
 from benchbook.domain.records.values import REFERENCE_TYPES, as_list, shown_values
 from benchbook.persistence.tables import Collection, Record, Schema
 
@@ -154,9 +153,7 @@ def single_record(session: Session, record_id: str) -> dict[str, Any]:
     or unique id prefix, deleted or not, with its ancestors; a whole id costs one statement for
     the record and its ancestors, plus the catalog token and, for a record whose schema has
     child schemas, its child counts. Raises ``NotFound`` or ``Invalid`` (ambiguous prefix)."""
-    whole = record_id.strip().upper()
-    if len(whole) != ID_LENGTH:
-        whole = find_record(session, record_id, live=None).id
+    whole, _ = whole_record_id(session, record_id, live=None)
     rows = lineage(session, whole)
     if not rows:
         raise NotFound(f"record {whole} not found")
