@@ -30,6 +30,10 @@ their CPU time (``RUSAGE_CHILDREN``), each into a fresh database:
   console script beside this interpreter), on a fresh project whose schema and collection are
   created in this process beforehand (not timed): what a benchbook user would run.
 
+The in-process import's SQL statements are timed too (``bench/statements.py``), and the ratio's
+ceiling printed: sqlite-utils' time ÷ those statements alone, what the ratio would be were
+everything else (start-up, reading, checking) to take no time.
+
 Then prints rows per second of each, the benchbook process's peak memory (its resident set,
 ``VmHWM`` read from ``/proc`` while it runs), and the ratio benchbook import / sqlite-utils (rates, i.e.
 sqlite-utils' seconds / benchbook's; by CPU time beside it, steadier on a shared machine) per
@@ -58,6 +62,9 @@ from benchbook.domain.imports.readers import read_table
 from benchbook.domain.imports.run import ImportOptions, import_table
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import open_database
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from statements import timed_statements  # bench/statements.py
 
 HERE = Path(__file__).resolve().parent
 SQLITE_UTILS = "sqlite-utils==3.39.1"
@@ -196,7 +203,7 @@ def main() -> None:
 
     started = time.perf_counter()
     table = read_table(text.encode(), "days.csv")
-    with db.session() as s, s.begin():
+    with timed_statements(db.engine) as statements, db.session() as s, s.begin():
         result = import_table(Ctx(session=s, actor="bench", files_dir=project.files_dir), table,
                               ImportOptions(collection="imported", schema="day"))
     imported = time.perf_counter() - started
@@ -217,6 +224,8 @@ def main() -> None:
     print(f"import   {n:,} rows: {imported:.2f} s, {n / imported:,.0f} rows/s (read, check, write; in process)")
     print(f"baseline {n:,} rows: {baseline:.2f} s, {n / baseline:,.0f} rows/s (bulk_create_records alone; in process)")
     print(f"ratio import/baseline: {imported / baseline:.2f} (no target)")
+    print(f"the import's statements: {statements.seconds:.2f} s of its {imported:.2f} s "
+          f"({statements.seconds / imported:.0%}; cursor events, the commit not counted)")
     if not measured:
         print(f"ratio benchbook import/sqlite-utils insert --csv: not measured (no --sqlite-utils; target >= {TARGET})")
         return
@@ -236,6 +245,9 @@ def main() -> None:
               "the import's rows wait in memory until all are checked: docs/limits.md)")
     print(f"ratio import (in process)/sqlite-utils insert --csv: "
           f"{measured['sqlite-utils insert --csv'][0] / imported:.3f} (no target: the command's start-up left out)")
+    print(f"ceiling: sqlite-utils insert --csv / the in-process import's statements alone: "
+          f"{measured['sqlite-utils insert --csv'][0] / statements.seconds:.3f} (no target: the ratio were "
+          "everything else, start-up, reading, checking, to take no time)")
     print(f"{os.cpu_count()} cpus; load average {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end; "
           f"files in {work}")
 

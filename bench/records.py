@@ -10,7 +10,8 @@ in 10,000 holds the rare word ``quixotic``). Prints, measured in the same run:
 
 - import rate through the domain with history (``bulk_create_records`` called once for all the
   obs, as ``benchbook import`` of one file does; one transaction, one import batch) and its ratio to a bare ``sqlite3`` ``executemany`` of the same rows (ids, parent
-  and ``json.dumps`` of the values) into a single JSON table;
+  and ``json.dumps`` of the values) into a single JSON table; the share of the import its SQL
+  statements took, and the ratio's ceiling: bare ÷ those statements alone;
 - p50/p95 latency over HTTP (``benchbook serve`` as a subprocess on a free port, httpx) of a
   page of 50 with a 3-leaf filter tree sorted by ``n``; the same with an ancestor leaf; a
   rare-word search and a common-word one; a one-leaf filter in id order; pages sorted newest
@@ -20,12 +21,16 @@ in 10,000 holds the rare word ``quixotic``). Prints, measured in the same run:
   the history the import wrote (one ``create`` entry a record, in one import batch);
 - the database's size and the bare JSON table's, their ratio, and each table and index of
   1 MB or more from SQLite's ``dbstat`` (bytes of its pages) with its ratio to the bare table;
+- the size floors: every table without its indexes, and ``records`` with ``audit_entries``
+  alone, each ÷ the bare table (what the size ratio would be with no index at all);
 - with ``--datasette``: Datasette 0.65 (in its own venv, ``bench/.venv-datasette``, never a
   project dependency) over the same rows in a plain table with an index on ``n``: the same
   filter+sort page and a single row, each timed alone and then alternating with benchbook's
   (one request to each in turn): the ratio judged is the alternating one, since a machine
   whose speed drifts between two phases moves a ratio of phases (a single GET's ratio read
-  0.77 and 1.48 in two runs of one morning) but not one of requests taken in turn;
+  0.77 and 1.48 in two runs of one morning) but not one of requests taken in turn; and
+  ``GET /api/health`` alternating with Datasette's row page: the framework's floor, what no
+  benchbook GET can go below;
 - with ``--baseline-src DIR``: a second ``benchbook serve`` of the same project running the
   benchbook package found in ``DIR`` (another commit's ``src``), every query timed alternating
   with it, and the ratios (an A/B of two commits in one run).
@@ -71,6 +76,9 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.history import entries as audit
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import open_database
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from statements import timed_statements  # bench/statements.py
 
 HERE = Path(__file__).resolve().parent
 PLOTS = 1000
@@ -154,8 +162,11 @@ def bare_sqlite(path: Path, n: int) -> float:
     return seconds
 
 
-def domain_import(project: Project, n: int, say: Callable[[str], None]) -> tuple[float, float, list[str]]:
-    """(wall seconds, CPU seconds, obs ids) to import the rows through the bulk path, history on."""
+def domain_import(project: Project, n: int, say: Callable[[str], None]) -> tuple[float, float, float, list[str]]:
+    """(wall seconds, CPU seconds, SQL seconds, obs ids) to import the rows through the bulk path,
+    history on. The SQL seconds are the statements' own time within the import (from SQLAlchemy's
+    ``before_cursor_execute`` to ``after_cursor_execute``: the database's work and the driver's
+    binding; the commit is not a statement and not counted)."""
     db = open_database(project.database_url)
     with db.session() as s:
         ctx = Ctx(session=s, actor="bench", files_dir=project.files_dir)
@@ -164,7 +175,7 @@ def domain_import(project: Project, n: int, say: Callable[[str], None]) -> tuple
             create_schema(ctx, OBS)
             create_collection(ctx, {"name": "bench", "schemas": ["plot", "obs"]})
         wall, cpu = time.perf_counter(), time.process_time()
-        with s.begin():
+        with timed_statements(db.engine) as statements, s.begin():
             ctx.batch_id = audit.open_batch(ctx, "import", label="bench").id
             plots = bulk_create_records(ctx, "bench", [{"schema_name": "plot", "data": plot_values(i)}
                                                        for i in range(PLOTS)])
@@ -180,7 +191,7 @@ def domain_import(project: Project, n: int, say: Callable[[str], None]) -> tuple
             ids = bulk_create_records(ctx, "bench", rows, progress=progress)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     db.engine.dispose()
-    return wall, cpu, ids
+    return wall, cpu, statements.seconds, ids
 
 
 def stored_obs_ids(project: Project) -> list[str]:
@@ -459,13 +470,17 @@ def run(args: argparse.Namespace, database_url: str | None) -> None:
         backend = "PostgreSQL" if database_url else "SQLite"
         say(f"import through the domain (bulk path, history on, {backend}) of {total:,} records …")
         project = project_on(work / "project", {"database": {"url": database_url}})
-        wall, cpu, obs_ids = domain_import(project, n, say)
+        wall, cpu, sql, obs_ids = domain_import(project, n, say)
         results += [
             ("bare sqlite3 executemany, one JSON table (in process)", f"{total / bare:,.0f} rows/s", "no target"),
             (f"import through the domain with history (in process, {backend})",
              f"{total / wall:,.0f} records/s ({total / cpu:,.0f} per CPU s)", "no target"),
+            ("  of which its statements (cursor events; the commit not counted)",
+             f"{sql:,.1f} of {wall:,.1f} s ({sql / wall:.0%})", "no target"),
             ("ratio import / bare", f"{bare / wall:.3f}",
              "no target (set on SQLite)" if database_url else verdict(">= 0.33", bare / wall >= 0.33)),
+            ("  ceiling: bare / the import's statements alone", f"{bare / sql:.3f}",
+             "no target (the ratio were the import's Python to take no time at all)"),
         ]
     if database_url:
         postgres_size_lines(results, work, database_url)
@@ -501,7 +516,16 @@ def sqlite_sizes(results: list[tuple[str, str, str]], work: Path, project: Proje
     else:
         results.append(("ratio database / bare", "no bare.db in this folder", "target <= 3: not measured"))
     bare_table = dbstat_sizes(work / "bare.db").get("rows") if (work / "bare.db").exists() else None
-    for name, size in dbstat_sizes(project.root / "benchbook.db").items():
+    parts = dbstat_sizes(project.root / "benchbook.db")
+    if bare_table:
+        indexes = index_names(project.root / "benchbook.db")
+        tables = sum(size for name, size in parts.items() if name not in indexes)
+        history = parts.get("records", 0) + parts.get("audit_entries", 0)
+        results += [("  floor: every table, no index (dbstat) / bare table", f"{tables / bare_table:.2f}",
+                     "no target (what the size ratio comes to with no index at all)"),
+                    ("  floor: records + audit_entries alone / bare table", f"{history / bare_table:.2f}",
+                     "no target (the records and their history, nothing else)")]
+    for name, size in parts.items():
         if size >= 1e6:
             share = f"   {size / bare_table:5.2f}x the bare JSON table" if bare_table else ""
             results.append((f"  dbstat {name}", f"{size / 1e6:,.1f} MB{share}", ""))
@@ -655,6 +679,14 @@ def measure_datasette(results: list[tuple[str, str, str]], work: Path, n: int, r
         ratio = both["ours"][0] / both["datasette"][0]
         results += paired(f"HTTP GET {name}, alternating with", "datasette", both["ours"], both["datasette"],
                           verdict(f"p50 <= {share:g}x", ratio <= share, n if at_scale else None))
+        if name == SINGLE:
+            say("  the framework's floor: GET /api/health and datasette's row page, requests alternating …")
+            floor = alternating([("ours", client, lambda _: ("/api/health", {}), pid),
+                                 ("datasette", theirs, make, proc.pid)], repeat)
+            results += paired("HTTP GET /api/health (no handler work), alternating with", "datasette's row page",
+                              floor["ours"], floor["datasette"],
+                              "no target (the least any benchbook GET costs; the single record's target is "
+                              f"{share:g}x)")
 
 
 def dbstat_sizes(path: Path) -> dict[str, int]:
@@ -666,6 +698,16 @@ def dbstat_sizes(path: Path) -> dict[str, int]:
     finally:
         conn.close()
     return {str(name): int(size) for name, size in rows}
+
+
+def index_names(path: Path) -> set[str]:
+    """The names of the indexes of the SQLite file ``path``, its tables' automatic ones included
+    (``sqlite_autoindex_…``, which ``sqlite_master`` lists too)."""
+    conn = sqlite3.connect(path)
+    try:
+        return {str(name) for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    finally:
+        conn.close()
 
 
 def _size(folder: Path, name: str) -> float:
