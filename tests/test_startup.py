@@ -68,3 +68,30 @@ def test_a_database_behind_head_is_upgraded_on_open(tmp_path: Path) -> None:
     db = open_database(url)
     assert current_revision(db.engine) == head_revision()
     db.engine.dispose()
+
+
+_IMPORT_PROBE = """
+import sys
+from benchbook.cli.main import main
+sys.argv = ["benchbook", "--project", sys.argv[1], "import", sys.argv[2], "--collection", "days",
+            "--schema", "day", "--create-schema"]
+try:
+    main()
+except SystemExit as exc:
+    assert not exc.code, exc.code
+print("numpy" in sys.modules)
+"""
+
+
+def test_a_small_import_makes_its_ids_without_numpy(tmp_path: Path) -> None:
+    """A few rows' ids are made one by one (``ids.new_ids``): loading numpy for them cost a
+    two-row ``benchbook import`` 0.13 s of its second and a half (docs/performance.md, I9)."""
+    project = tmp_path / "project"
+    subprocess.run([sys.executable, "-m", "benchbook.cli.main", "--project", str(project), "init"],
+                   capture_output=True, text=True, check=True)
+    csv = tmp_path / "days.csv"
+    csv.write_text("day,rain\n2026-01-01,0.5\n2026-01-02,1.5\n")
+    done = subprocess.run([sys.executable, "-c", _IMPORT_PROBE, str(project), str(csv)],
+                          capture_output=True, text=True, check=True)
+    assert "created 2" in done.stdout + done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False"

@@ -71,7 +71,11 @@ def _texts(made: list[ULID]) -> list[str]:
     return [text[start:start + ID_LENGTH] for start in range(0, ID_LENGTH * count, ID_LENGTH)]
 
 
-def id_stream(batch: int = 1000) -> Iterator[str]:
+ID_BATCH = 1000
+"""How many ids :func:`id_stream` makes at once unless told otherwise."""
+
+
+def id_stream(batch: int = ID_BATCH) -> Iterator[str]:
     """New ids without end, made :func:`new_ids` ``batch`` at a time (for a loop that needs one
     id per row as it reads them); each later than the one before."""
     while True:
