@@ -24,7 +24,7 @@ from benchbook.domain.imports.rejected import rejected_file, rejected_name
 from benchbook.domain.imports.run import ImportOptions, ImportResult, import_table
 from benchbook.domain.imports.run import Progress as ImportProgress
 from benchbook.persistence.db import COMMAND_WAIT, DatabaseBusy, open_database, write_lock
-from benchbook.runner import triggers, worker
+from benchbook.runner import triggers
 
 DEMO_DIR = "penguins-demo"
 
@@ -205,6 +205,9 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
     verb = "would import" if dry_run else "imported"
     click.echo(f"{verb} {file.name} into {collection}: {result.summary_line()}")
     if queued:
+        # only when the import queued runs: the worker loads the plugins' code
+        from benchbook.runner import worker
+
         ran = worker.for_database(open_database(project.database_url), project).drain(wait=False)
         click.echo(f"workflow runs: {queued} queued, {ran.ran} ran here ({ran.completed} completed, {ran.failed} failed, "
                    f"{ran.cancelled} cancelled)" + ("; the server running this project runs the others"
@@ -239,7 +242,7 @@ def _drain_here(project: Project, console: Console) -> None:
     """Run the project's waiting workflow runs in this process, with a progress bar, and say how
     they ended (a server holding the project's queue runs them instead: then this returns at once)."""
     from benchbook.cli.progress import follow
-    from benchbook.runner import switch
+    from benchbook.runner import switch, worker
 
     db = open_database(project.database_url)
     try:

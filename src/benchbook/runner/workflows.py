@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -203,6 +202,8 @@ class _Checker:
         if not isinstance(step.config, dict):
             self.add([*loc, "config"], "config must be a mapping")
         else:
+            import jsonschema  # only where a workflow is checked: 50 ms of every command's start-up otherwise
+
             for err in jsonschema.Draft202012Validator(plugin.config_schema or {}).iter_errors(step.config):
                 self.add([*loc, "config", *err.absolute_path], err.message)
         return plugin
