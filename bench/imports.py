@@ -65,10 +65,10 @@ from benchbook.domain.imports.run import ImportOptions, import_table
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import open_database
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 from statements import timed_statements  # bench/statements.py
 
-HERE = Path(__file__).resolve().parent
 SQLITE_UTILS = "sqlite-utils==3.39.1"
 TARGET = 0.5  # issue 15: benchbook import / sqlite-utils insert --csv, same file, same run
 FIELDS = [{"name": "date", "type": "date"}, {"name": "precipitation", "type": "float"},

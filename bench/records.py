@@ -77,10 +77,10 @@ from benchbook.domain.history import entries as audit
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import open_database
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 from statements import timed_statements  # bench/statements.py
 
-HERE = Path(__file__).resolve().parent
 PLOTS = 1000
 SLICE = 50_000
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu",
