@@ -67,8 +67,7 @@ def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit:
     parts = query.parts(session, collection)
     conds = parts.all
     if columns:
-        names = [query.schema] if query.schema else schema_names(session, collection.id)
-        check_columns(shaper.cache, [shaper.cache.schema_named(n) for n in names], columns)
+        check_columns(shaper.cache, query.listed_metas(shaper.cache, collection.id), columns)
     sqlite = session.get_bind().dialect.name == "sqlite"
     lead = query.leading_sort(session, collection, shaper.cache) if limit and query.sort else None
     walked = (_sorted_page(session, query, collection, parts, lead, limit=limit, offset=offset)
@@ -405,8 +404,7 @@ def export_columns(session: Session, cache: SchemaCache, collection_id: str, que
     that some listed schema lacks as its own field is asked for as derived (an inherited value
     for those records; own values are read from ``data`` either way) and checked by
     :func:`check_columns`, which raises ``Invalid`` at ``loc + [position]`` for an unknown one."""
-    metas = [cache.schema_named(n) for n in
-             ([query.schema] if query.schema else schema_names(session, collection_id))]
+    metas = query.listed_metas(cache, collection_id)
     own = list(dict.fromkeys(f.name for m in metas for f in m.fields))
     chosen = list(dict.fromkeys(columns)) if columns else EXPORT_BASE + own
     derived = [c for c in chosen if c not in EXPORT_BASE and not all(c in m.by_name for m in metas)]
@@ -446,8 +444,7 @@ def export_zip(session: Session, files_dir: Path, collection_name: str, query: R
     collection = find_collection(session, collection_name)
     cache = SchemaCache(session)
     chosen, derived = export_columns(session, cache, collection.id, query, columns, loc=["body", "columns"])
-    metas = [cache.schema_named(n) for n in
-             ([query.schema] if query.schema else schema_names(session, collection.id))]
+    metas = query.listed_metas(cache, collection.id)
     file_columns = {f.name for m in metas for f in m.fields if f.type in FILE_TYPES and f.name in chosen}
     statement = query.select(session, collection).execution_options(yield_per=500)
     shaper = RecordShaper(session, cache)

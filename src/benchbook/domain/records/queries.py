@@ -103,6 +103,14 @@ class RecordQuery:
                           [error_entry(["query", "schema"], "schema not in this collection", "schema", self.schema)])
         return schema
 
+    def listed_metas(self, cache: SchemaCache, collection_id: str) -> list[SchemaMeta]:
+        """The metadata of the schemas this query lists: ``schema``'s alone when given (by
+        :meth:`SchemaCache.schema_named`; raises ``NotFound``), else every live schema of the
+        collection, in its order."""
+        if self.schema:
+            return [cache.schema_named(self.schema)]
+        return [cache.meta(i) for i, _ in collection_schemas(cache.session, collection_id)]
+
     def conditions(self, session: Session, collection: Collection, *,
                    use_schema: bool = True) -> list[ColumnElement[bool]]:
         """WHERE conditions selecting the live records the parameters match. Raises ``Invalid``."""
