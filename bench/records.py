@@ -321,24 +321,9 @@ def latency(client: httpx.Client, make: Callable[[random.Random], tuple[str, dic
             pid: int) -> tuple[float, float, float, Any]:
     """(p50 ms, p95 ms, server CPU ms per request, last body) of ``repeat`` GETs (after 3
     warm-ups); ``make`` varies them. Server CPU is the mean over the timed requests (the
-    machine is shared: CPU time is steadier than the wall clock)."""
-    rnd = random.Random(7)
-    times, body, cpu = [], None, 0.0
-    for i in range(repeat + 3):
-        if i == 3:
-            cpu = cpu_seconds(pid)
-        path, params = make(rnd)
-        begin = time.perf_counter()
-        response = client.get(path, params=params)
-        elapsed = (time.perf_counter() - begin) * 1000
-        if response.status_code != 200:
-            raise SystemExit(f"GET {response.request.url}: {response.status_code} {response.text[:300]}")
-        body = response.json()
-        if i >= 3:
-            times.append(elapsed)
-    cpu = (cpu_seconds(pid) - cpu) * 1000 / repeat
-    times.sort()
-    return statistics.median(times), times[max(0, round(0.95 * len(times)) - 1)], cpu, body
+    machine is shared: CPU time is steadier than the wall clock). One server's
+    :func:`alternating`."""
+    return alternating([("alone", client, make, pid)], repeat)["alone"]
 
 
 def leaves(rnd: random.Random, n: int) -> list[dict[str, Any]]:
