@@ -7,8 +7,10 @@
      ├── Conflict (409)                 name taken, uniqueness clash, live children block a delete
      ├── Invalid (422)                  a value breaks a rule; ``errors`` lists each problem
      │                                  as {loc, msg, type, input, ctx} like request validation
-     └── BadGateway (502)               a service outside benchbook (an AI provider, the model
-                                        router) cannot be reached, refused or answered nonsense
+     ├── BadGateway (502)               a service outside benchbook (an AI provider, the model
+     │                                  router) cannot be reached, refused or answered nonsense
+     └── Abandoned (503)                the work's client disconnected or the server is stopping
+                                        (domain/abandon.py); its transaction is rolled back
 
 Spec section *Errors*: domain errors answer ``{detail: <message>}``; DESIGN.md fixes the codes.
 """
@@ -68,6 +70,13 @@ class BadGateway(BenchbookError):
     what went wrong, never a credential."""
 
     status = 502
+
+
+class Abandoned(BenchbookError):
+    """The requester has gone (503): its client disconnected or the server began to stop while
+    the work ran (``domain/abandon.py``). Raised from inside the work, so the write rolls back."""
+
+    status = 503
 
 
 def error_entry(loc: list[str | int], msg: str, type_: str, input_: Any = None,
