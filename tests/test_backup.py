@@ -1,17 +1,24 @@
 """`benchbook backup` / `benchbook restore` (issue #13 item 6): a round trip gives back the same
-records, history and files, also while a writer keeps creating records through the API."""
+records, history and files, also while a writer keeps creating records through the API. Issue 33:
+archives are private whatever the umask, a backup is dated by its snapshot, and its work folder
+goes however the backup ends (signals in a real `benchbook backup` process; after a SIGKILL,
+`doctor --fix` and the next backup remove it)."""
 from __future__ import annotations
 
 import hashlib
 import io
 import json
 import os
+import signal
 import sqlite3
 import stat
+import subprocess
+import sys
 import tarfile
 import threading
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -328,3 +335,134 @@ def test_content_a_backup_cannot_read_is_reported_and_the_restore_uses_its_own_d
     restored = Project.open(tmp_path / "r")
     assert "url" not in restored.settings.get("database", {})
     assert restored.database_url == f"sqlite:///{tmp_path / 'r' / 'benchbook.db'}"
+
+
+BENCHBOOK = [sys.executable, "-c", "from benchbook.cli.main import main; main()"]
+PAUSED = """
+import signal, sys
+from benchbook.cli.main import main
+from benchbook.maintenance import backup as backups
+
+for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # as from a terminal, whatever started the tests
+    if signal.getsignal(signum) is signal.SIG_IGN:
+        signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+snapshot = backups.sqlite_snapshot
+
+
+def paused(*args, **kwargs):
+    found = snapshot(*args, **kwargs)
+    print("snapshot taken", flush=True)
+    sys.stdin.readline()
+    return found
+
+
+backups.sqlite_snapshot = paused
+main()
+"""
+"""`benchbook backup` that stops once its snapshot is written (in its work folder), says so on
+stdout and goes on when a line arrives on stdin: the point where it is killed in the tests."""
+
+
+def paused_backup(project: Project, archive: Path) -> subprocess.Popen[str]:
+    """A real `benchbook backup` process, returned once it waits after its snapshot."""
+    proc = subprocess.Popen([sys.executable, "-c", PAUSED, "--project", str(project.root), "backup", str(archive)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if line != "snapshot taken\n":
+        _, err = proc.communicate()
+        raise AssertionError(f"the backup did not reach its snapshot: {line!r} {err}")
+    return proc
+
+
+def work_folders(folder: Path) -> list[Path]:
+    return sorted(folder.glob(".benchbook-backup-*"))
+
+
+def test_backups_are_readable_by_their_owner_only_whatever_the_umask(tmp_project: Project, tmp_path: Path) -> None:
+    root = str(tmp_project.root)
+    assert run("--project", root, "init").exit_code == 0
+    (tmp_project.root / ".secrets.toml").write_text('[ai]\napi_key = "sk-test"\n')
+    (tmp_project.root / ".secrets.toml").chmod(0o600)
+    for umask in (0o022, 0o000):
+        for extra, name in (((), f"plain-{umask:o}.tar"), (("--with-secrets",), f"all-{umask:o}.tgz")):
+            done = subprocess.run([*BENCHBOOK, "--project", root, "backup", *extra, str(tmp_path / name)],
+                                  umask=umask, capture_output=True, text=True, check=False)
+            assert done.returncode == 0, done.stderr
+            assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600, (umask, name)
+    with tarfile.open(tmp_path / "all-22.tgz") as tar:
+        assert ".secrets.toml" in tar.getnames()
+
+
+def test_a_backup_is_dated_when_its_snapshot_was_taken(api: Any, tmp_path: Path, target_url: str | None,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    make_schema(api, "run", [{"name": "title", "type": "string"}])
+    name = "sqlite_snapshot" if make_url(api.project.database_url).get_backend_name() == "sqlite" else "pg_snapshot"
+    snapshot = getattr(backups, name)
+    after_snapshot: list[datetime] = []
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        found = snapshot(*args, **kwargs)
+        after_snapshot.append(datetime.now(UTC))
+        return found
+
+    monkeypatch.setattr(backups, name, timed)
+    before = datetime.now(UTC)
+    report = backups.backup(api.project, tmp_path / "b.tar")
+    with tarfile.open(tmp_path / "b.tar") as tar:
+        manifest = json.load(tar.extractfile("backup.json"))  # type: ignore[arg-type]
+    created = datetime.fromisoformat(manifest["created_at"])
+    assert before <= created <= after_snapshot[0] and report.created_at == created
+    out = run("restore", str(tmp_path / "b.tar"), str(tmp_path / "r"), *(["--database-url", target_url]
+                                                                        if target_url else []))
+    assert out.exit_code == 0 and f"restored the backup of {manifest['created_at']}" in out.output, out.output
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 1)])
+def test_a_backup_stopped_by_a_signal_removes_its_work_folder(tmp_project: Project, tmp_path: Path,
+                                                              signum: int, status: int) -> None:
+    run("--project", str(tmp_project.root), "init")
+    target = tmp_path / "backups"
+    target.mkdir()
+    proc = paused_backup(tmp_project, target / "b.tar")
+    [work] = work_folders(target)
+    assert (work / "benchbook.db").stat().st_size > 0
+    proc.send_signal(signum)
+    _, err = proc.communicate()
+    assert proc.returncode == status, err
+    assert list(target.iterdir()) == [] and work_folders(tmp_project.root) == []
+
+
+def test_a_killed_backup_leaves_a_work_folder_that_doctor_and_the_next_backup_remove(tmp_project: Project,
+                                                                                     tmp_path: Path) -> None:
+    root = str(tmp_project.root)
+    run("--project", root, "init")
+    target = tmp_path / "backups"
+    target.mkdir()
+    first = paused_backup(tmp_project, target / "first.tar")
+    try:
+        [work] = work_folders(target)
+        # while it runs, neither doctor --fix nor another backup to the same folder touches its folder
+        out = run("--project", root, "doctor", "--fix")
+        assert out.exit_code == 0 and f"{work} is the work folder of a backup running now (pid {first.pid}" in out.output
+        assert backups.backup(tmp_project, target / "beside.tar").swept == [] and work.is_dir()
+        first.kill()  # SIGKILL: nothing runs in the process any more
+    finally:
+        first.kill()
+        first.communicate()
+    assert (work / "benchbook.db").is_file() and (tmp_project.root / f"{work.name}.json").is_file()
+    out = run("--project", root, "doctor")
+    assert out.exit_code == 1 and "WARNING backups     1 work folder(s) of backups that were killed" in out.output
+    assert str(work) in out.output and work.is_dir()
+    out = run("--project", root, "doctor", "--fix")
+    assert out.exit_code == 0 and "done: removed 1 work folder(s)" in out.output, out.output
+    assert not work.exists() and work_folders(tmp_project.root) == []
+
+    second = paused_backup(tmp_project, target / "second.tar")
+    [work] = work_folders(target)
+    second.kill()
+    second.communicate()
+    out = run("--project", root, "backup", str(target / "next.tar"))
+    assert out.exit_code == 0 and f"removed {work}, the work folder of a backup that was killed" in out.output
+    assert sorted(p.name for p in target.iterdir()) == ["beside.tar", "next.tar"]
+    assert work_folders(tmp_project.root) == []

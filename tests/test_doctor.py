@@ -18,7 +18,7 @@ from sqlalchemy import select, text
 from benchbook.cli.main import build_cli
 from benchbook.config import Project
 from benchbook.domain.ids import new_id
-from benchbook.maintenance import doctor
+from benchbook.maintenance import backup_work, doctor
 from benchbook.persistence import audit_days, own_values, record_counts
 from benchbook.persistence.db import alembic_config, open_database
 from benchbook.persistence.tables import EDITS_INDEX, AuditEntry, Job, field_index_name, utcnow
@@ -340,3 +340,30 @@ def test_missing_indexes_are_found_and_created_again(api: Any) -> None:
     with engine.connect() as conn:
         assert doctor.present_indexes(conn) == before
     assert [f.severity for f in doctor.examine(api.project) if f.check == "indexes"] == ["ok"]
+
+
+def test_doctor_removes_old_unmarked_backup_folders_and_follows_no_foreign_pointer(tmp_project: Project,
+                                                                                   tmp_path: Path) -> None:
+    """Work folders benchbook left before issue 33 (no owner.json) are stale once older than
+    the grace; a young one may be a backup starting now. A pointer is followed only to a work
+    folder of its own name."""
+    p = tmp_project
+    run(p, "init")
+    unmarked, young = p.root / ".benchbook-backup-old", p.root / ".benchbook-backup-young"
+    for folder in (unmarked, young):
+        folder.mkdir()
+        (folder / "benchbook.db").write_bytes(b"x" * 1000)
+    then = time.time() - backup_work.UNMARKED_GRACE - 60
+    os.utime(unmarked, (then, then))
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (p.root / ".benchbook-backup-evil.json").write_text(json.dumps({"work": str(precious)}))
+    (p.root / ".benchbook-backup-gone.json").write_text(json.dumps({"work": str(tmp_path / ".benchbook-backup-gone")}))
+    found = [f for f in doctor.examine(p) if f.check == "backups"]
+    assert [f.severity for f in found] == ["note", "warning"]
+    assert f"{young} is the work folder of a backup running now (no owner.json yet)" in found[0].message
+    assert "3 work folder(s) of backups that were killed, 1000 bytes" in found[1].message
+    fixed = [f for f in doctor.examine(p, fix=True) if f.check == "backups" and f.fixed]
+    assert [f.fixed for f in fixed] == ["removed 3 work folder(s), 1000 bytes"]
+    assert sorted(x.name for x in p.root.glob(".benchbook-backup-*")) == [".benchbook-backup-young"]
+    assert precious.is_dir()

@@ -35,12 +35,17 @@ def backup_command(ctx: click.Context, file: Path, with_secrets: bool) -> None:
     """Write a backup of the project to FILE, a new tar archive (gzip when FILE ends in .gz or
     .tgz): a consistent copy of the database taken while the server may be writing (SQLite's
     online backup; pg_dump on PostgreSQL), the files it uses, benchbook.toml, workflows/ and
-    plugins/. Restore it with `benchbook restore FILE DIRECTORY`."""
+    plugins/. Restore it with `benchbook restore FILE DIRECTORY`. FILE is made readable by you
+    only (mode 0600). The work folder it writes in beside FILE is removed however the backup
+    ends (Ctrl-C, SIGTERM, SIGHUP); one a killed backup left there is removed first."""
     project = _project(ctx)
     try:
         report = backups.backup(project, file, with_secrets=with_secrets)
     except MaintenanceError as exc:
         raise click.ClickException(str(exc)) from None
+    for leftover in report.swept:
+        click.echo(f"  removed {leftover.folder}, the work folder of a backup that was killed ({leftover.size} bytes)",
+                   err=True)
     click.echo(f"{report.archive}: {report.size} bytes, {report.database} database at revision {report.revision}")
     click.echo(f"  {report.tables.get('records', 0)} records, {report.tables.get('audit_entries', 0)} history entries, "
                f"{report.files} files ({report.file_bytes} bytes)")
@@ -73,13 +78,14 @@ LABELS = {"ok": "ok", "note": "note", "warning": "WARNING", "error": "ERROR"}
 @click.command("doctor")
 @click.option("--fix", is_flag=True, default=False,
               help="Apply the safe fixes: mark runs left running as interrupted, chmod the secrets, remove "
-                   "stray and temporary files older than 10 minutes, upgrade the database, checkpoint the WAL.")
+                   "stray and temporary files older than 10 minutes, upgrade the database, checkpoint the WAL, "
+                   "remove the work folders of killed backups.")
 @click.option("--quick", is_flag=True, default=False, help="SQLite: PRAGMA quick_check instead of integrity_check.")
 @click.pass_context
 def doctor_command(ctx: click.Context, fix: bool, quick: bool) -> None:
     """Check the project: the database's integrity, its migrations, the files folder against the
     files records use, runs stuck in `running`, the permissions of benchbook.toml and
-    .secrets.toml. Prints each finding with how to fix it; exits 1 while a warning or an error
+    .secrets.toml, work folders killed backups left. Prints each finding with how to fix it; exits 1 while a warning or an error
     is left (after --fix, the ones it could not fix)."""
     project = _project(ctx)
     findings = doctors.examine(project, fix=fix, quick=quick)

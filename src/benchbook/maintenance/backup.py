@@ -9,9 +9,16 @@ A backup is one tar archive (gzip-compressed when its name ends in ``.gz`` or ``
     files/ab/<sha256>   the content of every file that database copy records or a record uses
     benchbook.toml, workflows/, plugins/
     .secrets.toml       only when asked for (``with_secrets``): it holds the AI key
-    backup.json         the manifest (last): format, benchbook version, database kind, migration
-                        revision, rows per table and the files (sha256) as of the snapshot, the
-                        ones that could not be read
+    backup.json         the manifest (last): format, benchbook version, ``created_at`` (when the
+                        database snapshot was taken, not when the archive was finished), database
+                        kind, migration revision, rows per table and the files (sha256) as of the
+                        snapshot, the ones that could not be read
+
+The archive is created mode 0600 whatever the umask (it holds the whole database, and with
+``with_secrets`` the AI key); it is written in a work folder next to it
+(:mod:`benchbook.maintenance.backup_work`: removed on every way out, SIGTERM included, and swept
+by the next backup or ``benchbook doctor --fix`` after a SIGKILL) and renamed into place once
+complete.
 
 The rows are counted and the files listed in the same snapshot as the database copy (SQLite:
 on the copy; PostgreSQL: in the transaction whose snapshot ``pg_dump`` is given), so a restore
@@ -34,12 +41,11 @@ import shutil
 import sqlite3
 import subprocess
 import tarfile
-import tempfile
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 from sqlalchemy import Connection, create_engine, inspect, text
 from sqlalchemy.engine import make_url
@@ -48,7 +54,7 @@ from benchbook import __version__
 from benchbook.config import CONFIG_NAME, Project
 from benchbook.domain.ai.config import SECRETS_NAME
 from benchbook.domain.files import SPOOL_PREFIX
-from benchbook.maintenance import MaintenanceError
+from benchbook.maintenance import MaintenanceError, backup_work
 from benchbook.persistence.tables import Base
 
 FORMAT = 1
@@ -67,7 +73,9 @@ class BackupReport:
     kind (``sqlite``/``postgresql``), its migration ``revision``, ``tables`` (rows per table),
     ``files`` archived and their ``file_bytes``, and ``unreadable`` files (sha256 → why: missing
     on disk, or content that no longer matches its name), ``checkpoint`` (SQLite: the
-    ``wal_checkpoint(TRUNCATE)`` result ``(busy, wal pages, checkpointed pages)`` taken first)."""
+    ``wal_checkpoint(TRUNCATE)`` result ``(busy, wal pages, checkpointed pages)`` taken first),
+    ``created_at`` (when the snapshot was taken, UTC) and ``swept`` (work folders of killed
+    backups removed from the archive's folder first, :func:`backup_work.sweep`)."""
 
     archive: Path
     size: int
@@ -78,6 +86,8 @@ class BackupReport:
     file_bytes: int
     unreadable: dict[str, str] = field(default_factory=dict)
     checkpoint: tuple[int, int, int] | None = None
+    created_at: datetime | None = None
+    swept: list[backup_work.Leftover] = field(default_factory=list)
 
 
 @dataclass
@@ -97,8 +107,10 @@ class RestoreReport:
 def backup(project: Project, archive: Path, *, with_secrets: bool = False) -> BackupReport:
     """Write a backup of ``project`` to ``archive`` (a new file; see the module docstring).
 
-    The archive is written next to its final name and moved there once complete, so a failed
-    backup leaves no partial archive. Raises :class:`MaintenanceError` when ``archive`` exists or
+    The archive is written next to its final name (mode 0600) and moved there once complete,
+    so a failed backup leaves no partial archive; its work folder goes whichever way the backup
+    ends, SIGINT, SIGTERM and SIGHUP included (they end it, as ``KeyboardInterrupt`` and
+    ``SystemExit(128 + signal)``). Raises :class:`MaintenanceError` when ``archive`` exists or
     sits inside the project's archived folders, the SQLite database is missing, its copy fails
     the integrity check, or (PostgreSQL) ``pg_dump`` is not on PATH or fails."""
     archive = Path(archive).expanduser().resolve()
@@ -110,12 +122,12 @@ def backup(project: Project, archive: Path, *, with_secrets: bool = False) -> Ba
         if archive.is_relative_to(inside.resolve()):
             raise MaintenanceError(f"{archive} is inside {inside}, which the backup archives; put it elsewhere")
     url = make_url(project.database_url)
-    with tempfile.TemporaryDirectory(dir=archive.parent, prefix=".benchbook-backup-") as tmp:
-        work = Path(tmp)
+    with backup_work.exits_on_signals(), backup_work.work_folder(archive.parent, project.root, archive) as folder:
+        work = folder.path
         checkpoint = None
         if url.get_backend_name() == "sqlite":
             kind, dump = "sqlite", work / SQLITE_NAME
-            checkpoint = sqlite_snapshot(Path(url.database or ""), dump)
+            checkpoint, taken_at = sqlite_snapshot(Path(url.database or ""), dump)
             engine = create_engine(f"sqlite:///{dump}")
             try:
                 with engine.connect() as conn:
@@ -124,16 +136,17 @@ def backup(project: Project, archive: Path, *, with_secrets: bool = False) -> Ba
                 engine.dispose()
         elif url.get_backend_name() == "postgresql":
             kind, dump = "postgresql", work / PG_NAME
-            revision, tables, shas = pg_snapshot(project.database_url, dump)
+            revision, tables, shas, taken_at = pg_snapshot(project.database_url, dump)
         else:
             raise MaintenanceError(f"cannot back up a {url.get_backend_name()} database")
         partial = work / "archive.partial"
-        with _open_for_writing(partial, gzip=archive.name.endswith((".gz", ".tgz"))) as tar:
+        with _create_private(partial) as raw, tarfile.open(
+                name=str(archive), fileobj=raw, mode="w:gz" if archive.name.endswith((".gz", ".tgz")) else "w") as tar:
             tar.add(dump, arcname=dump.name)
             dump.unlink()  # the disk space it took is needed no longer
             files, file_bytes, unreadable = _add_files(tar, project.files_dir, shas)
             _add_settings(tar, project.root, with_secrets)
-            manifest = {"format": FORMAT, "benchbook": __version__, "created_at": datetime.now(UTC).isoformat(),
+            manifest = {"format": FORMAT, "benchbook": __version__, "created_at": taken_at.isoformat(),
                         "database": kind, "revision": revision, "tables": tables,
                         "files": sorted(shas - set(unreadable)), "unreadable": unreadable,
                         "secrets": with_secrets and (project.root / SECRETS_NAME).is_file()}
@@ -141,15 +154,28 @@ def backup(project: Project, archive: Path, *, with_secrets: bool = False) -> Ba
         os.replace(partial, archive)
     return BackupReport(archive=archive, size=archive.stat().st_size, database=kind, revision=revision,
                         tables=tables, files=files, file_bytes=file_bytes, unreadable=unreadable,
-                        checkpoint=checkpoint)
+                        checkpoint=checkpoint, created_at=taken_at, swept=folder.swept)
 
 
-def sqlite_snapshot(source: Path, copy: Path) -> tuple[int, int, int] | None:
+def _create_private(path: Path) -> BinaryIO:
+    """A new file at ``path``, open for writing, mode 0600 from its creation whatever the umask
+    (``fchmod`` before any byte is written). Raises ``FileExistsError`` when it exists."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "wb")
+
+
+def sqlite_snapshot(source: Path, copy: Path) -> tuple[tuple[int, int, int] | None, datetime]:
     """Copy the SQLite database ``source`` to ``copy`` with the online backup API in a single
     step (one read transaction: a consistent snapshot, writers go on meanwhile in WAL mode) and
     check the copy (``PRAGMA integrity_check``). First checkpoints the WAL (``TRUNCATE``, waiting
     at most 2 s for readers: best effort, so the WAL does not keep growing and the copy reads the
-    main file); returns that checkpoint's ``(busy, wal pages, checkpointed pages)``. Raises
+    main file). Returns that checkpoint's ``(busy, wal pages, checkpointed pages)`` and the time
+    (UTC) the snapshot was taken: just before the copy's read transaction starts. Raises
     :class:`MaintenanceError` when ``source`` is missing or the copy is not intact."""
     if not source.is_file():
         raise MaintenanceError(f"no database at {source}: nothing to back up (run `benchbook init`)")
@@ -160,6 +186,7 @@ def sqlite_snapshot(source: Path, copy: Path) -> tuple[int, int, int] | None:
         src.execute("PRAGMA busy_timeout=30000")
         dst = sqlite3.connect(copy)
         try:
+            taken_at = datetime.now(UTC)
             src.backup(dst)  # pages=-1: every page in one step
             problems = [r[0] for r in dst.execute("PRAGMA integrity_check").fetchall()]
         finally:
@@ -169,7 +196,7 @@ def sqlite_snapshot(source: Path, copy: Path) -> tuple[int, int, int] | None:
     if problems != ["ok"]:
         raise MaintenanceError(f"the copy of {source} is not intact ({'; '.join(problems[:5])}); "
                                "run `benchbook doctor` on the project")
-    return (int(row[0]), int(row[1]), int(row[2])) if row else None
+    return ((int(row[0]), int(row[1]), int(row[2])) if row else None), taken_at
 
 
 def census(conn: Connection) -> tuple[str | None, dict[str, int], set[str]]:
@@ -187,10 +214,11 @@ def census(conn: Connection) -> tuple[str | None, dict[str, int], set[str]]:
     return (str(revision) if revision else None), tables, shas
 
 
-def pg_snapshot(url: str, dump: Path) -> tuple[str | None, dict[str, int], set[str]]:
+def pg_snapshot(url: str, dump: Path) -> tuple[str | None, dict[str, int], set[str], datetime]:
     """Dump the PostgreSQL database at ``url`` to ``dump`` with ``pg_dump --format=custom``
     from a snapshot exported by a repeatable-read transaction, in which the :func:`census` is
-    taken too (so both see the same data while writers go on). Raises
+    taken too (so both see the same data while writers go on). Returns the census and the time
+    (UTC) the snapshot was taken (as its export returned). Raises
     :class:`MaintenanceError` without ``pg_dump`` or when it fails."""
     pg_dump = _tool("pg_dump")
     engine = create_engine(url)
@@ -199,16 +227,13 @@ def pg_snapshot(url: str, dump: Path) -> tuple[str | None, dict[str, int], set[s
             conn = conn.execution_options(isolation_level="REPEATABLE READ")
             with conn.begin():
                 snapshot = conn.scalar(text("SELECT pg_export_snapshot()"))
+                taken_at = datetime.now(UTC)
                 found = census(conn)
                 _run_tool([pg_dump, "--format=custom", "--no-owner", "--no-privileges", f"--snapshot={snapshot}",
                            f"--file={dump}"], url)
     finally:
         engine.dispose()
-    return found
-
-
-def _open_for_writing(path: Path, *, gzip: bool) -> tarfile.TarFile:
-    return tarfile.open(path, "w:gz") if gzip else tarfile.open(path, "w")
+    return (*found, taken_at)
 
 
 def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) -> None:

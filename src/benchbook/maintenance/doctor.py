@@ -37,6 +37,10 @@ The checks, in order (:func:`examine`):
                  kind ``interrupted``.
 ``wal``          SQLite: a write-ahead log grown past :data:`WAL_NOTE_BYTES` (a note). Fix:
                  ``PRAGMA wal_checkpoint(TRUNCATE)``.
+``backups``      work folders of the project's backups that were killed (SIGKILL) before they
+                 could remove them, each about the database's size, found through the pointers
+                 in the project folder (:mod:`benchbook.maintenance.backup_work`); a backup
+                 still running is a note. Fix: remove them (a running backup's never).
 
 Nothing is changed unless ``fix`` is given. A finding is a problem when its severity is
 ``warning`` or ``error`` and it was not fixed; ``benchbook doctor`` exits non-zero then.
@@ -65,6 +69,7 @@ from sqlalchemy.orm import Session
 from benchbook.config import CONFIG_NAME, Project
 from benchbook.domain.ai.config import SECRETS_NAME
 from benchbook.domain.files import SPOOL_PREFIX
+from benchbook.maintenance import backup_work
 from benchbook.persistence import audit_days, own_values, record_counts
 from benchbook.persistence.db import COMMAND_WAIT, alembic_config, make_engine, upgrade, write_lock
 from benchbook.persistence.tables import (
@@ -133,6 +138,7 @@ def examine(project: Project, *, fix: bool = False, quick: bool = False) -> list
         findings += _guarded("runs", lambda: check_runs(engine))
         if sqlite_path is not None:
             findings += check_wal(sqlite_path)
+        findings += check_backups(project.root)
         return _apply(findings, fix)
     finally:
         engine.dispose()
@@ -542,3 +548,29 @@ def check_wal(database: Path) -> list[Finding]:
     return [Finding("wal", "note", f"the write-ahead log {wal} is {size} bytes",
                     "`benchbook doctor --fix` checkpoints it into the database (PRAGMA wal_checkpoint(TRUNCATE))",
                     repair=checkpoint)]
+
+
+# --------------------------------------------------------------------------------- backups
+def check_backups(root: Path) -> list[Finding]:
+    """Work folders of ``root``'s backups left by a backup that was killed (stale), or of one
+    running now (a note), and those whose state cannot be told (a note, left alone)."""
+    found = backup_work.project_leftovers(root)
+    stale = [w for w in found if w.state == "stale"]
+    findings = []
+    for w in found:
+        if w.state != "stale":
+            owner = f"pid {w.owner.get('pid')} on {w.owner.get('host')}, since {w.owner.get('started')}" \
+                if w.owner else "no owner.json yet"
+            what = "a backup running now" if w.state == "running" else "a backup whose lock cannot be tried"
+            findings.append(Finding("backups", "note", f"{w.folder} is the work folder of {what} ({owner})",
+                                    "left alone"))
+    if stale:
+        size = sum(w.size for w in stale)
+        findings.append(Finding(
+            "backups", "warning", f"{len(stale)} work folder(s) of backups that were killed, {size} bytes: "
+            f"{_listed([str(w.folder or w.pointer) for w in stale])}",
+            "`benchbook doctor --fix` removes them (so does the next backup written to the same folder)",
+            repair=lambda: "removed {} work folder(s), {} bytes".format(*backup_work.remove(stale))))
+    if not findings:
+        findings.append(Finding("backups", "ok", "no work folder of a killed backup is left"))
+    return findings
