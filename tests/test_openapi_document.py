@@ -213,33 +213,37 @@ def _parameter_schema(document: dict[str, Any], name: str) -> dict[str, Any]:
     return schema
 
 
-def test_since_pattern_admits_only_what_the_server_parses(document: dict[str, Any]) -> None:
-    """``since`` carries a pattern (a ``date-time`` format would refuse a date): what it admits
-    the domain parses, unless the day does not exist in that month, which no pattern can say."""
-    from datetime import datetime
+@pytest.mark.parametrize("parameter", ["AuditSince", "AnalyticsStart", "AnalyticsEnd"])
+def test_instant_patterns_admit_only_what_the_server_parses(document: dict[str, Any], parameter: str) -> None:
+    """``since``, ``start`` and ``end`` carry one pattern (a ``date-time`` format would refuse a
+    date): every day it admits exists (30-day months, February 29 in leap years only), and the
+    domain takes every text it admits, a zone that puts it past year 9999 in UTC included."""
+    import calendar
 
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from benchbook.domain.errors import Invalid
-    from benchbook.domain.history.entries import parse_since as parse
+    from benchbook.domain.analytics import parse_instant
+    from benchbook.domain.history.entries import parse_since
 
-    pattern = _parameter_schema(document, "AuditSince")["pattern"]
-    for good in ("2024-02-29", "2024-01-01T10", "2024-01-01 10:00", "2024-01-01T10:00:00.123456Z",
-                 "2024-01-01T10:00:00+05:30"):
+    pattern = _parameter_schema(document, parameter)["pattern"]
+    assert pattern == _parameter_schema(document, "AuditSince")["pattern"]
+    for good in ("2024-02-29", "2000-02-29", "2024-01-01T10", "2024-01-01 10:00", "2024-01-01T10:00:00.123456Z",
+                 "2024-01-01T10:00:00+05:30", "9999-12-31T23:59:59.999999-23:59", "1000-01-01T00:00+23:59"):
         assert re.search(pattern, good), good
-        parse(good)
-    for bad in ("", "yesterday", "2024-1-1", "2024-01-01T", "20240101", "2024-13-01", "2024-01-01T24:00", "0000-01-01"):
+        parse_since(good), parse_instant("start", good), parse_instant("end", good)
+    for bad in ("", "yesterday", "2024-1-1", "2024-01-01T", "20240101", "2024-13-01", "2024-01-01T24:00", "0000-01-01",
+                "2023-02-29", "1900-02-29", "2024-04-31", "2024-02-30"):
         assert not re.search(pattern, bad), bad
+    for year in (1000, 1004, 1900, 2000, 2023, 2024, 2100, 2400, 9996, 9999):  # every day of these years, and only those
+        for month in range(1, 13):
+            for d in range(1, 32):
+                text = f"{year}-{month:02d}-{d:02d}"
+                assert bool(re.search(pattern, text)) == (d <= calendar.monthrange(year, month)[1]), text
 
     @given(st.from_regex(pattern))
     def admitted_parse(text: str) -> None:
-        try:
-            parse(text)
-        except Invalid:
-            year, month, day = (int(part) for part in text.strip()[:10].split("-"))
-            following = datetime(year + month // 12, month % 12 + 1, 1)
-            assert day > (following - datetime(year, month, 1)).days, text
+        parse_since(text), parse_instant("start", text), parse_instant("end", text)
 
     admitted_parse()
 

@@ -176,6 +176,9 @@ def test_record_audit_trail(api):
     assert api.ok("GET", "/audit", params={"entity_id": sid, "sort": "timestamp:asc"})["items"][0]["action"] == "create"
     assert api.get("/audit", params={"sort": "bogus"}).status_code == 422
     assert api.ok("GET", "/audit", params={"since": "2999-01-01T00:00:00"})["total"] == 0
+    # in year 10000 in UTC, which Python's datetime cannot hold: later than every entry
+    assert api.ok("GET", "/audit", params={"since": "9999-12-31T23:00:00-05:00"})["total"] == 0
+    assert api.get("/audit", params={"since": "2023-02-29"}).status_code == 422  # no such day
 
 
 def test_full_text_search_follows_every_write(api):

@@ -61,6 +61,9 @@ NICE_STEPS = (1, 2, 5)
 """Bin widths are 1, 2 or 5 times a power of ten milliseconds (see :func:`bin_width_ms`)."""
 
 Body = dict[str, Any]
+#: Where a ``start`` past the last instant Python holds in UTC begins (the timestamps counted are
+#: the server's own, never this late); such an ``end`` is no bound at all.
+LAST_DAY = datetime(9999, 12, 31, tzinfo=UTC)
 
 
 # ------------------------------------------------------------------------------------ parameters
@@ -71,11 +74,15 @@ def parse_instant(name: str, value: str | None) -> datetime | None:
         return None
     try:
         moment = datetime.fromisoformat(value.strip())
-        return (moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment).astimezone(UTC)
-    except (ValueError, OverflowError):
+    except ValueError:
         raise Invalid(f"{name}: {value!r} is not an ISO 8601 date or date-time",
                       [error_entry(["query", name], "not an ISO 8601 date or date-time", "datetime",
                                    value)]) from None
+    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:00-05:00 is in year 10000 in UTC: later than anything stored
+        return None if name == "end" else LAST_DAY
 
 
 def check_bucket(bucket: str | None) -> str:

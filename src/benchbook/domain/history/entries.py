@@ -88,7 +88,10 @@ def parse_since(since: str | None) -> datetime | None:
         value = datetime.fromisoformat(since.strip())
     except ValueError:
         raise Invalid(f"since: {since!r} is not an ISO 8601 date or date-time") from None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:00-05:00 is in year 10000 in UTC: later than every entry
+        return datetime(9999, 12, 31, tzinfo=UTC)
 
 
 def _entity_types(types: tuple[str, ...]) -> ColumnElement[bool]:
