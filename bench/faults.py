@@ -2,7 +2,7 @@
 and check what is left. Run on demand (never in the tests).
 
     python bench/faults.py [--records 30000] [--import-rows 100000] [--edits 20000]
-                           [--only import,delete,restore-all,workflow,conversion] [--keep DIR]
+                           [--only import,delete,restore-all,workflow,conversion,backup] [--keep DIR]
 
 Each scenario uses a fresh SQLite project served by ``benchbook serve`` (a uvicorn subprocess)
 while a writer thread creates records one by one over HTTP; each create the server acknowledged
@@ -24,7 +24,13 @@ same folder. Scenarios:
   ``interrupted`` (once the dead server's lease has expired, ``runner.worker.LEASE_TTL``);
 - **conversion**: ``--edits`` whole history edits (written with the unchanged values kept, as
   older versions did); the server converts them at start-up; killed while converting: after the
-  restart the conversion resumes by itself and ends with no whole edit left.
+  restart the conversion resumes by itself and ends with no whole edit left;
+- **backup**: ``benchbook backup`` of the project while it is served, killed with SIGKILL once its
+  database snapshot is written (the process waits there: :data:`PAUSED_BACKUP`, so the point is
+  exact): what it left (its ``.benchbook-backup-*`` work folder, about the database's size, and its
+  pointer in the project folder) is printed, ``benchbook doctor`` must report it and the next
+  backup to the same folder remove it; killed again, ``doctor --fix`` must remove it. Target:
+  nothing left.
 
 After each restart: ``PRAGMA integrity_check`` is ``ok``, ``PRAGMA foreign_key_check`` finds
 nothing, and every acknowledged create is there. Prints one line per check with ``ok`` or
@@ -76,6 +82,26 @@ def run(ctx, inputs, config):
     return {"n": len(inputs.get("text") or "")}
 '''
 BENCHBOOK = [sys.executable, "-c", "from benchbook.cli.main import main; main()"]
+PAUSED_BACKUP = """
+import sys
+from benchbook.cli.main import main
+from benchbook.maintenance import backup as backups
+
+snapshot = backups.sqlite_snapshot
+
+
+def paused(*args, **kwargs):
+    found = snapshot(*args, **kwargs)
+    print("snapshot taken", flush=True)
+    sys.stdin.readline()
+    return found
+
+
+backups.sqlite_snapshot = paused
+main()
+"""
+"""``benchbook backup`` that says ``snapshot taken`` on stdout once its snapshot is written, then
+waits for a line on stdin: where the backup scenario kills it."""
 PLOTS = 300
 
 
@@ -411,12 +437,54 @@ def act_conversion(args: argparse.Namespace) -> Callable[[Project, Server, list[
     return act
 
 
+def act_backup(project: Project, server: Server, plots: list[str]) -> Callable[[], None]:
+    target = project.root.parent / f"{project.root.name}-backups"
+    target.mkdir(exist_ok=True)
+    root = str(project.root)
+
+    def killed_backup(name: str) -> None:
+        proc = subprocess.Popen([sys.executable, "-c", PAUSED_BACKUP, "--project", root, "backup", str(target / name)],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert proc.stdout is not None
+        if proc.stdout.readline() != "snapshot taken\n":
+            raise SystemExit(f"the backup ended before its snapshot was written (exit {proc.wait()})")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    def left_behind() -> tuple[list[Path], str]:
+        left = sorted([*target.glob(".benchbook-backup-*"), *project.root.glob(".benchbook-backup-*")])
+        size = sum(f.stat().st_size for p in left for f in ([p] if p.is_file() else p.rglob("*")) if f.is_file())
+        return left, f"{len(left)} left ({size:,} bytes): {', '.join(p.name for p in left) or 'nothing'}"
+
+    killed_backup("killed-1.tar")
+    say(f"[backup] kill -9 the backup once its snapshot was written: {left_behind()[1]}")
+
+    def after() -> None:
+        left, figures = left_behind()
+        check("backup", "kill -9 leaves its work folder (for the next steps)", bool(left), figures)
+        doctor = subprocess.run([*BENCHBOOK, "--project", root, "doctor"], capture_output=True, text=True, check=False)
+        check("backup", "doctor reports it", all(str(p) in doctor.stdout for p in left if p.is_dir()),
+              f"exit {doctor.returncode}")
+        done = subprocess.run([*BENCHBOOK, "--project", root, "backup", str(target / "next.tar")],
+                              capture_output=True, text=True, check=False)
+        left, figures = left_behind()
+        check("backup", "the next backup removes it: nothing left", done.returncode == 0 and not left,
+              f"exit {done.returncode}; {figures}")
+        killed_backup("killed-2.tar")
+        fixed = subprocess.run([*BENCHBOOK, "--project", root, "doctor", "--fix"], capture_output=True, text=True,
+                               check=False)
+        left, figures = left_behind()
+        check("backup", "killed again, doctor --fix removes it: nothing left", not left,
+              f"exit {fixed.returncode}; {figures}")
+    return after
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=30_000, help="obs records in collection big")
     parser.add_argument("--import-rows", type=int, default=100_000)
     parser.add_argument("--edits", type=int, default=20_000, help="whole history edits for the conversion")
-    parser.add_argument("--only", default="import,delete,restore-all,workflow,conversion",
+    parser.add_argument("--only", default="import,delete,restore-all,workflow,conversion,backup",
                         help="comma-separated scenarios to run")
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it (default: a temporary folder)")
     args = parser.parse_args()
@@ -425,6 +493,7 @@ def main() -> None:
     acts: dict[str, Callable[[Project, Server, list[str]], Callable[[], None]]] = {
         "import": act_import(args), "delete": act_delete, "restore-all": act_restore_all,
         "workflow": act_workflow, "conversion": act_conversion(args)}
+    acts["backup"] = act_backup
     for name in args.only.split(","):
         try:
             scenario(args, work, name.strip(), acts[name.strip()])

@@ -85,8 +85,8 @@ LABELS = {"ok": "ok", "note": "note", "warning": "WARNING", "error": "ERROR"}
 def doctor_command(ctx: click.Context, fix: bool, quick: bool) -> None:
     """Check the project: the database's integrity, its migrations, the files folder against the
     files records use, runs stuck in `running`, the permissions of benchbook.toml and
-    .secrets.toml, work folders killed backups left. Prints each finding with how to fix it; exits 1 while a warning or an error
-    is left (after --fix, the ones it could not fix)."""
+    .secrets.toml, the work folders of killed backups. Prints each finding with how to fix it;
+    exits 1 while a warning or an error is left (after --fix, the ones it could not fix)."""
     project = _project(ctx)
     findings = doctors.examine(project, fix=fix, quick=quick)
     click.echo(f"benchbook doctor: {project.root}")
