@@ -248,6 +248,32 @@ def test_instant_patterns_admit_only_what_the_server_parses(document: dict[str, 
     admitted_parse()
 
 
+def test_ai_address_pattern_admits_only_what_the_server_takes(document: dict[str, Any]) -> None:
+    """``base_url`` (settings, local models) carries the server's own rule for an address
+    (``check_base_url``: http or https, a host, a port 1-65535, printable ASCII), or empty."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from benchbook.domain.ai.config import check_base_url
+
+    pattern = document["components"]["schemas"]["AiConfigUpdate"]["properties"]["base_url"]["pattern"]
+    local = document["paths"]["/ai/local/models"]["get"]["parameters"][0]
+    assert local["name"] == "base_url" and local["schema"]["pattern"] == pattern
+    for good in ("", "http://localhost:11434/v1", "https://api.example.com/v1?x=1#y", "http://[::1]:8080/",
+                 "http://10.0.0.1:65535"):
+        assert re.search(pattern, good), good
+    for bad in ("http://", "ftp://a", "http://a:0", "http://a:65536", "http://a b", "http:///x", "http://[::::]/",
+                "http://é.example/", "localhost:11434"):
+        assert not re.search(pattern, bad), bad
+
+    @settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    @given(st.from_regex(pattern, fullmatch=True).filter(bool))
+    def admitted(text: str) -> None:
+        check_base_url(text, ["body", "base_url"])
+
+    admitted()
+
+
 def test_where_pattern_is_the_servers_field_equals_value_rule(document: dict[str, Any]) -> None:
     """``where`` items carry the domain's own syntax rule (domain/records/queries.py: a name
     that is not blank after stripping, ``=``, anything): the pattern admits a string exactly

@@ -121,3 +121,12 @@ def test_local_models_default_address_is_the_usual_local_server(ai, monkeypatch)
     assert config.DEFAULT_LOCAL == "http://localhost:11434/v1"
     r = ai.get("/ai/local/models", params={"base_url": "not a url"})
     assert r.status_code == 422
+
+
+def test_local_models_with_an_empty_address_asks_the_default_one(ai, fake_model: FakeModel, monkeypatch):
+    """The document's pattern admits an empty ``base_url`` (as the settings do: empty is the
+    default), so the server takes it to mean the default address."""
+    from benchbook.domain.ai import config
+
+    monkeypatch.setattr(config, "DEFAULT_LOCAL", fake_model.base_url)
+    assert ai.ok("GET", "/ai/local/models", params={"base_url": ""})["base_url"] == fake_model.base_url

@@ -35,7 +35,7 @@ def update_config(body: Body) -> tuple[Body, int]:
 
 
 def list_local_models(base_url: str = config.DEFAULT_LOCAL) -> tuple[Body, int]:
-    return providers.local_models(base_url), 200
+    return providers.local_models(base_url or config.DEFAULT_LOCAL), 200  # empty: the default
 
 
 def _callback_url() -> str:
