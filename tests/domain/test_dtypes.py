@@ -86,6 +86,7 @@ def test_sort_key_sql_kind(type_: str, kind: str) -> None:
     ("string", None, {}),
     ("string", {}, {}),
     ("string", {"choices": [" a", "b", "a"], "max_length": 3}, {"choices": ["a", "b"], "max_length": 3}),
+    ("string", {"choices": ["abc", "d"], "max_length": 3}, {"choices": ["abc", "d"], "max_length": 3}),
     ("string", {"max_length": None}, {}),
     ("integer", {"min": -5, "max": 5}, {"min": -5, "max": 5}),
     ("integer", {"min": 2.0, "max": 2}, {"min": 2, "max": 2}),
@@ -188,6 +189,8 @@ ACCEPTED: list[tuple[str, dict[str, Any], Any, Any]] = [
     ("integer", {}, "12.0", 12),
     ("integer", {}, "1e3", 1000),
     ("integer", {}, 10**30, 10**30),
+    ("integer", {}, 2**1024 - 2**970 - 1, 2**1024 - 2**970 - 1),  # the largest a double holds
+    ("integer", {}, -(2**1024 - 2**970 - 1), -(2**1024 - 2**970 - 1)),
     ("integer", {"min": 1, "max": 3}, 1, 1),
     ("integer", {"min": 1, "max": 3}, "3", 3),
     ("float", {}, 1.5, 1.5),
@@ -277,6 +280,10 @@ REJECTED: list[tuple[str, dict[str, Any], Any, str]] = [
     ("integer", {}, [1], "int_type"),
     ("integer", {}, float("inf"), "finite_number"),
     ("integer", {}, "9" * 5000, "finite_number"),
+    ("integer", {}, "9" * 4000, "finite_number"),
+    ("integer", {}, 2**1024 - 2**970, "finite_number"),  # rounds to an infinite double
+    ("integer", {}, -(2**1024 - 2**970), "finite_number"),
+    ("integer", {}, str(2**1024 - 2**970), "finite_number"),
     ("integer", {"min": 1}, 0, "less_than_min"),
     ("integer", {"max": 3}, "4", "greater_than_max"),
     ("float", {}, True, "float_type"),
@@ -320,6 +327,8 @@ REJECTED: list[tuple[str, dict[str, Any], Any, str]] = [
     ("url", {}, "https://exa mple.org", "url_parsing"),
     ("url", {}, "http://[::1", "url_parsing"),
     ("url", {}, "file://", "url_parsing"),
+    ("url", {}, "https://example.org/a\x01b", "url_parsing"),  # control characters
+    ("url", {}, "https://example.org/\x0e", "url_parsing"),
     ("tags", {}, 5, "list_type"),
     ("tags", {}, {"a": 1}, "list_type"),
     ("tags", {}, ["a", 1], "string_type"),

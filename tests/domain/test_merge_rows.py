@@ -102,6 +102,9 @@ def test_a_record_over_its_length_limit_reads_as_alone() -> None:
 
 @pytest.mark.parametrize(("type_", "restrictions", "value"), [
     ("integer", {}, 7), ("integer", {"min": 1}, 0), ("float", {}, 3), ("float", {}, 2**60), ("float", {}, 1e309),
+    pytest.param("integer", {}, 2**1024 - 2**970 - 1, id="integer-largest-double"),
+    pytest.param("integer", {}, 2**1024 - 2**970, id="integer-past-double"),
+    pytest.param("integer", {}, -(2**1024 - 2**970), id="integer-past-negative-double"),
     ("boolean", {}, True), ("boolean", {}, "yes"), ("string", {}, ""), ("string", {}, "  "),
     ("date", {"min": "not a date"}, "2024-01-01"), ("datetime", {"timezone": "Nowhere/Else"}, "2024-01-01"),
     ("datetime", {}, "  "), ("date", {}, []), ("nonsense", {}, 1),
@@ -129,6 +132,7 @@ NUMERIC_TEXT = st.one_of(
 @example(value="-0", type_="float")
 @example(value=" -0 ", type_="integer")
 @example(value="9" * 4001, type_="integer")
+@example(value="9" * 400, type_="integer")
 @example(value="9" * 4001, type_="float")
 @example(value="1e400", type_="float")
 @example(value="12", type_="float")

@@ -30,6 +30,9 @@ _INT = re.compile(r"[+-]?[0-9]+")
 _NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 _INT_DIGITS = 4000
 """The longest integer text read as an int (``int()`` refuses more than 4,300 digits)."""
+_INT_BOUND = 2 ** 1024 - 2 ** 970
+"""Integers from here on (either sign) round to an infinite double: an integer field refuses
+them, since filters and sorts compare its values as doubles (PostgreSQL cannot even cast them)."""
 _ACCEPT = re.compile(r"(\.[^./\\\s]+)+|[a-z0-9!#$&^_.+-]+/([a-z0-9!#$&^_.+-]+|\*)")
 _BOOL_WORDS = {"true": True, "t": True, "yes": True, "y": True, "1": True,
                "false": False, "f": False, "no": False, "n": False, "0": False}
@@ -221,6 +224,9 @@ def _c_integer(value: Any, r: R, tz: str | None, lookup: Lookup | None) -> int:
     n = _number(value, "int")
     if isinstance(n, float) and not n.is_integer():
         raise ValueProblem(f"{value!r} is not a whole number", "int_from_float")
+    if not -_INT_BOUND < n < _INT_BOUND:
+        raise ValueProblem(f"{value!r} is too large (an integer field holds values a double can: up to about "
+                           "1.8e308 either way)", "finite_number")
     _bounds(int(n), r.get("min"), r.get("max"))
     return int(n)
 
@@ -491,12 +497,13 @@ def column_coercer(type_: str, restrictions: dict[str, Any] | None, *, tz: str |
     quick = {"integer": int, "boolean": bool, "string": str}.get(type_)
     if quick is not None and lo is None and hi is None and r.get("choices") is None and r.get("max_length") is None:
         def typed(value: object) -> object:
-            if type(value) is quick and value != "":
+            if type(value) is quick and value != "" and (
+                    quick is not int or (isinstance(value, int) and -_INT_BOUND < value < _INT_BOUND)):
                 return value
             if quick is int and type(value) is str:
                 text = value.strip()
-                if _INT.fullmatch(text) and len(text) <= _INT_DIGITS:
-                    return int(text)
+                if _INT.fullmatch(text) and len(text) <= _INT_DIGITS and -_INT_BOUND < (n := int(text)) < _INT_BOUND:
+                    return n
             return generic(value)
         return typed
     return generic
