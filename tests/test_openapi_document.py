@@ -274,6 +274,23 @@ def test_ai_address_pattern_admits_only_what_the_server_takes(document: dict[str
     admitted()
 
 
+def test_timezone_pattern_admits_every_zone_the_server_knows(document: dict[str, Any]) -> None:
+    """A collection's ``timezone`` is ``format: iana-timezone`` with a pattern of the names' form:
+    every zone of the installed time zone database fits it (a new tzdata with a name of another
+    form fails here, not in a client), and ``""`` (unset) does."""
+    import zoneinfo
+
+    schemas = document["components"]["schemas"]
+    for body in ("DatasetCreate", "DatasetUpdate"):
+        timezone = schemas[body]["properties"]["timezone"]
+        assert timezone["format"] == "iana-timezone"
+        pattern = timezone["pattern"]
+        for name in [*zoneinfo.available_timezones(), ""]:
+            assert re.search(pattern, name) and len(name) <= timezone["maxLength"], (body, name)
+        for bad in ("Europe Berlin", "/UTC", "UTC/", "Europe//Berlin", "../etc/passwd", "Ürümqi"):
+            assert not re.search(pattern, bad), (body, bad)
+
+
 def test_where_pattern_is_the_servers_field_equals_value_rule(document: dict[str, Any]) -> None:
     """``where`` items carry the domain's own syntax rule (domain/records/queries.py: a name
     that is not blank after stripping, ``=``, anything): the pattern admits a string exactly

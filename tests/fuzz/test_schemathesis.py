@@ -28,6 +28,7 @@ import shutil
 import socket
 import tempfile
 import zlib
+import zoneinfo
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,6 +73,10 @@ FILTER_TEXT = st.recursive(
                                           min_size=1, max_size=1),
     max_leaves=4).map(json.dumps)
 schemathesis.openapi.format("json", FILTER_TEXT)
+#: What a ``format: iana-timezone`` value holds: a zone of the server's time zone database (the
+#: system's ``localtime`` and ``posixrules`` files are no IANA zones; the server refuses them).
+schemathesis.openapi.format("iana-timezone", st.sampled_from(
+    sorted(zoneinfo.available_timezones() - {"localtime", "posixrules"})))
 
 
 class _Seed:

@@ -55,9 +55,13 @@ def list_collections(session: Session, *, deleted: bool = False) -> list[dict[st
 
 
 def _check_timezone(tz: str) -> str:
+    """``tz`` if it names an IANA zone: the rule datetime values are read with (dtypes._zone),
+    which refuses the system's ``localtime`` and ``posixrules`` files though zoneinfo reads them."""
     try:
+        if tz in ("localtime", "posixrules"):
+            raise ValueError(tz)
         ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         raise Invalid(f"unknown timezone {tz!r}",
                       [error_entry(["body", "timezone"], "not an IANA timezone name", "timezone", tz)]) from None
     return tz
