@@ -24,6 +24,8 @@ memory, time or disk. Each can be changed per project::
     page_requests = 2            # record pages and summaries worked on at once (``benchbook.pacing``)
     import_bytes = 536870912     # one imported file, read whole (CLI, API)
     import_rows = 1000000        # rows of one imported file (its checked rows wait in memory)
+    import_columns = 1000        # columns of one imported file (a JSON file's distinct keys)
+    import_cells_per_byte = 16   # rows × columns an imported file may span per byte of it (at least 1,000,000)
 
 The limits of the request in progress are a context variable (:func:`current`, set by
 :func:`use` in the HTTP middleware for each request): the domain reads them there, so it needs no
@@ -66,6 +68,8 @@ class Limits:
     page_requests: int = 2
     import_bytes: int = 512 * MIB
     import_rows: int = 1_000_000
+    import_columns: int = 1000
+    import_cells_per_byte: int = 16
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any] | None) -> Limits:

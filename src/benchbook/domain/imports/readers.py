@@ -14,26 +14,35 @@ zip archive is a workbook, ``[`` starts JSON, ``{`` NDJSON, anything else delimi
 - **JSON/NDJSON**: every item must be an object; the columns are the keys in the order first
   seen. Values keep their JSON types.
 
+Rows are sparse: a row's cells are a list in column order that stops at its last cell (a
+text or workbook row; never padded to the header's width) or, for JSON and NDJSON, a dict from
+column position to value holding the object's keys only; read them with :func:`cell_at`. A
+missing cell is absent and reads as None.
+
 Row numbers are where a user finds the row: the line a row starts on in a text or JSON file
 (header = line 1), the sheet's row number in a workbook. Raises ``Invalid`` for a file that
 cannot be read as its format, that holds no header, or that is past the limits
 (:func:`benchbook.limits.current`, docs/limits.md): more than ``import_bytes`` bytes (a file is
-read whole) or more than ``import_rows`` rows (an import checks every row before it writes any,
-so its checked rows wait in memory: about 0.7 KB each for a few columns).
+read whole), more than ``import_rows`` rows (an import checks every row before it writes any,
+so its checked rows wait in memory: about 0.7 KB each for a few columns), more than
+``import_columns`` columns, or more cells than its size allows (:mod:`.budget`). Raises
+``Abandoned`` when the requester goes while it reads (:func:`benchbook.domain.abandon.check`).
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any
-from zipfile import BadZipFile
+from typing import Any, TypeAlias
 
 from benchbook import limits
 from benchbook.domain import collector
 from benchbook.domain.errors import Invalid
+from benchbook.domain.imports.budget import Budget
+from benchbook.domain.imports.workbook import sheet_rows
 
 FORMATS = ("csv", "tsv", "xlsx", "json", "ndjson")
 SNIFF_LINES = 50
@@ -42,22 +51,36 @@ _EXTENSIONS = {".csv": "csv", ".txt": "csv", ".tsv": "tsv", ".tab": "tsv", ".xls
                ".json": "json", ".ndjson": "ndjson", ".jsonl": "ndjson"}
 
 
+Cells: TypeAlias = list[Any] | dict[int, Any]
+"""A row's cells: a list in column order, as long as the row (at most the header's width), or a
+dict from column position to cell (JSON, NDJSON). Read with :func:`cell_at`."""
+
+
+def cell_at(cells: Cells, position: int) -> Any:
+    """The cell of column ``position`` (from 0) of a row's ``cells``; None where the row has
+    none (it is shorter, or its object lacks the key)."""
+    if isinstance(cells, dict):
+        return cells.get(position)
+    return cells[position] if position < len(cells) else None
+
+
 @dataclass
 class Table:
-    """A file's rows: ``columns`` (the header, in file order) and ``rows`` as ``(number, cells)``
-    with one cell per column (``None`` where a row has none); ``unit`` says what the numbers
-    count (``"line"`` or ``"row"``). ``format``, ``encoding`` and ``delimiter`` say how it was
-    read; ``problems`` are ``(number, message, cells)`` for rows that could not be read as rows (more
-    cells than the header), which are not in ``rows``."""
+    """A file's rows: ``columns`` (the header, in file order) and ``rows`` as ``(number, cells)``,
+    :data:`Cells` sparse (read them with :func:`cell_at`); ``unit`` says what the numbers count
+    (``"line"`` or ``"row"``). ``format``, ``encoding`` and ``delimiter`` say how it was read;
+    ``problems`` are ``(number, message, cells)`` for rows that could not be read as rows (more
+    cells than the header: their cells are kept up to the header's width), which are not in
+    ``rows``."""
 
     name: str
     format: str
     columns: list[str]
-    rows: list[tuple[int, list[Any]]]
+    rows: list[tuple[int, Cells]]
     unit: str = "line"
     encoding: str | None = None
     delimiter: str | None = None
-    problems: list[tuple[int, str, list[Any]]] = field(default_factory=list)
+    problems: list[tuple[int, str, Cells]] = field(default_factory=list)
 
     def release_cells(self, start: int, stop: int) -> None:
         """Drop the cells of rows ``start`` to ``stop`` (positions in :attr:`rows`, stop not
@@ -67,7 +90,7 @@ class Table:
         self.rows[start:stop] = [(number, _RELEASED) for number, _ in self.rows[start:stop]]
 
 
-_RELEASED: list[Any] = []
+_RELEASED: Cells = []
 """The cells of every row of a table whose cells were released (:meth:`Table.release_cells`)."""
 
 
@@ -79,21 +102,6 @@ def check_size(size: int, filename: str) -> None:
         raise Invalid(f"{PurePath(filename).name or 'the file'} is {size:,} bytes; files of at most {most:,} bytes "
                       "are imported ([limits] import_bytes in benchbook.toml: a file is read whole into memory). "
                       "Split it, or raise the limit")
-
-
-class _Rows:
-    """Counts the rows read against the ``import_rows`` limit."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.most = limits.current().import_rows
-
-    def check(self, count: int) -> None:
-        """Raise ``Invalid`` once ``count`` rows (good or not) are past the limit."""
-        if count > self.most:
-            raise Invalid(f"{self.name} has more than {self.most:,} rows; at most {self.most:,} are imported at "
-                          "once ([limits] import_rows in benchbook.toml: an import's rows are checked, all of "
-                          "them, before any is written). Split the file, or raise the limit")
 
 
 def detect_format(data: bytes, filename: str, fmt: str | None = None) -> str:
@@ -115,19 +123,21 @@ def detect_format(data: bytes, filename: str, fmt: str | None = None) -> str:
 def read_table(data: bytes, filename: str, *, fmt: str | None = None, delimiter: str | None = None,
                sheet: str | None = None, encoding: str | None = None) -> Table:
     """The :class:`Table` in ``data`` (the whole file), named ``filename``; see the module
-    docstring for the options. Raises ``Invalid`` (unreadable, no header, unknown sheet)."""
+    docstring for the options. Raises ``Invalid`` (unreadable or damaged, no header, unknown
+    sheet, past a limit) and ``Abandoned`` (the requester has gone)."""
     check_size(len(data), filename)
     kind = detect_format(data, filename, fmt)
     name = PurePath(filename).name or "import"
+    budget = Budget(name, len(data))
     if kind == "xlsx":
-        return _read_xlsx(data, name, sheet)
+        return _read_xlsx(data, name, sheet, budget)
     text, used = decode(data, encoding)
     if kind == "json":
-        return _read_json(text, name, used)
+        return _objects_table(name, "json", used, _json_items(text, name, budget), budget)
     if kind == "ndjson":
-        return _read_ndjson(text, name, used)
+        return _objects_table(name, "ndjson", used, _ndjson_items(text, name, budget), budget)
     sep = sniff_delimiter(text, tab=kind == "tsv", given=delimiter)
-    return _read_delimited(text, name, "tsv" if sep == "\t" else "csv", sep, used)
+    return _read_delimited(text, name, "tsv" if sep == "\t" else "csv", sep, used, budget)
 
 
 def decode(data: bytes, encoding: str | None = None) -> tuple[str, str]:
@@ -175,37 +185,41 @@ def sniff_delimiter(text: str, *, tab: bool = False, given: str | None = None) -
     return best if counts[best] else ","
 
 
-def _blank_row(cells: list[Any]) -> bool:
+def _blank_row(cells: Sequence[Any]) -> bool:
     return all(c is None or (isinstance(c, str) and not c.strip()) for c in cells)
 
 
-def _header(cells: list[Any]) -> list[str]:
+def _header(cells: Sequence[Any]) -> list[str]:
     names = [("" if c is None else str(c)).strip() for c in cells]
     while names and not names[-1]:
         names.pop()
     return names
 
 
-def _read_delimited(text: str, name: str, kind: str, sep: str, used: str) -> Table:
+def _read_delimited(text: str, name: str, kind: str, sep: str, used: str, budget: Budget) -> Table:
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=sep)
     table: Table | None = None
     start = 1
-    budget = _Rows(name)
     try:
         for cells in reader:
+            budget.tick()
             number, start = start, reader.line_num + 1
             if _blank_row(cells):
                 continue
-            cells = [c.strip() for c in cells]
             if table is None:
-                table = Table(name, kind, _header(cells), [], "line", used, sep)
+                columns = _header(cells)
+                budget.check_columns(len(columns))
+                table = Table(name, kind, columns, [], "line", used, sep)
                 continue
-            budget.check(len(table.rows) + len(table.problems) + 1)
             width = len(table.columns)
-            if len(cells) > width and any(c for c in cells[width:]):
-                table.problems.append((number, f"the row has {len(cells)} cells, the header {width}", cells))
+            count = len(table.rows) + len(table.problems) + 1
+            budget.check_rows(count)
+            budget.check_cells(count * width)
+            if len(cells) > width and any(c.strip() for c in cells[width:]):
+                table.problems.append((number, f"the row has {len(cells)} cells, the header {width}",
+                                       [c.strip() for c in cells[:width]]))
                 continue
-            table.rows.append((number, (cells + [""] * width)[:width]))
+            table.rows.append((number, [c.strip() for c in cells[:width]]))
     except csv.Error as exc:
         raise Invalid(f"{name}: line {reader.line_num}: {exc}") from None
     if table is None or not table.columns:
@@ -213,74 +227,77 @@ def _read_delimited(text: str, name: str, kind: str, sep: str, used: str) -> Tab
     return table
 
 
-def _read_xlsx(data: bytes, name: str, sheet: str | None) -> Table:
-    import openpyxl
-    from openpyxl.utils.exceptions import InvalidFileException
-
-    try:
-        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except (InvalidFileException, BadZipFile, KeyError, ValueError, TypeError, OSError) as exc:
-        raise Invalid(f"{name} cannot be read as an Excel workbook (.xlsx): {exc}") from None
-    try:
-        if sheet is None:
-            ws = book.worksheets[0]
-        elif sheet in book.sheetnames:
-            ws = book[sheet]
-        elif sheet.isdigit() and 1 <= int(sheet) <= len(book.worksheets):
-            ws = book.worksheets[int(sheet) - 1]
-        else:
-            raise Invalid(f"{name} has no sheet {sheet!r} (sheets: {', '.join(book.sheetnames)})")
-        table: Table | None = None
-        budget = _Rows(name)
-        for number, values in enumerate(ws.iter_rows(values_only=True), 1):
-            cells = [v.strip() if isinstance(v, str) else v for v in values]
-            if _blank_row(cells):
+def _read_xlsx(data: bytes, name: str, sheet: str | None, budget: Budget) -> Table:
+    """The workbook's rows (:mod:`.workbook`). Every row read counts: as a row (a row numbered
+    ``n`` is ``n - 1`` rows: the header's and all above it, blank or not, but one) and as cells
+    (the header's width, or the row's own when wider)."""
+    table: Table | None = None
+    spanned = 0
+    with sheet_rows(data, name, sheet) as rows:
+        for number, values in rows:
+            budget.tick()
+            width = len(table.columns) if table is not None else 0
+            budget.check_rows(number - 1)
+            spanned += max(width, len(values))
+            budget.check_cells(spanned)
+            if _blank_row(values):
                 continue
             if table is None:
-                table = Table(name, "xlsx", _header(cells), [], "row")
+                columns = _header(values)
+                budget.check_columns(len(columns))
+                table = Table(name, "xlsx", columns, [], "row")
                 continue
-            budget.check(len(table.rows) + len(table.problems) + 1)
-            width = len(table.columns)
-            if len(cells) > width and not _blank_row(cells[width:]):
+            cells = [v.strip() if isinstance(v, str) else v for v in values[:width]]
+            if len(values) > width and not _blank_row(values[width:]):
                 message = f"the row has cells right of the header's last column (column {width + 1} on)"
                 table.problems.append((number, message, cells))
                 continue
-            table.rows.append((number, (cells + [None] * width)[:width]))
-    finally:
-        book.close()
+            table.rows.append((number, cells))
     if table is None or not table.columns:
         raise Invalid(f"{name} holds no rows (not even a header)")
     return table
 
 
-def _objects_table(name: str, kind: str, used: str, items: list[tuple[int, Any]]) -> Table:
-    columns: dict[str, None] = {}
+def _objects_table(name: str, kind: str, used: str, items: Iterator[tuple[int, Any]], budget: Budget) -> Table:
+    """The table of a JSON or NDJSON file's ``items`` ``(line, object)``: the columns are the
+    keys in the order first seen, each row a dict from column position to value (the object's
+    keys only). Columns and cells are checked as they grow: the file is refused at the key that
+    passes ``import_columns``."""
+    columns: dict[str, int] = {}
+    rows: list[tuple[int, Cells]] = []
     for number, item in items:
         if not isinstance(item, dict):
             raise Invalid(f"{name}: line {number}: expected an object, got {type(item).__name__}")
-        columns.update(dict.fromkeys(str(k) for k in item))
+        cells: dict[int, Any] = {}
+        for key, value in item.items():
+            position = columns.get(key)
+            if position is None:
+                position = columns[key] = len(columns)
+                budget.check_columns(len(columns), "distinct keys")
+            cells[position] = value
+        rows.append((number, cells))
+        budget.check_cells(len(rows) * len(columns))
     if not columns:
         raise Invalid(f"{name} holds no objects with keys")
-    names = list(columns)
-    rows = [(number, [item.get(c) for c in names]) for number, item in items]
-    return Table(name, kind, names, rows, "line", used)
+    return Table(name, kind, list(columns), rows, "line", used)
 
 
-def _read_json(text: str, name: str, used: str) -> Table:
+def _json_items(text: str, name: str, budget: Budget) -> Iterator[tuple[int, Any]]:
+    """``(line, item)`` of a JSON array, each decoded as it is reached."""
     decoder = json.JSONDecoder()
-    pos, line, counted = _skip(text, 0), 1, 0
+    pos, line, counted, count = _skip(text, 0), 1, 0, 0
     if not text.startswith("[", pos):
         raise Invalid(f"{name}: a JSON file must hold an array of objects")
     pos = _skip(text, pos + 1)
-    items: list[tuple[int, Any]] = []
-    budget = _Rows(name)
     try:
         while not text.startswith("]", pos):
-            budget.check(len(items) + 1)
+            budget.tick()
+            count += 1
+            budget.check_rows(count)
             line += text.count("\n", counted, pos)
             counted = pos
             item, pos = decoder.raw_decode(text, pos)
-            items.append((line, item))
+            yield line, item
             pos = _skip(text, pos)
             if text.startswith(",", pos):
                 pos = _skip(text, pos + 1)
@@ -288,7 +305,6 @@ def _read_json(text: str, name: str, used: str) -> Table:
                 raise json.JSONDecodeError("expected ',' or ']'", text, pos)
     except json.JSONDecodeError as exc:
         raise Invalid(f"{name}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
-    return _objects_table(name, "json", used, items)
 
 
 def _skip(text: str, pos: int) -> int:
@@ -297,14 +313,16 @@ def _skip(text: str, pos: int) -> int:
     return pos
 
 
-def _read_ndjson(text: str, name: str, used: str) -> Table:
-    items: list[tuple[int, Any]] = []
-    budget = _Rows(name)
+def _ndjson_items(text: str, name: str, budget: Budget) -> Iterator[tuple[int, Any]]:
+    """``(line, item)`` of an NDJSON file's non-blank lines, each decoded as it is reached."""
+    count = 0
     for number, raw in enumerate(text.splitlines(), 1):
+        budget.tick()
         if raw.strip():
-            budget.check(len(items) + 1)
+            count += 1
+            budget.check_rows(count)
             try:
-                items.append((number, json.loads(raw)))
+                item = json.loads(raw)
             except json.JSONDecodeError as exc:
                 raise Invalid(f"{name}: line {number}: not valid JSON ({exc.msg})") from None
-    return _objects_table(name, "ndjson", used, items)
+            yield number, item

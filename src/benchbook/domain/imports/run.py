@@ -28,7 +28,7 @@ from typing import Any, Protocol, overload
 
 from sqlalchemy.orm import Session
 
-from benchbook.domain import collector
+from benchbook.domain import abandon, collector
 from benchbook.domain.catalog import collections as collection_rules
 from benchbook.domain.catalog import schemas as schema_rules
 from benchbook.domain.catalog.dtypes import ValueProblem, coerce_value
@@ -49,7 +49,7 @@ from benchbook.domain.imports.infer import InferredField, display_template, fiel
 from benchbook.domain.imports.keys import KeyIndex
 from benchbook.domain.imports.parents import AUTO, ParentIndex, ParentKey
 from benchbook.domain.imports.problems import ProblemLog, Summary
-from benchbook.domain.imports.readers import Table
+from benchbook.domain.imports.readers import Cells, Table, cell_at
 from benchbook.domain.records.bulk import RowProblems, bulk_create_records
 from benchbook.domain.records.values import LINKED_TYPES, merge_new_rows, merge_values
 from benchbook.domain.records.writes import update_record
@@ -112,7 +112,7 @@ class ImportResult:
     schema: str | None = None
     created_collection: bool = False
     inferred: list[InferredField] = field(default_factory=list)
-    rejected: list[tuple[int, list[Any], str]] = field(default_factory=list)
+    rejected: list[tuple[int, Cells, str]] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -220,7 +220,8 @@ class _Import:
 
     def values(self, column: str) -> list[Any]:
         i = self.index[column]
-        return [cells[i] for _, cells in self.table.rows if not blank(cells[i])]
+        abandon.check()
+        return [cell for _, cells in self.table.rows if not blank(cell := cell_at(cells, i))]
 
     # ------------------------------------------------------------------ schema and plans
     def collection(self) -> Collection | None:
@@ -336,6 +337,7 @@ class _Import:
             self.progress.phase("checking", len(rows))
         lookup = _file_lookup(self.s)
         for start in range(0, len(rows), CHECK_STEP):
+            abandon.check()
             step = rows[start:start + CHECK_STEP]
             read = [self.read_row(collection, fixed, plans, number, cells) for number, cells in step]
             merged = self.merge([r for r in read if r.row is not None], collection, lookup)
@@ -350,13 +352,13 @@ class _Import:
         return out
 
     def read_row(self, collection: Collection, fixed: _Plan | None, plans: dict[str, _Plan], number: int,
-                 cells: list[Any]) -> _Pending:
+                 cells: Cells) -> _Pending:
         """Row ``number``'s schema, cells read as its fields' values and key matched; its
         problems so far kept (not yet noted) in the order met."""
         pending = _Pending(number)
         plan = fixed
         if plan is None:
-            given = cells[self.index["schema_name"]]
+            given = cell_at(cells, self.index["schema_name"])
             name = str(given).strip() if not blank(given) else ""
             plan = plans.get(name)
             if plan is None:
@@ -365,12 +367,15 @@ class _Import:
                 pending.note(problem, field="schema_name", kind="unknown_schema", value=given)
                 return pending
             for column in self.index:
-                if (column not in plan.mapping and column not in self.skip and not blank(cells[self.index[column]])
+                if (column not in plan.mapping and column not in self.skip
+                        and not blank(cell_at(cells, self.index[column]))
                         and any(column in p.mapping for p in plans.values())):
                     pending.note(f"{column}: not a field of schema {name!r}", field=column, kind="unknown_field")
         data: dict[str, Any] = {}
+        get, width = (cells.get if isinstance(cells, dict) else None), len(cells)  # cell_at, inline: every cell
         for column, f in plan.mapping.items():
-            cell = cells[self.index[column]]
+            i = self.index[column]
+            cell = get(i) if get is not None else cells[i] if i < width else None
             if blank(cell):
                 pending.blanks.append(f.name)
                 continue
@@ -407,7 +412,8 @@ class _Import:
             if current is None:
                 new.setdefault(id(row.plan), []).append((pending, row))
                 continue
-            incoming = {**row.data, **dict.fromkeys(pending.blanks)}
+            by_name = row.plan.meta.by_name  # a blank clears a value the record has; others are no-ops
+            incoming = {**row.data, **dict.fromkeys(n for n in pending.blanks if by_name[n].id in current)}
             row.data = incoming
             out[id(pending)] = merge_values(row.plan.meta, collection, incoming, current=current, loc=("data",),
                                             file_lookup=lookup)
@@ -417,7 +423,7 @@ class _Import:
             out.update((id(pending), result) for (pending, _), result in zip(group, results))
         return out
 
-    def finish_row(self, pending: _Pending, cells: list[Any],
+    def finish_row(self, pending: _Pending, cells: Cells,
                    merged: tuple[dict[str, Any], list[dict[str, Any]]] | None) -> _Row | None:
         """Note row ``pending``'s problems in the order a row-by-row check meets them (cells,
         parent, key, values); the row to write, or None when it has a problem."""
@@ -440,20 +446,20 @@ class _Import:
             if not row.plan.linked:  # written from `stored` alone: a large file's rows wait in memory
                 row.data = {}
             row.new_id = next(self.ids)
-            given_id = cells[self.index["id"]] if "id" in self.index else None
+            given_id = cell_at(cells, self.index["id"]) if "id" in self.index else None
             if not blank(given_id):
                 self.new_ids[str(given_id).strip()] = row.new_id
         return row
 
-    def find_parent(self, row: _Row, cells: list[Any]) -> None:
-        by_id = cells[self.index["parent_record_id"]] if "parent_record_id" in self.index else None
+    def find_parent(self, row: _Row, cells: Cells) -> None:
+        by_id = cell_at(cells, self.index["parent_record_id"]) if "parent_record_id" in self.index else None
         if not blank(by_id):
             given = str(by_id).strip()
             row.parent, row.parent_given = self.new_ids.get(given, given), True
             return
         if self.parent_key is None:
             return
-        cell = cells[self.index[self.parent_key.column]]
+        cell = cell_at(cells, self.index[self.parent_key.column])
         if blank(cell):
             return
         meta = row.plan.meta
@@ -498,6 +504,7 @@ class _Import:
         if self.progress and not creates:
             self.progress.phase("writing", len(updates))
         for row in updates:
+            abandon.check()
             before = len(ctx.changes)
             body: dict[str, Any] = {"data": row.data}
             if row.parent_given:
