@@ -11,6 +11,8 @@ sample); in the tables ``"@S1"`` stands for record S1's id and ``"@f1"`` for upl
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -18,9 +20,15 @@ from zoneinfo import ZoneInfo
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.testclient import TestClient
 
+from benchbook.app import create_app
+from benchbook.config import Project
 from tests.api.helpers import make_collection, make_record, make_schema
-from tests.conftest import empty_tables
+from tests.conftest import PG_URL, PG_WHY, Api, empty_tables
 
 TZ = "America/New_York"
 PARENT = {"site": None, "sample": "site", "measurement": "sample", "instrument": None}
@@ -426,6 +434,90 @@ def test_filter_tree_matches_oracle(lab: Any, schema: str | None, tree: dict[str
     want = oracle(data, schema, tree)
     assert want == sorted(expected), "the table and the oracle disagree"
     assert listed(api, data, schema, tree) == want
+
+
+NON_C_COLLATIONS = [  # (what, the CREATE DATABASE options): the first this server can make is used
+    ("ICU root locale und", "LOCALE_PROVIDER icu ICU_LOCALE 'und' LOCALE 'C.UTF-8'"),
+    ("libc en_US.UTF-8", "LC_COLLATE 'en_US.UTF-8' LC_CTYPE 'en_US.UTF-8'"),
+]
+
+
+@pytest.fixture(scope="module")
+def non_c_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Lab]]:
+    """The dataset on a PostgreSQL database of its own whose default collation is a natural
+    language's (``"a" < "B"``), unlike the session's C.UTF-8 test database, where code point order
+    and the database's order are one; dropped afterwards."""
+    if not PG_URL:
+        pytest.skip(f"PostgreSQL tests skipped: {PG_WHY}")
+    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    name = f"benchbook_test_collation_{uuid.uuid4().hex[:10]}"
+    tried = []
+    with admin.connect() as conn:
+        for what, options in NON_C_COLLATIONS:
+            try:
+                conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE template0 {options}'))
+                break
+            except SQLAlchemyError as exc:
+                tried.append(f"{what}: {' '.join(str(getattr(exc, 'orig', exc)).split())}")
+        else:
+            admin.dispose()
+            pytest.skip(f"this PostgreSQL server makes no database with a non-C collation ({'; '.join(tried)})")
+    url = make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+    try:
+        project = Project.init(tmp_path_factory.mktemp("project-collation"))
+        project = Project(root=project.root, settings={**project.settings, "database": {"url": url}})
+        app = create_app(project)
+        with TestClient(app, base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
+            api = Api(client, project, app)
+            with app.services.db.engine.connect() as conn:
+                assert conn.execute(text("SELECT 'a' < 'B'")).scalar() is True, "the collation is not a natural one"
+            yield api, _build(api)
+        app.services.db.engine.dispose()
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def _compares_text(schema: str | None, tree: dict[str, Any]) -> bool:
+    """Whether ``tree`` is one leaf ordering values stored as text (strings, dates, datetimes)."""
+    target = tree.get("schema") or schema
+    found = resolve(target, tree["field"]) if target and "field" in tree else None
+    return (found is not None and tree["op"] in ("gt", "gte", "lt", "lte")
+            and FIELDS[found[1]][tree["field"]][0] not in ("integer", "float"))
+
+
+TEXT_ORDER_CASES = [c for c in CASES if _compares_text(c[1], c[2])]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("schema, tree, expected", [c[1:] for c in TEXT_ORDER_CASES],
+                         ids=[c[0] for c in TEXT_ORDER_CASES])
+def test_text_is_compared_in_code_point_order_whatever_the_database_collation(
+        non_c_lab: Any, schema: str | None, tree: dict[str, Any], expected: list[str]) -> None:
+    api, data = non_c_lab
+    assert listed(api, data, schema, data.real(tree)) == oracle(data, schema, data.real(tree)) == sorted(expected)
+
+
+def test_inherited_fields_are_looked_up_at_most_32_schemas_up(api: Any) -> None:
+    """A chain of 34 schemas, one record each: the bottom one inherits from the 32 above it (SQLite
+    answered 500 from 12 up), not from the 33rd."""
+    for i in range(34):
+        make_schema(api, f"level{i}", [{"name": f"f{i}", "type": "string"}],
+                    **({"parent": f"level{i - 1}"} if i else {}))
+    make_collection(api, "deep", [f"level{i}" for i in range(34)])
+    parent = None
+    for i in range(34):
+        parent = make_record(api, "deep", f"level{i}", {f"f{i}": "x"}, parent=parent)["id"]
+
+    def found(up: int, op: str, value: str) -> Any:
+        return api.get("/collections/deep/records",
+                       params={"schema": "level33", "filter": json.dumps(L(f"f{33 - up}", op, value))})
+    for up in (1, 9, 10, 12, 32):
+        assert [[i["id"] for i in found(up, op, value).json()["items"]]
+                for op, value in (("eq", "x"), ("eq", "y"), ("ne", "x"), ("ne", "y"))] == [[parent], [], [], [parent]]
+    r = found(33, "eq", "x")
+    assert r.status_code == 422 and r.json()["errors"][0]["type"] == "unknown_field", r.text
 
 
 def test_filter_counts_export_and_delete_follow_the_filter(lab: Any) -> None:

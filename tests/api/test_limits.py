@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 from starlette.testclient import TestClient
 
 from benchbook.app import create_app
@@ -166,6 +167,24 @@ def test_records_stored_past_the_limit_match_no_filter(tmp_project):
         found = api.ok("GET", "/collections/c/records", params={"filter": tree})
         if api.app.services.db.engine.dialect.name == "sqlite":
             assert [r["id"] for r in found["items"]] == [small_one["id"]]
+
+
+def test_a_record_exactly_at_the_length_limit_still_matches_filters(tmp_project):
+    """The limit is a most: a record whose stored values are exactly ``record_length`` characters
+    is written and found like any other; one character more is skipped by filters on SQLite."""
+    for api in _app(tmp_project, {}):
+        _setup(api)
+        at = make_record(api, "c", "s", {"title": "x" * 500, "n": 1})["id"]
+        over = make_record(api, "c", "s", {"title": "x" * 501, "n": 1})["id"]
+        with api.app.services.db.engine.connect() as conn:
+            sizes = dict(conn.execute(text("SELECT id, length(data) FROM records")).all())
+        assert sizes[over] == sizes[at] + 1
+    for api in _app(tmp_project, {"record_length": sizes[at]}):
+        r = api.patch(f"/records/{at}", json={"data": {"n": 2}})  # the same length: still writable
+        assert r.status_code == 200, r.text
+        tree = json.dumps({"field": "title", "op": "contains", "value": "x"})
+        found = api.ok("GET", "/collections/c/records", params={"filter": tree})
+        assert [r["id"] for r in found["items"]] == [at]
 
 
 def test_the_default_value_limit_refuses_a_huge_string(api):

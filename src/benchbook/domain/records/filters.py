@@ -84,6 +84,11 @@ def _up_chain(steps: int, owner: Schema) -> tuple[Any, list[ColumnElement[bool]]
     return chain[-1], [*links, chain[-1].schema_id == owner.id]
 
 
+NESTED_WALK = 8
+"""Levels up to which an ancestor leaf walks down from the matching ancestors by nested ``IN``
+subqueries (:meth:`_Compiler.up_test`); further up, one statement joins the levels, since
+SQLite's parser stack overflowed from 11 nested subqueries on (a 500 for a field 12 schemas up)."""
+
 ANCESTOR_IDS = 1000
 """Ancestors matching an ancestor leaf up to which their ids are given to the query as values
 (more: a subquery finds them), :meth:`_Compiler.up_test`."""
@@ -273,9 +278,14 @@ class _Compiler:
         top = aliased(Record)
         test, negate = self.positive(top, f, leaf)
         ids = select(top.id).where(top.schema_id == owner.schema.id, test)
-        for _ in range(steps - 1):
-            level = aliased(Record)
-            ids = select(level.id).where(level.parent_id.in_(ids))
+        if steps - 1 <= NESTED_WALK:
+            for _ in range(steps - 1):
+                level = aliased(Record)
+                ids = select(level.id).where(level.parent_id.in_(ids))
+        else:  # one statement joining the levels: SQLite's parser overflows on deeper nesting
+            levels = [aliased(Record) for _ in range(steps - 1)]
+            ids = select(levels[-1].id).where(top.schema_id == owner.schema.id, test, *(
+                level.parent_id == (levels[i - 1].id if i else top.id) for i, level in enumerate(levels)))
         # up to ANCESTOR_IDS of them are written into the query as values: the planner then knows
         # how many parents it looks for (with a subquery it guessed few and took the parent index:
         # 100 plots x 1,000 children read to count 958 matches, 1.1 s, instead of 80 ms)
