@@ -191,6 +191,14 @@ def test_rerun_and_delete_bodies_past_their_limits_are_a_422(api: Any, auto: dic
     assert api.post(path, json=body).status_code == 422
 
 
+@pytest.mark.parametrize("body", [{"ids": ["x"], "filter": None}, {"ids": None, "filter": {}}, {"filter": {}}])
+def test_rerun_and_delete_take_exactly_one_of_ids_and_filter_the_other_null_or_omitted(
+        api: Any, auto: dict[str, Any], body: dict[str, Any]) -> None:
+    """The document says it (``not`` both or neither), so a generated client checks it too."""
+    assert api.post("/jobs/delete", json=body).status_code == 200
+    assert api.post("/jobs/rerun", json=body).status_code == 200
+
+
 def test_a_filter_matching_more_than_1000_runs_is_refused(api: Any, auto: dict[str, Any]) -> None:
     workflow(api, "count-words", STATS)
     rec = auto["make"]({"notes": "a"})
