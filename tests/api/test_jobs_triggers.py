@@ -3,10 +3,12 @@ started by runs and the end of their chains, and runs started by hand."""
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
 from tests.runner.automation_helpers import STATS, auto, gate, runs, workflow
+from tests.runner.rawplugin import folder
 
 __all__ = ["auto", "gate"]  # fixtures
 
@@ -149,3 +151,66 @@ def test_run_many_queues_one_run_per_ticked_record_and_says_which_could_not_run(
     for bad in ([], ["x"] * 1001):
         assert api.post("/workflows/count-words/run-many", json={"record_ids": bad}).status_code == 422
     assert api.post("/workflows/nope/run-many", json={"record_ids": [a["id"]]}).status_code == 404
+
+
+def test_a_value_exactly_200_characters_long_is_kept_whole_in_the_trigger_detail(
+        api: Any, auto: dict[str, Any]) -> None:
+    api.ok("POST", "/schemas/sample/fields", 201, json={"name": "labels", "type": "tags"})
+    workflow(api, "watch", {**STATS, "triggers": {"record_updated": {"fields": ["notes", "labels"]}}})
+    rec = auto["make"]({"notes": "n"})
+    labels = ["a" * 46, "b" * 46, "c" * 46, "d" * 46]  # ["aaa…", …] is 200 characters of JSON
+    assert len(json.dumps(labels)) == 200
+    api.ok("PATCH", f"/records/{rec['id']}", json={"data": {"notes": "w" * 200, "labels": labels}})
+    api.ok("PATCH", f"/records/{rec['id']}", json={"data": {"notes": "w" * 201, "labels": [*labels, "e"]}})
+    api.ok("POST", "/jobs/drain")
+    first, second = ({c["field"]: c["after"] for c in j["trigger_detail"]["changes"]} for j in runs(api))
+    assert first == {"notes": "w" * 200, "labels": labels}
+    assert second["notes"] == "w" * 200 + "…"
+    assert second["labels"] == json.dumps([*labels, "e"], ensure_ascii=False)[:200] + "…"
+
+
+def test_an_edited_workflow_file_is_what_the_next_change_triggers(api: Any, auto: dict[str, Any]) -> None:
+    body = {**STATS, "record_schema": "study", "triggers": {"record_created": {}}}
+    workflow(api, "retargeted", body)
+    auto["make"]({"notes": "a"})  # read the file: a study workflow, nothing for samples
+    workflow(api, "retargeted", {**body, "record_schema": "sample"})  # another size: seen as changed
+    rec = auto["make"]({"notes": "a b"})
+    assert [(j["workflow_name"], j["record_id"]) for j in runs(api)] == [("retargeted", rec["id"])]
+
+
+MAKER = '''
+from benchbook.plugin import Plugin
+
+plugin = Plugin(id="maker", name="Maker", category="test", outputs={"made": {"type": "string"}},
+                capabilities=["get_context_record", "create_record", "update_record"])
+
+
+@plugin.run
+def run(ctx, inputs, config):
+    me = ctx.get_context_record()
+    made = ctx.create_record("lab", "sample", {"site": "made"}, parent_record_id=me["parent_record_id"])
+    ctx.update_record(made["id"], {"notes": "one two three"})
+    return {"made": made["id"]}
+'''
+
+
+def test_a_record_a_run_creates_and_then_edits_starts_its_workflows_as_created(
+        api: Any, auto: dict[str, Any]) -> None:
+    folder(api.project.root / "plugins", "maker", MAKER,
+           manifest='command = ["{python}", "-m", "benchbook.plugin", "plugin.py"]\n')
+    api.ok("POST", "/plugins/refresh")
+    workflow(api, "make-one", {"record_schema": "sample", "triggers": {"manual": {}},
+                               "steps": [{"id": "m", "plugin": "maker"}]})
+    workflow(api, "count-words", STATS)  # record_created, and record_updated watching notes
+    rec = auto["make"]({"notes": "n"})
+    api.ok("POST", "/jobs/drain")
+    maker = api.ok("POST", "/workflows/make-one/run", 201, json={"record_id": rec["id"]})
+    api.ok("POST", "/jobs/drain")
+    assert api.ok("GET", f"/jobs/{maker['id']}")["status"] == "completed"
+    made = api.ok("GET", f"/jobs/{maker['id']}")["affected_records"][0]
+    assert made["action"] == "created"
+    [job] = runs(api, workflow="count-words", record_id=made["record_id"])
+    assert job["trigger"] == "record_created" and job["depth"] == 1 and job["status"] == "completed"
+    assert {c["field"]: (c["before"], c["after"]) for c in job["trigger_detail"]["changes"]} == {
+        "site": (None, "made"), "notes": (None, "one two three")}
+    assert api.ok("GET", f"/records/{made['record_id']}")["data"]["words"] == 3
