@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from connexion.datastructures import MediaTypeDict
-from connexion.exceptions import BadRequestProblem
+from connexion.exceptions import BadRequestProblem, UnsupportedMediaTypeProblem
 from connexion.utils import is_null, is_nullable
 from connexion.validators import VALIDATOR_MAP as CONNEXION_VALIDATORS
 from connexion.validators import JSONRequestBodyValidator, MultiPartFormDataValidator, ParameterValidator
@@ -49,8 +49,29 @@ def _small(value: Any) -> bool:
         return False
 
 
+def refuse_untyped_body(scope: Any, media_type: str) -> None:
+    """Raise ``UnsupportedMediaTypeProblem`` (415, ``{detail}`` naming ``media_type``) when the
+    request carries a body (a ``Content-Length`` above 0, or ``Transfer-Encoding``) but no
+    ``Content-Type`` (docs/limits.md, *Fixed rules*). Connexion validates such a body as the
+    operation's first media type but hands the handler raw bytes (a 500, issue 33 item 3); a
+    request without a body at all (no ``Content-Length``, or 0) passes."""
+    headers = Headers(scope=scope)
+    if "content-type" in headers:
+        return
+    length = headers.get("content-length", "").strip()
+    if (length.isdigit() and int(length) > 0) or "transfer-encoding" in headers:
+        raise UnsupportedMediaTypeProblem(
+            detail=f"the request body has no Content-Type: this operation takes {media_type}; send the "
+                   f"header Content-Type: {media_type}")
+
+
 class AllErrorsJSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc]  # connexion is untyped
-    """JSON body validator that reports every error, and a bad encoding or bad JSON as 422."""
+    """JSON body validator that reports every error, and a bad encoding or bad JSON as 422; a
+    body without ``Content-Type`` is a 415 (:func:`refuse_untyped_body`)."""
+
+    async def wrap_receive(self, receive: Any, *, scope: Any) -> tuple[Any, Any]:
+        refuse_untyped_body(scope, "application/json")
+        return await super().wrap_receive(receive, scope=scope)
 
     async def _parse(self, stream: Any, scope: Any) -> Any:
         raw = b"".join([message async for message in stream])
@@ -125,7 +146,8 @@ class StreamingMultiPartValidator(MultiPartFormDataValidator):  # type: ignore[m
     """Multipart validator that parses the body once, as it streams in, and hands the parsed
     form on instead of replaying the body (Connexion's keeps every message in memory to replay
     them, and the handler side would parse and spool the files again). Files go straight to
-    spools in the files folder (:class:`_SpoolingMultiPartParser`); the form is left in
+    spools in the files folder (:class:`_SpoolingMultiPartParser`); a body without ``Content-Type``
+    is a 415 (:func:`refuse_untyped_body`); the form is left in
     ``scope["extensions"][FORM_KEY]`` for the handler (:func:`parsed_form`), which must close
     it; the body it passes on is empty. A malformed or incomplete form (no closing boundary: a
     client gone) is a 422; whatever stops the parse (a size limit raised from ``receive``)
@@ -142,6 +164,7 @@ class StreamingMultiPartValidator(MultiPartFormDataValidator):  # type: ignore[m
         return parser
 
     async def wrap_receive(self, receive: Any, *, scope: Any) -> tuple[Any, Any]:
+        refuse_untyped_body(scope, "multipart/form-data")
         services = scope.get("state", {}).get("services")
         self.spool_dir = services.project.files_dir if services is not None else None
         if Headers(scope=scope).get("content-length") == "0" and self._required:

@@ -4,6 +4,7 @@ a bad value came from. Each case was a 500, a silent store or an inconsistent st
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -199,3 +200,52 @@ def test_restoring_anything_that_is_not_deleted_is_409(api):
     for path in ("/collections/nope/restore", "/schemas/nope/restore", "/schemas/s/fields/nope/restore",
                  "/records/01ZZZZZZZZZZZZZZZZZZZZZZZZ/restore"):
         assert api.post(path).status_code == 404, path
+
+
+# ------------------------------------------------------------- a body without Content-Type
+
+def _operations_with_a_body() -> list[tuple[str, str, str]]:
+    """``(method, path, media type)`` of every operation of the OpenAPI document that takes a
+    request body (read from the document, so a new operation is covered as it is added)."""
+    from benchbook.document import load_document
+
+    return sorted((method.upper(), path, next(iter(op["requestBody"]["content"])))
+                  for path, item in load_document()["paths"].items() for method, op in item.items()
+                  if isinstance(op, dict) and "requestBody" in op)
+
+
+BODY_OPERATIONS = _operations_with_a_body()
+
+
+def test_the_document_has_json_body_operations_to_check():
+    assert sum(media == "application/json" for _, _, media in BODY_OPERATIONS) >= 25
+
+
+@pytest.mark.parametrize(("method", "path", "media"), BODY_OPERATIONS, ids=[f"{m} {p}" for m, p, _ in BODY_OPERATIONS])
+def test_a_body_without_content_type_is_415_naming_the_media_type(api, method, path, media):
+    """Issue 33 item 3: valid JSON sent without ``Content-Type`` was handed to the handler as
+    bytes (a 500, ``TypeError: byte indices must be integers``). Every operation that takes a
+    body now answers 415 ``{detail}`` naming the media type it takes, and documents the 415."""
+    from benchbook.document import load_document
+
+    url = re.sub(r"\{[^}]+\}", "abcd", path)
+    r = api.request(method, url, content=b"{}")  # httpx sends Content-Length, no Content-Type
+    assert "content-type" not in {k.lower() for k in r.request.headers}
+    assert r.status_code == 415, r.text
+    assert set(r.json()) == {"detail"} and media in r.json()["detail"]
+    assert "415" in load_document()["paths"][path][method.lower()]["responses"]
+
+
+def test_valid_json_without_content_type_changes_nothing(api):
+    for body in ({"name": "c1", "schemas": []}, {"model": "m"}):
+        path, method = ("/collections", "POST") if "name" in body else ("/ai/config", "PATCH")
+        r = api.request(method, path, content=json.dumps(body).encode())
+        assert r.status_code == 415, r.text
+    assert api.get("/collections/c1").status_code == 404
+    assert api.ok("GET", "/ai/config")["model"] == ""
+
+
+def test_a_chunked_body_without_content_type_is_415_and_an_empty_request_passes(api):
+    r = api.post("/audit/batches", content=iter([b'{"label": "a"}']))  # chunked: no Content-Length
+    assert r.status_code == 415, r.text
+    assert api.post("/audit/batches").status_code == 201  # no body at all: nothing to type
