@@ -93,6 +93,6 @@ def test_zip_lists_files_the_store_no_longer_holds(api: Any) -> None:
 def test_zip_refusals(api: Any) -> None:
     lab(api)
     unknown = api.post("/file-access/zip", json={"collection": "lab", "columns": ["code", "nope"]})
-    assert unknown.status_code == 422 and unknown.json()["errors"][0]["loc"] == ["body", "columns", 1]
+    assert unknown.status_code == 404 and unknown.json()["errors"][0]["loc"] == ["body", "columns", 1]
     assert api.post("/file-access/zip", json={"collection": "nowhere"}).status_code == 404
     assert api.post("/file-access/zip", json={"columns": ["id"]}).status_code == 422

@@ -46,10 +46,10 @@ def test_sort_without_schema_refuses_a_field_of_different_kinds_or_none(api: Any
     make_collection(api, "store", ["box", "bag"])
     make_record(api, "store", "box", {"size": 3})
     r = api.get("/collections/store/records", params={"sort": "size"})
-    assert r.status_code == 422, r.text
+    assert r.status_code == 409, r.text  # the stored schemas disagree on what size is
     assert r.json()["errors"][0]["loc"] == ["query", "sort", 0]
     assert "name the schema" in r.json()["detail"]
-    assert api.get("/collections/store/records", params={"sort": "weight"}).status_code == 422
+    assert api.get("/collections/store/records", params={"sort": "weight"}).status_code == 404
     assert api.ok("GET", "/collections/store/records", params={"sort": "size", "schema": "box"})["total"] == 1
 
 
@@ -77,7 +77,7 @@ def test_where_accepts_inherited_fields_like_filter(api: Any) -> None:
         "schema": "measurement", "filter": '{"field": "site", "op": "eq", "value": "North"}'})
     assert set(ids_of(same)) == {m[2.0]["id"], m[3.0]["id"]}
     unknown = api.get("/collections/lab/records", params={"where": "nope=1"})
-    assert unknown.status_code == 422 and unknown.json()["errors"][0]["loc"] == ["query", "where", 0]
+    assert unknown.status_code == 404 and unknown.json()["errors"][0]["loc"] == ["query", "where", 0]
 
 
 def test_limit_zero_answers_only_the_total(api: Any) -> None:

@@ -64,7 +64,7 @@ def test_orphans_and_restore_above(api):
     ids = tree(api)
     sample = api.ok("GET", f"/records/{ids['sample']['id']}")
     assert sample["deleted_above"] == []
-    assert api.post(f"/records/{ids['sample']['id']}/restore-above").status_code == 422
+    assert api.post(f"/records/{ids['sample']['id']}/restore-above").status_code == 409  # nothing to restore
     hide_parent(api, ids["study"]["id"])
     orphans = api.ok("GET", "/records/orphans")
     assert [o["id"] for o in orphans["items"]] == [ids["sample"]["id"]] and orphans["total"] == 1

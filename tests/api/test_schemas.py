@@ -53,7 +53,7 @@ def test_schema_errors(api):
                                                             "restrictions": {"min": 5, "max": 1}}]})
     assert r.status_code == 422
     r = api.post("/schemas", json={"name": "d", "display_template": "{nope}", "fields": []})
-    assert r.status_code == 422 and "nope" in r.json()["detail"]
+    assert r.status_code == 404 and "nope" in r.json()["detail"]  # names no field
     r = api.post("/schemas", json={"name": "Bad Name"})
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "name"]
 
@@ -91,7 +91,11 @@ def test_reorder_fields(api):
     ids = [f["id"] for f in s["fields"]]
     out = api.ok("PUT", "/schemas/s/fields/reorder", json={"order": list(reversed(ids))})
     assert [f["name"] for f in out["fields"]] == ["b", "a"]
-    assert api.put("/schemas/s/fields/reorder", json={"order": ["a"]}).status_code == 422
+    assert api.put("/schemas/s/fields/reorder", json={"order": ["a"]}).status_code == 409  # b left out
+    assert api.put("/schemas/s/fields/reorder", json={"order": ["a", ids[0]]}).status_code == 409  # a twice
+    r = api.put("/schemas/s/fields/reorder", json={"order": ["a", "nope"]})
+    assert r.status_code == 404 and r.json()["errors"][0]["loc"] == ["body", "order", 1]
+    assert api.put("/schemas/s/fields/reorder", json={"order": ["a", "a"]}).status_code == 422  # the document says it
 
 
 def test_unique_keys(api):

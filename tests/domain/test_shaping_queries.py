@@ -17,7 +17,7 @@ from benchbook.domain.catalog import shared
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema, update_schema
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import Invalid, NotFound
+from benchbook.domain.errors import NotFound
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
@@ -182,5 +182,5 @@ def test_a_renamed_schema_is_found_by_its_new_name_at_once(db: Database) -> None
         update_schema(Ctx(session=s, actor="tester", files_dir=Path(".")), "obsq", {"rename": "obsr"})
     renamed, _ = _page(db, "obsr")
     assert renamed["total"] == 20 and {r["schema_name"] for r in renamed["items"]} == {"obsr"}
-    with pytest.raises(Invalid, match="unknown schema 'obsq'"):
+    with pytest.raises(NotFound, match="unknown schema 'obsq'"):
         _page(db, "obsq")

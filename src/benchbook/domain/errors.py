@@ -2,11 +2,13 @@
 
 ::
 
-    BenchbookError (status 400)        {detail}
-     ├── NotFound (404)                 a named thing does not exist (or is deleted)
-     ├── Conflict (409)                 name taken, uniqueness clash, live children block a delete
-     ├── Invalid (422)                  a value breaks a rule; ``errors`` lists each problem
-     │                                  as {loc, msg, type, input, ctx} like request validation
+    BenchbookError (status 400)        {detail}, or {detail, errors} when ``errors`` lists each
+     │                                  problem as {loc, msg, type, input, ctx} like request validation
+     ├── NotFound (404)                 a named thing does not exist (or is deleted), in the path,
+     │                                  the query or the body (docs/decisions.md, *What the document says*)
+     ├── Conflict (409)                 name taken, uniqueness clash, live children block a delete;
+     │                                  a request that is valid in itself but clashes with what is stored
+     ├── Invalid (422)                  a value breaks a rule the request itself breaks
      ├── BadGateway (502)               a service outside benchbook (an AI provider, the model
      │                                  router) cannot be reached, refused or answered nonsense
      └── Abandoned (503)                the work's client disconnected or the server is stopping
@@ -20,17 +22,25 @@ from typing import Any
 
 
 class BenchbookError(Exception):
-    """Base of all domain errors; ``status`` is the HTTP status, ``detail`` the message."""
+    """Base of all domain errors; ``status`` is the HTTP status, ``detail`` the message.
+
+    ``errors`` is a list of ``{loc, msg, type, input, ctx}`` entries; when given, the body is
+    ``{detail, errors}`` like a request-validation failure, so clients handle both alike.
+    """
 
     status = 400
 
-    def __init__(self, detail: str) -> None:
+    def __init__(self, detail: str, errors: list[dict[str, Any]] | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
+        self.errors = errors or []
 
     def body(self) -> dict[str, Any]:
         """The response body in the spec's envelope."""
-        return {"detail": self.detail}
+        body: dict[str, Any] = {"detail": self.detail}
+        if self.errors:
+            body["errors"] = self.errors
+        return body
 
 
 class NotFound(BenchbookError):
@@ -46,23 +56,9 @@ class Conflict(BenchbookError):
 
 
 class Invalid(BenchbookError):
-    """A value breaks a rule (422).
-
-    ``errors`` is a list of ``{loc, msg, type, input, ctx}`` entries; when given, the body is
-    ``{detail, errors}`` like a request-validation failure, so clients handle both alike.
-    """
+    """A value breaks a rule (422)."""
 
     status = 422
-
-    def __init__(self, detail: str, errors: list[dict[str, Any]] | None = None) -> None:
-        super().__init__(detail)
-        self.errors = errors or []
-
-    def body(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"detail": self.detail}
-        if self.errors:
-            body["errors"] = self.errors
-        return body
 
 
 class BadGateway(BenchbookError):

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.ai.usage import Sessions
 from benchbook.domain.catalog import collections, schemas
 from benchbook.domain.catalog.lookup import find_schema
-from benchbook.domain.errors import BenchbookError, Invalid
+from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import entries
 from benchbook.domain.records import lists
 from benchbook.domain.records.queries import RecordQuery
@@ -169,7 +169,5 @@ def run(sessions: Sessions, name: str, arguments: str | dict[str, Any] | None) -
     try:
         with sessions() as session:
             return result_of(tool.run(session, args))
-    except Invalid as exc:
-        return _error(exc.detail, status=exc.status, **({"errors": exc.errors} if exc.errors else {}))
     except BenchbookError as exc:
-        return _error(exc.detail, status=exc.status)
+        return _error(exc.detail, status=exc.status, **({"errors": exc.errors} if exc.errors else {}))

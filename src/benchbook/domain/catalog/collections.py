@@ -68,13 +68,16 @@ def _check_timezone(tz: str) -> str:
 
 
 def _schemas_for(session: Session, names: list[str]) -> list[Schema]:
-    """Resolve schema names; a child schema's parent schema must be listed too (422)."""
+    """Resolve schema names: ``NotFound`` for unknown ones; a child schema's parent schema must
+    be listed too (``Conflict``)."""
     schemas, errors = [], []
     for i, name in enumerate(dict.fromkeys(names)):
         try:
             schemas.append(find_schema(session, name))
         except NotFound:
             errors.append(error_entry(["body", "schemas", i], f"unknown schema {name!r}", "unknown_schema", name))
+    if errors:
+        raise NotFound("; ".join(e["msg"] for e in errors), errors)
     listed = {s.id for s in schemas}
     for s in schemas:
         for parent in ancestors(session, s)[:1]:
@@ -82,7 +85,7 @@ def _schemas_for(session: Session, names: list[str]) -> list[Schema]:
                 errors.append(error_entry(["body", "schemas"], f"schema {s.name!r} nests under {parent.name!r}, "
                                           "which must be listed too", "parent_missing", s.name))
     if errors:
-        raise Invalid("; ".join(e["msg"] for e in errors), errors)
+        raise Conflict("; ".join(e["msg"] for e in errors), errors)
     return schemas
 
 

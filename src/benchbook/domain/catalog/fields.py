@@ -44,9 +44,9 @@ def _checked_restrictions(ctx: Ctx, type_: str, restrictions: dict[str, Any] | N
         try:
             out["schema"] = find_schema(ctx.session, target).name
         except NotFound:
-            raise Invalid(f"reference target schema {target!r} not found",
-                          [error_entry([*loc, "restrictions", "schema"], "unknown schema", "unknown_schema",
-                                       target)]) from None
+            raise NotFound(f"reference target schema {target!r} not found",
+                           [error_entry([*loc, "restrictions", "schema"], "unknown schema", "unknown_schema",
+                                        target)]) from None
     return out
 
 
@@ -180,19 +180,23 @@ def restore_field(ctx: Ctx, schema_name: str, field_name: str) -> Field:
 
 
 def reorder_fields(ctx: Ctx, schema_name: str, order: list[str]) -> Schema:
-    """Set the field order: ``order`` lists every live field (ids or names) exactly once."""
+    """Set the field order: ``order`` lists every live field (ids or names) exactly once.
+    Raises ``NotFound`` for a name or id that is no live field of the schema, ``Conflict`` when
+    the live fields are not each listed once (the document refuses a field listed twice)."""
     s = ctx.session
     schema = find_schema(s, schema_name)
     fields = fields_of(s, schema.id)
     lookup = {f.id: f for f in fields} | {f.name: f for f in fields}
     picked = [lookup.get(key) or lookup.get(key.upper()) for key in order]
-    errors = [error_entry(["body", "order", i], "unknown field", "unknown_field", key)
-              for i, (key, f) in enumerate(zip(order, picked)) if f is None]
-    if not errors and (len({f.id for f in picked if f}) != len(order) or len(order) != len(fields)):
-        errors.append(error_entry(["body", "order"], "list every field of the schema exactly once",
-                                  "not_a_permutation", order))
-    if errors:
-        raise Invalid("order must list every field of the schema exactly once", errors)
+    unknown = [error_entry(["body", "order", i], "unknown field", "unknown_field", key)
+               for i, (key, f) in enumerate(zip(order, picked)) if f is None]
+    if unknown:
+        raise NotFound(f"schema {schema.name!r} has no live field " + ", ".join(repr(e["input"]) for e in unknown),
+                       unknown)
+    if len({f.id for f in picked if f}) != len(order) or len(order) != len(fields):
+        raise Conflict(f"order must list every field of the schema exactly once ({len(fields)} live fields)",
+                       [error_entry(["body", "order"], "list every field of the schema exactly once",
+                                    "not_a_permutation", order)])
     before = [f.name for f in fields]
     for i, f in enumerate(picked):
         assert f is not None

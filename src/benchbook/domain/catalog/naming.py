@@ -17,7 +17,7 @@ import string
 from datetime import date, datetime
 from typing import Any
 
-from benchbook.domain.errors import Invalid, error_entry
+from benchbook.domain.errors import Invalid, NotFound, error_entry
 
 _TOKENS = [("YYYY", "%Y"), ("YY", "%y"), ("MM", "%m"), ("DD", "%d"), ("HH", "%H"), ("mm", "%M"),
            ("ss", "%S")]
@@ -34,14 +34,14 @@ def placeholders(template: str) -> list[str]:
 
 
 def check_template(template: str | None, field_names: set[str]) -> None:
-    """Raise ``Invalid`` (422, one error per unknown name) when ``template`` names a field not
+    """Raise ``NotFound`` (404, one error per unknown name) when ``template`` names a field not
     in ``field_names`` (the schema's own and inherited field names:
     :func:`benchbook.domain.catalog.schemas.template_fields`)."""
     if not template:
         return
     unknown = [n for n in placeholders(template) if n not in field_names]
     if unknown:
-        raise Invalid(f"display_template names unknown field(s): {', '.join(unknown)}",
+        raise NotFound(f"display_template names unknown field(s): {', '.join(unknown)}",
                       [error_entry(["body", "display_template"], f"unknown field {n!r}", "unknown_field", n)
                        for n in unknown])
 

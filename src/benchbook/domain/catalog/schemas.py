@@ -230,17 +230,19 @@ def purge_schema(ctx: Ctx, name: str) -> None:
 
 def set_unique_keys(ctx: Ctx, name: str, keys: list[list[str]]) -> Schema:
     """Replace the schema's uniqueness keys (lists of own field names); the same keys again
-    change nothing and write no entry. Raises ``Invalid`` for unknown fields or when existing
-    live records already break a key."""
+    change nothing and write no entry. Raises ``NotFound`` for unknown fields, ``Invalid`` when
+    existing live records already break a key (DESIGN.md)."""
     s = ctx.session
     schema = find_schema(s, name)
     by_name = {f.name: f for f in fields_of(s, schema.id)}
-    errors = [error_entry(["body", "keys", i, j], f"unknown field {n!r}", "unknown_field", n)
-              for i, key in enumerate(keys) for j, n in enumerate(key) if n not in by_name]
-    errors += [error_entry(["body", "keys", i], "a key needs at least one field", "empty_key", key)
-               for i, key in enumerate(keys) if not key]
-    if errors:
-        raise Invalid("unique keys name unknown fields", errors)
+    empty = [error_entry(["body", "keys", i], "a key needs at least one field", "empty_key", key)
+             for i, key in enumerate(keys) if not key]
+    if empty:  # the document says it too (minItems)
+        raise Invalid("a unique key needs at least one field", empty)
+    unknown = [error_entry(["body", "keys", i, j], f"unknown field {n!r}", "unknown_field", n)
+               for i, key in enumerate(keys) for j, n in enumerate(key) if n not in by_name]
+    if unknown:
+        raise NotFound("unique keys name unknown fields: " + ", ".join(repr(e["input"]) for e in unknown), unknown)
     new_keys = [list(dict.fromkeys(by_name[n].id for n in key)) for key in keys]
     for key in new_keys:
         clash = first_violation(s, schema, key)

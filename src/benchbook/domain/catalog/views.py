@@ -31,12 +31,12 @@ from benchbook.domain.catalog.lookup import (
     schema_names,
 )
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
+from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
 from benchbook.domain.records.derived import check_columns
 from benchbook.domain.records.filters import ancestor_metas, compile_filter, resolve_field
-from benchbook.domain.records.queries import BASE_SORTS, RecordQuery
+from benchbook.domain.records.queries import BASE_SORTS, RecordQuery, not_an_ancestor
 from benchbook.persistence.tables import Collection, CollectionSchema, Schema, View, utcnow
 
 #: Columns every record has (``RecordResponse`` keys), allowed in ``columns`` besides fields.
@@ -93,20 +93,20 @@ def _collection(session: Session, schema: Schema, name: str | None) -> Collectio
     try:
         c = find_collection(session, name)
     except NotFound:
-        raise Invalid(f"unknown collection {name!r}", [error_entry(["body", "collection"], "unknown collection",
-                                                                   "unknown_collection", name)]) from None
+        raise NotFound(f"unknown collection {name!r}", [error_entry(["body", "collection"], "unknown collection",
+                                                                    "unknown_collection", name)]) from None
     if schema.name not in schema_names(session, c.id):
-        raise Invalid(f"collection {c.name!r} is not for schema {schema.name!r}",
-                      [error_entry(["body", "collection"], "schema not in this collection", "schema", name)])
+        raise Conflict(f"collection {c.name!r} is not for schema {schema.name!r}",
+                       [error_entry(["body", "collection"], "schema not in this collection", "schema", name)])
     return c
 
 
-def _in_body(exc: Invalid, key: str, where: str | None) -> Invalid:
-    """``exc`` with its ``["query", key, ...]`` locations moved under ``["body", key, ...]`` and,
-    for a schema-wide view, the collection the check was made in named."""
+def _in_body(exc: BenchbookError, key: str, where: str | None) -> BenchbookError:
+    """``exc`` (of the same class) with its ``["query", key, ...]`` locations moved under
+    ``["body", key, ...]`` and, for a schema-wide view, the collection the check was made in named."""
     errors = [{**e, "loc": ["body", *e["loc"][1:]] if list(e.get("loc", []))[:2] == ["query", key] else e["loc"]}
               for e in exc.errors]
-    return Invalid(f"{exc.detail} (in collection {where!r})" if where else exc.detail, errors)
+    return type(exc)(f"{exc.detail} (in collection {where!r})" if where else exc.detail, errors)
 
 
 def _check_columns(session: Session, schema: Schema, columns: list[str]) -> None:
@@ -115,15 +115,12 @@ def _check_columns(session: Session, schema: Schema, columns: list[str]) -> None
         if c in seen:
             errors.append(error_entry(["body", "columns", i], f"column {c!r} is listed twice", "duplicate", c))
         seen.add(c)
-    derived = [(i, c) for i, c in enumerate(columns) if c not in BASE_COLUMNS]
-    cache = SchemaCache(session)
-    try:
-        check_columns(cache, [cache.meta(schema.id)], [c for _, c in derived], loc=["body", "columns"],
-                      positions=[i for i, _ in derived])
-    except Invalid as exc:
-        errors += exc.errors
     if errors:
         raise Invalid("; ".join(e["msg"] for e in errors), errors)
+    derived = [(i, c) for i, c in enumerate(columns) if c not in BASE_COLUMNS]
+    cache = SchemaCache(session)
+    check_columns(cache, [cache.meta(schema.id)], [c for _, c in derived], loc=["body", "columns"],
+                  positions=[i for i, _ in derived])
 
 
 def _check_sort_alone(session: Session, schema: Schema, sort: list[str]) -> None:
@@ -141,19 +138,19 @@ def _check_sort_alone(session: Session, schema: Schema, sort: list[str]) -> None
         if dot and prefix != schema.name:
             named = [m for m in ancestor_metas(cache, meta) if m.schema.name == prefix]
             if not named:
-                msg = f"{prefix!r} is not {schema.name!r} nor one of its ancestor schemas"
-                raise Invalid(f"sort {spec!r}: {msg}", [error_entry(loc, msg, "unknown_schema", spec)])
+                raise not_an_ancestor(cache, prefix, schema.name, loc, spec)
             target = named[0]
         field = rest if dot else name
         if field not in BASE_SORTS and resolve_field(cache, target, field) is None:
             msg = f"unknown field {field!r} of schema {target.schema.name!r}"
-            raise Invalid(f"sort: {msg}", [error_entry(loc, msg, "unknown_field", spec)])
+            raise NotFound(f"sort: {msg}", [error_entry(loc, msg, "unknown_field", spec)])
 
 
 def _check_query(session: Session, schema: Schema, collection: Collection | None,
                  tree: dict[str, Any] | None, sort: list[str]) -> None:
     """Compile ``tree`` and ``sort`` as the record list would, in ``collection`` or, for a
-    schema-wide view, in each live collection holding the schema. Raises ``Invalid``."""
+    schema-wide view, in each live collection holding the schema. Raises ``Invalid``,
+    ``NotFound`` (a field or schema named is unknown) or ``Conflict`` as the record list does."""
     if collection is not None:
         places: list[Collection] = [collection]
     else:
@@ -170,12 +167,12 @@ def _check_query(session: Session, schema: Schema, collection: Collection | None
         if tree is not None:
             try:
                 compile_filter(session, place, schema, json.dumps(tree), tz=place.timezone)
-            except Invalid as exc:
+            except BenchbookError as exc:
                 raise _in_body(exc, "filter", where) from None
         if sort:
             try:
                 RecordQuery(schema=schema.name, sort=sort).order_by(session, place)
-            except Invalid as exc:
+            except BenchbookError as exc:
                 raise _in_body(exc, "sort", where) from None
 
 
@@ -307,10 +304,11 @@ def with_view(session: Session, collection_name: str, view: str, query: RecordQu
     ``filter``, ``sort``, ``search`` and the derived ``columns`` (base columns and own fields
     are not derived, so not passed). The request's own parts win; ``where``, ``within`` and
     ``parent_record_id`` only come from the request, and ``page_size`` is the client's to send
-    as ``limit``. Raises ``Invalid`` (``loc`` ``["query", "view"]``) for an unknown or deleted
-    view, a view of another schema than ``schema``, or one saved for another collection."""
-    def bad(msg: str, type_: str) -> Invalid:
-        return Invalid(f"view {view!r}: {msg}", [error_entry(["query", "view"], msg, type_, view)])
+    as ``limit``. Raises ``NotFound`` (``loc`` ``["query", "view"]``) for an unknown or deleted
+    view, ``Conflict`` for a view of another schema than ``schema`` or one saved for another
+    collection."""
+    def bad(msg: str, type_: str, kind: type[BenchbookError] = NotFound) -> BenchbookError:
+        return kind(f"view {view!r}: {msg}", [error_entry(["query", "view"], msg, type_, view)])
 
     found = session.scalars(select(View).where(View.id == view.strip().upper(), View.deleted_at.is_(None))).first()
     if found is None and query.schema:
@@ -326,12 +324,12 @@ def with_view(session: Session, collection_name: str, view: str, query: RecordQu
     if schema.deleted_at is not None:
         raise bad(f"its schema {schema.name!r} is deleted", "unknown_view")
     if query.schema and find_schema(session, query.schema).id != schema.id:
-        raise bad(f"it is a view of schema {schema.name!r}, not {query.schema!r}", "view_schema")
+        raise bad(f"it is a view of schema {schema.name!r}, not {query.schema!r}", "view_schema", Conflict)
     collection = find_collection(session, collection_name)
     if found.dataset_id is not None and found.dataset_id != collection.id:
         other = session.get(Collection, found.dataset_id)
         raise bad(f"it is saved for collection {other.name if other else found.dataset_id!r}, "
-                  f"not {collection.name!r}", "view_collection")
+                  f"not {collection.name!r}", "view_collection", Conflict)
     own = {f.name for f in SchemaCache(session).meta(schema.id).fields}
     merged = replace(query, schema=query.schema or schema.name,
                      filter=query.filter or (json.dumps(found.filter) if found.filter is not None else None),

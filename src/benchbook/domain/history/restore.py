@@ -136,12 +136,12 @@ def restore_record(ctx: Ctx, record_id: str, *, with_parents: bool = False, only
 
 def restore_above(ctx: Ctx, record_id: str) -> list[Record]:
     """Restore the deleted records above a live record (each by itself), topmost first.
-    Raises ``Invalid`` when nothing above it is deleted."""
+    Raises ``Conflict`` when nothing above it is deleted (as restoring what is not deleted is)."""
     s = ctx.session
     rec = find_record(s, record_id)
     above = deleted_ancestors(s, rec)
     if not above:
-        raise Invalid(f"nothing above record {rec.id} is deleted")
+        raise Conflict(f"nothing above record {rec.id} is deleted")
     conflict = _conflict(s, SchemaCache(s), above)
     if conflict:
         raise Conflict(f"cannot restore record {conflict['record_id']}: {conflict['message']}")

@@ -35,7 +35,7 @@ from sqlalchemy.sql.operators import and_ as and_op
 from benchbook import limits
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, collection_schemas
-from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.history.filters import check_bounds
 from benchbook.domain.records.search import like_pattern
 from benchbook.persistence.tables import Collection, Field, Record, Schema
@@ -112,10 +112,12 @@ class _Leaf:
     value: Any
     schema: SchemaMeta | None
 
-    def bad(self, msg: str, type_: str = "filter") -> Invalid:
+    def bad(self, msg: str, type_: str = "filter", kind: type[BenchbookError] = Invalid) -> BenchbookError:
+        """The error of this leaf: ``Invalid`` (the tree is wrong), ``NotFound`` (it names a
+        schema or field that does not exist) or ``Conflict`` (one that exists but not here)."""
         where = "/".join(map(str, self.loc[2:])) or "root"
-        return Invalid(f"filter {where} (field {self.field!r}): {msg}",
-                       [error_entry(self.loc, f"{self.field}: {msg}", type_, self.node)])
+        return kind(f"filter {where} (field {self.field!r}): {msg}",
+                    [error_entry(self.loc, f"{self.field}: {msg}", type_, self.node)])
 
 
 def _unstorable(value: Any) -> bool:
@@ -206,10 +208,10 @@ class _Compiler:
             try:
                 found = self.cache.schema_named(schema)
             except NotFound:
-                raise leaf.bad(f"unknown schema {schema!r}", "unknown_schema") from None
+                raise leaf.bad(f"unknown schema {schema!r}", "unknown_schema", NotFound) from None
             if found.schema.id not in self.in_collection:
                 raise leaf.bad(f"schema {found.schema.name!r} is not one of collection {self.collection.name!r}'s",
-                               "schema")
+                               "schema", Conflict)
             leaf.schema = found
         return leaf
 
@@ -238,12 +240,12 @@ class _Compiler:
             options.append(test if len(self.bases) == 1 else and_(Record.schema_id == base.schema.id, test))
         if not related and leaf.schema is not None:
             raise leaf.bad(f"schema {leaf.schema.schema.name!r} is neither {self.bases[0].schema.name!r} "
-                           "nor one of its ancestor or descendant schemas", "schema")
+                           "nor one of its ancestor or descendant schemas", "schema", Conflict)
         if not resolved:
             where = (f"schema {leaf.schema.schema.name!r}" if leaf.schema else
                      f"schema {self.bases[0].schema.name!r}" if len(self.bases) == 1 else
                      f"any schema of collection {self.collection.name!r}")
-            raise leaf.bad(f"unknown field {leaf.field!r} of {where} (own or inherited)", "unknown_field")
+            raise leaf.bad(f"unknown field {leaf.field!r} of {where} (own or inherited)", "unknown_field", NotFound)
         if leaf.op == "in" and not leaf.value:
             return false()  # checked above; an empty list matches nothing
         return or_(*options) if len(options) != 1 else options[0]
@@ -389,8 +391,9 @@ def compile_filter(session: Session, collection: Collection, base_schema: Schema
     Raises ``Invalid`` (422) for text that is not JSON, a malformed tree (not an object, an
     empty or many-keyed group, unknown leaf keys), a tree past the limits (``filter_depth``,
     ``filter_leaves``, ``filter_values``: :func:`benchbook.domain.history.filters.check_bounds`), an unknown
-    field, op or schema, a schema unrelated to ``base_schema``, an op that does not apply to the
-    field's type, a non-list ``in`` or a value of the wrong type. Its single ``errors`` entry has
+    op, an op that does not apply to the field's type, a non-list ``in`` or a value of the wrong
+    type; ``NotFound`` (404) for an unknown field or schema, ``Conflict`` (409) for a schema not
+    of the collection or unrelated to ``base_schema``. Its single ``errors`` entry has
     ``loc`` ``["query", "filter", <path to the node>]``, e.g. ``["query", "filter", "and", 1,
     "or", 0]``, and a message naming the leaf's field.
     """

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain import collector
 from benchbook.domain.catalog.lookup import SchemaCache, find_collection, find_schema, schema_names
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.errors import NotFound, error_entry
 from benchbook.domain.files import find_file
 from benchbook.domain.records.counting import (
     bounded_total,
@@ -341,8 +341,8 @@ def search_records(session: Session, *, limit: int, schema: str | None, search: 
         try:
             conds.append(Record.schema_id == find_schema(session, schema).id)
         except NotFound:
-            raise Invalid(f"unknown schema {schema!r}",
-                          [error_entry(["query", "schema"], "unknown schema", "unknown_schema", schema)]) from None
+            raise NotFound(f"unknown schema {schema!r}",
+                           [error_entry(["query", "schema"], "unknown schema", "unknown_schema", schema)]) from None
     if reachable_from:
         home = find_collection(session, reachable_from)
         conds.append(or_(Record.dataset_id == home.id, Record.dataset_id.in_(

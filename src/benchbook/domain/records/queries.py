@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, collection_schemas, schema_names
-from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.records.filters import (
     ancestor_metas,
     ancestor_scalar,
@@ -89,18 +89,18 @@ class RecordQuery:
     within: str | None = None
 
     def schema_of(self, session: Session, collection: Collection) -> Schema | None:
-        """The schema ``schema`` names, None when not given. Raises ``Invalid`` (unknown, or not
-        in ``collection``)."""
+        """The schema ``schema`` names, None when not given. Raises ``NotFound`` (unknown) or
+        ``Conflict`` (not one of ``collection``'s)."""
         if not self.schema:
             return None
         try:
             schema = SchemaCache(session).schema_named(self.schema).schema
         except NotFound:
-            raise Invalid(f"unknown schema {self.schema!r}",
-                          [error_entry(["query", "schema"], "unknown schema", "unknown_schema", self.schema)]) from None
+            raise NotFound(f"unknown schema {self.schema!r}",
+                           [error_entry(["query", "schema"], "unknown schema", "unknown_schema", self.schema)]) from None
         if schema.name not in schema_names(session, collection.id):
-            raise Invalid(f"collection {collection.name!r} is not for schema {schema.name!r}",
-                          [error_entry(["query", "schema"], "schema not in this collection", "schema", self.schema)])
+            raise Conflict(f"collection {collection.name!r} is not for schema {schema.name!r}",
+                           [error_entry(["query", "schema"], "schema not in this collection", "schema", self.schema)])
         return schema
 
     def listed_metas(self, cache: SchemaCache, collection_id: str) -> list[SchemaMeta]:
@@ -162,7 +162,7 @@ class RecordQuery:
                                   [error_entry(["query", "where", i], str(exc), exc.type_, clause)]) from None
                 options.append(and_(Record.schema_id == meta.schema.id, _equals(steps, owner.schema, f, value)))
             if not options:
-                raise Invalid(f"where: unknown field {name!r}",
+                raise NotFound(f"where: unknown field {name!r}",
                               [error_entry(["query", "where", i], f"unknown field {name!r}", "unknown_field", clause)])
             conds.append(or_(*options) if len(options) > 1 else options[0])
         return conds
@@ -172,8 +172,9 @@ class RecordQuery:
 
         Without ``schema`` a key is sorted by in every schema of the collection that has the
         field (own or inherited; records of the others go last); it must be a field of the
-        same kind (number, text, boolean) wherever it is, else ``Invalid`` asks for
-        ``schema`` (issue 14, item 8). The base columns sort any records."""
+        same kind (number, text, boolean) wherever it is, else ``Conflict`` asks for
+        ``schema`` (issue 14, item 8). The base columns sort any records. ``NotFound`` for a
+        field or schema no listed schema has."""
         if not self.sort:
             return [Record.id.asc()]
         schema = self.schema_of(session, collection)
@@ -258,34 +259,46 @@ def _equals(steps: int, owner: Schema, f: Field, value: Any) -> ColumnElement[bo
     return hit == 1  # type: ignore[no-any-return]
 
 
+def not_an_ancestor(cache: SchemaCache, prefix: str, schema: str, loc: list[Any], spec: str) -> BenchbookError:
+    """The error of a sort prefix naming no ancestor of ``schema``: ``NotFound`` when it names no
+    schema at all, ``Conflict`` when it names one elsewhere in the tree (as a filter leaf's)."""
+    msg = f"{prefix!r} is not {schema!r} nor one of its ancestor schemas"
+    try:
+        cache.schema_named(prefix)
+    except NotFound:
+        return NotFound(f"sort {spec!r}: {msg}", [error_entry(loc, msg, "unknown_schema", spec)])
+    return Conflict(f"sort {spec!r}: {msg}", [error_entry(loc, msg, "schema", spec)])
+
+
 def _any_schema_sort(cache: SchemaCache, metas: list[SchemaMeta], name: str, loc: list[Any], spec: str) -> Any:
     """The sort expression of ``name`` across several schemas: per schema that has the field
     (own or inherited, or with an ancestor schema's name as prefix), its value; NULL for the
-    others. Raises ``Invalid`` when no schema has it or it is of different kinds."""
+    others. Raises ``NotFound`` when no schema has it, ``Conflict`` when it is of different kinds."""
     branches: list[tuple[ColumnElement[bool], Any]] = []
     kinds: dict[str, list[str]] = {}
     for meta in metas:
         try:
             expr = _sort_expression(cache, meta, name, loc, spec)
-        except Invalid:
+        except (NotFound, Conflict):  # not this schema's: another one may have it
             continue
         branches.append((Record.schema_id == meta.schema.id, expr))
         kinds.setdefault(type(expr.type).__name__, []).append(meta.schema.name)
     if not branches:
         names = ", ".join(m.schema.name for m in metas)
         msg = f"no schema of the collection ({names}) has a field {name!r}"
-        raise Invalid(f"sort: {msg}", [error_entry(loc, msg, "unknown_field", spec)])
+        raise NotFound(f"sort: {msg}", [error_entry(loc, msg, "unknown_field", spec)])
     if len(kinds) > 1:
         which = "; ".join(f"{kind}: {', '.join(schemas)}" for kind, schemas in kinds.items())
         msg = f"{name!r} is a different kind of field in different schemas ({which}): name the schema"
-        raise Invalid(f"sort: {msg}", [error_entry(loc, msg, "ambiguous_field", spec)])
+        raise Conflict(f"sort: {msg}", [error_entry(loc, msg, "ambiguous_field", spec)])
     return case(*branches, else_=None) if len(branches) > 1 else case(branches[0], else_=None)
 
 
 def _sort_expression(cache: SchemaCache, meta: SchemaMeta, name: str, loc: list[Any], spec: str) -> Any:
     """What ``[schema.]field`` sorts by for records of ``meta``: an own field or base column, an
     inherited field (nearest ancestor owning it), or with an ancestor schema's name as prefix
-    that ancestor record's field (own or inherited) or base column. Raises ``Invalid``."""
+    that ancestor record's field (own or inherited) or base column. Raises ``NotFound`` (no such
+    field or schema) or ``Conflict`` (a prefix naming a schema that is no ancestor)."""
     prefix, dot, rest = name.partition(".")
     target, steps = meta, 0
     if dot:
@@ -293,8 +306,7 @@ def _sort_expression(cache: SchemaCache, meta: SchemaMeta, name: str, loc: list[
             ups = ancestor_metas(cache, meta)
             named = [m for m in ups if m.schema.name == prefix]
             if not named:
-                msg = f"{prefix!r} is not {meta.schema.name!r} nor one of its ancestor schemas"
-                raise Invalid(f"sort {spec!r}: {msg}", [error_entry(loc, msg, "unknown_schema", spec)])
+                raise not_an_ancestor(cache, prefix, meta.schema.name, loc, spec)
             target, steps = named[0], ups.index(named[0]) + 1
         name = rest
     if steps == 0 and name in meta.by_name:
@@ -308,4 +320,4 @@ def _sort_expression(cache: SchemaCache, meta: SchemaMeta, name: str, loc: list[
     if steps and name in BASE_SORTS:
         return ancestor_scalar(steps, target.schema, lambda alias: getattr(alias, name))
     msg = f"unknown field {name!r} of schema {target.schema.name!r}"
-    raise Invalid(f"sort: {msg}", [error_entry(loc, msg, "unknown_field", spec)])
+    raise NotFound(f"sort: {msg}", [error_entry(loc, msg, "unknown_field", spec)])

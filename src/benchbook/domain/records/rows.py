@@ -23,7 +23,7 @@ from benchbook.domain.catalog.dtypes import display_value
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.catalog.naming import natural_name, placeholders
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.errors import Conflict, NotFound, error_entry
 from benchbook.domain.history import batch_figures
 from benchbook.domain.ids import ID_LENGTH, new_ids, resolve_prefix
 from benchbook.persistence.own_values import FROM_ENTRY
@@ -129,18 +129,18 @@ def value_changes(meta: SchemaMeta, before: dict[str, Any], after: dict[str, Any
 def check_parent(session: Session, meta: SchemaMeta, collection: Collection, parent_id: str | None,
                  loc: list[str | int]) -> Record | None:
     """The live parent record ``parent_id`` names for a new or moved record of ``meta`` in
-    ``collection`` (None for a top-level schema). Raises ``Invalid`` at ``loc`` when a
-    top-level record is given a parent, a nested one has none, or the parent cannot hold it
-    (:func:`check_parent_row`)."""
+    ``collection`` (None for a top-level schema). Raises ``Conflict`` at ``loc`` when a
+    top-level record is given a parent, a nested one has none, or the parent cannot hold it,
+    ``NotFound`` when no live record has the id (:func:`check_parent_row`)."""
     parent_schema = meta.parent
     if parent_schema is None:
         if parent_id:
-            raise Invalid(f"schema {meta.schema.name!r} is top-level: its records have no parent",
-                          [error_entry(loc, "top-level schema takes no parent", "parent", parent_id)])
+            raise Conflict(f"schema {meta.schema.name!r} is top-level: its records have no parent",
+                           [error_entry(loc, "top-level schema takes no parent", "parent", parent_id)])
         return None
     if not parent_id:
-        raise Invalid(f"a {meta.schema.name!r} record needs a parent {parent_schema.name!r} record",
-                      [error_entry(loc, "parent record required", "missing", None)])
+        raise Conflict(f"a {meta.schema.name!r} record needs a parent {parent_schema.name!r} record",
+                       [error_entry(loc, "parent record required", "missing", None)])
     try:
         parent = find_record(session, parent_id)
     except NotFound:
@@ -177,19 +177,19 @@ def lock_collection(session: Session, collection_id: str, *, share: bool) -> boo
 
 
 def check_parent_row(meta: SchemaMeta, collection: Collection, given: str, parent: Any, loc: list[str | int]) -> None:
-    """Raise ``Invalid`` unless ``parent`` (anything with ``id``, ``schema_id`` and
-    ``dataset_id``; None when no live record has the ``given`` id) can be the parent of a
-    record of ``meta`` in ``collection``."""
+    """Raise ``NotFound`` when ``parent`` (anything with ``id``, ``schema_id`` and
+    ``dataset_id``) is None (no live record has the ``given`` id), ``Conflict`` when it cannot be
+    the parent of a record of ``meta`` in ``collection``."""
     assert meta.parent is not None
     if parent is None:
-        raise Invalid(f"parent record {given} does not exist or is deleted",
-                      [error_entry(loc, "unknown parent record", "parent", given)])
+        raise NotFound(f"parent record {given} does not exist or is deleted",
+                       [error_entry(loc, "unknown parent record", "parent", given)])
     if parent.schema_id != meta.parent.id:
-        raise Invalid(f"parent record {parent.id} is not a {meta.parent.name!r} record",
-                      [error_entry(loc, f"parent must be a {meta.parent.name!r} record", "parent", given)])
+        raise Conflict(f"parent record {parent.id} is not a {meta.parent.name!r} record",
+                       [error_entry(loc, f"parent must be a {meta.parent.name!r} record", "parent", given)])
     if parent.dataset_id != collection.id:
-        raise Invalid(f"parent record {parent.id} is in another collection",
-                      [error_entry(loc, "parent must be in the same collection", "parent", given)])
+        raise Conflict(f"parent record {parent.id} is in another collection",
+                       [error_entry(loc, "parent must be in the same collection", "parent", given)])
 
 
 ROW_COLUMNS = (Record.id, Record.dataset_id, Record.schema_id, Record.parent_id, Record.natural_name,

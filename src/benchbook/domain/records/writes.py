@@ -20,7 +20,7 @@ from benchbook.domain.catalog.lookup import (
     schema_names,
 )
 from benchbook.domain.context import Ctx, RecordChange
-from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
+from benchbook.domain.errors import Conflict, NotFound, error_entry
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
 from benchbook.domain.records.derived import follow_names, inherited_name_values
@@ -62,8 +62,8 @@ def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
                   cache: SchemaCache | None = None) -> Record:
     """Create a record from a RecordCreate ``body`` in collection ``dataset_name``.
 
-    Raises ``NotFound`` (collection), ``Invalid`` (unknown schema, schema not in the collection,
-    wrong parent, bad values), ``Conflict`` (uniqueness key taken).
+    Raises ``NotFound`` (collection, schema, parent or field unknown), ``Invalid`` (bad values),
+    ``Conflict`` (schema not in the collection, wrong parent, uniqueness key taken).
     """
     s = ctx.session
     cache = cache or SchemaCache(s)
@@ -73,13 +73,13 @@ def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
     try:
         schema = cache.schema_named(body["schema_name"]).schema
     except NotFound:
-        raise Invalid(f"unknown schema {body['schema_name']!r}",
-                      [error_entry(["body", "schema_name"], "unknown schema", "unknown_schema",
-                                   body["schema_name"])]) from None
+        raise NotFound(f"unknown schema {body['schema_name']!r}",
+                       [error_entry(["body", "schema_name"], "unknown schema", "unknown_schema",
+                                    body["schema_name"])]) from None
     if schema.name not in schema_names(s, collection.id):
-        raise Invalid(f"collection {collection.name!r} is not for schema {schema.name!r}",
-                      [error_entry(["body", "schema_name"], "schema not in this collection", "schema",
-                                   schema.name)])
+        raise Conflict(f"collection {collection.name!r} is not for schema {schema.name!r}",
+                       [error_entry(["body", "schema_name"], "schema not in this collection", "schema",
+                                    schema.name)])
     meta = cache.meta(schema.id)
     parent = check_parent(s, meta, collection, body.get("parent_record_id"), ["body", "parent_record_id"])
     data = coerce_data(s, meta, collection, body.get("data") or {})
