@@ -104,7 +104,7 @@ def test_unique_keys(api):
     first = make_record(api, "c", "site", {"code": "A", "n": 1})
     make_record(api, "c", "site", {"code": "A", "n": 1})
     r = api.put("/schemas/site/unique-keys", json={"keys": [["code", "n"]]})
-    assert r.status_code == 422  # existing records already break it
+    assert r.status_code == 409  # existing records already break it
     api.ok("PATCH", f"/records/{first['id']}", json={"data": {"n": 2}})
     assert api.ok("PUT", "/schemas/site/unique-keys", json={"keys": [["code", "n"]]})["unique_keys"] == [["code", "n"]]
     entries = api.ok("GET", "/audit", params={"entity_type": "schema", "action": "update"})["total"]

@@ -230,8 +230,8 @@ def purge_schema(ctx: Ctx, name: str) -> None:
 
 def set_unique_keys(ctx: Ctx, name: str, keys: list[list[str]]) -> Schema:
     """Replace the schema's uniqueness keys (lists of own field names); the same keys again
-    change nothing and write no entry. Raises ``NotFound`` for unknown fields, ``Invalid`` when
-    existing live records already break a key (DESIGN.md)."""
+    change nothing and write no entry. Raises ``NotFound`` for unknown fields, ``Conflict`` when
+    existing live records already break a key (a clash with stored data, docs/decisions.md)."""
     s = ctx.session
     schema = find_schema(s, name)
     by_name = {f.name: f for f in fields_of(s, schema.id)}
@@ -247,8 +247,8 @@ def set_unique_keys(ctx: Ctx, name: str, keys: list[list[str]]) -> Schema:
     for key in new_keys:
         clash = first_violation(s, schema, key)
         if clash:
-            raise Invalid(f"existing records already break key ({', '.join(k for k in keys[new_keys.index(key)])}):"
-                          f" {clash}")
+            raise Conflict(f"existing records already break key ({', '.join(k for k in keys[new_keys.index(key)])}):"
+                           f" {clash}")
     if new_keys == schema.unique_keys:
         return schema  # nothing changes, so history gets no entry
     before = schema_response(s, schema)["unique_keys"]
