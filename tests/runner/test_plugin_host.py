@@ -38,6 +38,8 @@ def plugin(tmp_path: Path, body: str) -> list[str]:
 
 
 RUN = {"type": "run", "inputs": {"text": "a b c"}, "config": {}}
+HANG = 600.0
+"""A step timeout only a hang reaches: the verdicts below never depend on the machine's speed."""
 
 
 def test_a_run_relays_logs_answers_rpc_and_returns_the_result(tmp_path: Path) -> None:
@@ -92,9 +94,11 @@ def test_the_plugin_gets_a_minimal_environment_and_a_scratch_folder(tmp_path: Pa
         final = proc.request(RUN, timeout=20)
         env = final["outputs"]["env"]
         assert env["BENCHBOOK_SCRATCH"] == str(proc.scratch)
+        assert env["BENCHBOOK_RUN_MARKER"] == proc.marker
     assert "BENCHBOOK_AI_KEY" not in env and "DATABASE_URL" not in env
-    assert {k for k in env if not k.startswith("COVERAGE_")} <= {"PATH", "HOME", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "TMPDIR", "BENCHBOOK_SCRATCH",
-                        "LC_CTYPE"}
+    assert {k for k in env if not k.startswith("COVERAGE_")} <= {
+        "PATH", "HOME", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "TMPDIR", "BENCHBOOK_SCRATCH", "BENCHBOOK_RUN_MARKER",
+        "LC_CTYPE"}
     assert final["outputs"]["cwd"] == str(tmp_path)
 
 
@@ -145,10 +149,44 @@ def test_a_misbehaving_plugin_fails_its_step_with_a_kind_naming_what_went_wrong(
         tmp_path: Path, case: str, kind: str, words: str) -> None:
     with PluginProcess(plugin(tmp_path, FAILURES[case]), cwd=tmp_path) as proc:
         with pytest.raises(StepFailed) as caught:
-            proc.request(RUN, timeout=30)
+            proc.request(RUN, timeout=HANG)  # every case is answered by what the plugin does, never by the clock
         assert proc.proc.poll() is not None  # the plugin was stopped
     assert caught.value.kind == kind
     assert words in caught.value.message
+
+
+def test_a_line_that_reaches_the_limit_without_its_newline_is_refused_at_once(tmp_path: Path) -> None:
+    """The plugin writes exactly MAX_FRAME_BYTES bytes and no newline, then blocks for ever:
+    with its newline the line would pass the limit, so the host answers frame_too_large as soon
+    as those bytes are in, not at the step's timeout (the byte-at-a-time reader waited for one
+    more byte until then)."""
+    argv = plugin(tmp_path, f"""
+        import threading
+        for f in frames():
+            out.write("x" * {MAX_FRAME_BYTES}); out.flush()
+            threading.Event().wait()
+    """)
+    with PluginProcess(argv, cwd=tmp_path) as proc:
+        with pytest.raises(StepFailed) as caught:
+            proc.request(RUN, timeout=HANG)
+        assert not proc.alive()
+    assert caught.value.kind == "frame_too_large"
+
+
+def test_a_line_of_exactly_the_limit_is_a_frame(tmp_path: Path) -> None:
+    frame = {"type": "log", "message": "", "stream": "log"}
+    pad = MAX_FRAME_BYTES - len(json.dumps(frame)) - 1  # the newline counts
+    argv = plugin(tmp_path, f"""
+        for f in frames():
+            line = json.dumps({{"type": "log", "message": "x" * {pad}, "stream": "log"}})
+            out.write(line + "\\n")
+            send({{"type": "result", "outputs": {{"length": len(line) + 1}}}})
+    """)
+    logs: list[str] = []
+    with PluginProcess(argv, cwd=tmp_path) as proc:
+        final = proc.request(RUN, timeout=HANG, log=lambda s, m: logs.append(m))
+    assert final["outputs"] == {"length": MAX_FRAME_BYTES}
+    assert len(logs) == 1 and len(logs[0]) == pad
 
 
 def test_a_hanging_plugin_times_out_and_its_whole_process_group_is_killed(tmp_path: Path) -> None:

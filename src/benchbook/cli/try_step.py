@@ -103,7 +103,8 @@ def try_command(ctx: click.Context, plugin_id: str, record_id: str | None, input
                 registry.replace_all(session, found)
         with db.session() as session:
             plugin = registry.runnable(session, plugin_id)
-        with db.session() as session, StepRunner(log=lambda s, m: click.echo(f"[{s}] {m}", err=True)) as runner:
+        with db.session() as session, StepRunner(log=lambda s, m: click.echo(f"[{s}] {m}", err=True),
+                                                     project_root=project.root) as runner:
             transaction = session.begin()
             write_lock(session, COMMAND_WAIT)  # the step's writes are one transaction: one writer for its length
             c = Ctx(session=session, actor=project.actor, files_dir=project.files_dir)

@@ -41,6 +41,10 @@ The checks, in order (:func:`examine`):
                  could remove them, each about the database's size, found through the pointers
                  in the project folder (:mod:`benchbook.maintenance.backup_work`); a backup
                  still running is a note. Fix: remove them (a running backup's never).
+``scratch``      processes started by plugins of a benchbook process that was killed, still
+                 running, and the scratch areas (``.benchbook/scratch``) of killed processes
+                 (:mod:`benchbook.runner.plugins.processes`, ``.scratch``). Fix: kill them,
+                 then remove the areas (a live process's never).
 
 Nothing is changed unless ``fix`` is given. A finding is a problem when its severity is
 ``warning`` or ``error`` and it was not fixed; ``benchbook doctor`` exits non-zero then.
@@ -82,6 +86,7 @@ from benchbook.persistence.tables import (
     field_index_name,
 )
 from benchbook.runner import queue
+from benchbook.runner.plugins import processes, scratch
 
 GRACE = 600.0
 """Seconds a stray content file or an ``.upload-*`` temporary file is left alone: an upload may
@@ -139,6 +144,7 @@ def examine(project: Project, *, fix: bool = False, quick: bool = False) -> list
         if sqlite_path is not None:
             findings += check_wal(sqlite_path)
         findings += check_backups(project.root)
+        findings += check_scratch(project.root)
         return _apply(findings, fix)
     finally:
         engine.dispose()
@@ -573,4 +579,29 @@ def check_backups(root: Path) -> list[Finding]:
             repair=lambda: "removed {} work folder(s), {} bytes".format(*backup_work.remove(stale))))
     if not findings:
         findings.append(Finding("backups", "ok", "no work folder of a killed backup is left"))
+    return findings
+
+
+# --------------------------------------------------------------------------------- scratch
+def check_scratch(root: Path) -> list[Finding]:
+    """Processes left running by plugins of killed benchbook processes, and the scratch areas
+    those processes left in ``root/.benchbook/scratch`` (issue 33 finding 8)."""
+    findings = []
+    left = processes.orphans(root)
+    if left:
+        findings.append(Finding(
+            "scratch", "warning", f"{len(left)} process(es) started by plugins of a benchbook process that was "
+            f"killed are still running: {_listed([f'pid {o.pid} ({o.command})' for o in left])}",
+            "`benchbook doctor --fix` kills them (so does the next server start or drain of runs)",
+            repair=lambda: f"killed {len(processes.reap(root))} process(es)"))
+    areas = scratch.stale(scratch.root_of(root))
+    if areas:
+        size = sum(a.size for a in areas)
+        findings.append(Finding(
+            "scratch", "warning", f"{len(areas)} scratch folder(s) of benchbook processes that were killed, "
+            f"{size} bytes: {_listed([str(a.root / a.name) for a in areas])}",
+            "`benchbook doctor --fix` removes them (so does the next server start or drain of runs)",
+            repair=lambda: "removed {} scratch folder(s), {} bytes".format(*scratch.remove(areas))))
+    if not findings:
+        findings.append(Finding("scratch", "ok", "no plugin process or scratch folder of a killed benchbook is left"))
     return findings

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from benchbook.domain.ids import new_id
 from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Job, utcnow
 from benchbook.runner import workflows
+from benchbook.runner.plugins import processes, scratch
 
 log = logging.getLogger("benchbook.runs")
 
@@ -133,7 +133,11 @@ class Drain:
     and for at most ``recheck`` seconds each the plugins as registered, where a
     ``record.<field>`` input lives and collection time zones (a change to them reaches the
     drain within that time), plus one scratch folder the in-process steps reuse (removed with
-    the drain). Use ``with Drain() as drain:``; not shared between threads.
+    the drain). Use ``with Drain(project_root=project.root) as drain:``; not shared between
+    threads. That folder is made in this process's scratch area of the project
+    (:mod:`.plugins.scratch`; ``project_root`` None: the user's cache folder's); before it is
+    made, what processes that are gone left there is cleared
+    (:func:`.plugins.processes.clear_leftovers`: their plugins' processes, their scratch areas).
 
     ``chain`` (the worker's drains): a run's final commit also claims the next waiting run
     (:attr:`next`), unless the worker is stopping or automation is paused, which saves the
@@ -143,8 +147,9 @@ class Drain:
     quick runs share commits (the module docstring)."""
 
     def __init__(self, recheck: float = workflows.RECHECK, *, chain: Database | None = None,
-                 group_seconds: float = 0.0) -> None:
+                 group_seconds: float = 0.0, project_root: Path | None = None) -> None:
         self.recheck = recheck
+        self.project_root = project_root
         self.workflows = workflows.Loaded(recheck)
         self.chain = chain
         self.group_seconds = group_seconds if chain is not None else 0.0
@@ -168,9 +173,14 @@ class Drain:
 
     @property
     def scratch(self) -> Path:
-        """The drain's scratch folder (made on first use)."""
+        """The drain's scratch folder (made on first use, see the class docstring). Raises
+        ``OSError`` when it cannot be made."""
         if self._scratch is None:
-            self._scratch = Path(tempfile.mkdtemp(prefix="benchbook-drain-"))
+            try:
+                processes.clear_leftovers(self.project_root)
+            except OSError:  # a leftover that cannot be removed does not stop the runs (doctor reports it)
+                log.exception("could not clear what stopped benchbook processes left behind")
+            self._scratch = scratch.area(scratch.root_of(self.project_root)).make("drain")
         return self._scratch
 
     # ------------------------------------------------------------------ group commit

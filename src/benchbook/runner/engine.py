@@ -256,7 +256,7 @@ class _Run:
                 + "; ".join(p["msg"] for p in wf.problems[:3])))
         self._end_read(s)
         outputs: dict[str, dict[str, Any]] = {}
-        with StepRunner(scratch=self.drain.scratch) as runner:
+        with StepRunner(scratch=self.drain.scratch, project_root=self.project.root) as runner:
             for index, step in enumerate(wf.steps):
                 try:
                     self._check(s, index == 0)
@@ -464,7 +464,7 @@ class _Run:
 
 def _run(db: Database, project: Project, claimed: Claimed, worker: str, should_stop: Callable[[], bool],
          drain: Drain | None) -> str:
-    with Drain() if drain is None else nullcontext(drain) as used:
+    with Drain(project_root=project.root) if drain is None else nullcontext(drain) as used:
         run = _Run(db, project, claimed, should_stop, used)
         run.log.add(f"started by worker {worker or '?'} (depth {claimed.depth}, trigger {claimed.trigger})")
         return run.go()

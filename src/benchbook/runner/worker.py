@@ -10,7 +10,9 @@ worker drains a project at any moment across processes: it must hold the queue's
   that queued runs (the unit of work calls :func:`kick`) and looks every :data:`POLL` seconds
   for runs queued by other processes (command-line sessions, another server on the same file).
   When it starts, it marks runs left ``running`` by a crash ``failed`` (``interrupted``) — only
-  if it could take the lease, so a second server never touches the first one's run.
+  if it could take the lease, so a second server never touches the first one's run — and
+  clears what processes killed before left behind: their plugins' processes and scratch
+  areas (:func:`.plugins.processes.clear_leftovers`; never a live process's).
 - **One-off app instances** (a command-line session, tests) have no polling thread: a commit
   that queued runs starts a drain thread that ends when the queue is empty (not a daemon, so a
   command-line session waits for its runs before exiting), unless another process (a server)
@@ -40,6 +42,7 @@ from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Job
 from benchbook.runner import engine, queue, triggers
 from benchbook.runner.drain import GROUP_SECONDS, RUN_WAIT, Drain
+from benchbook.runner.plugins import processes
 
 log = logging.getLogger("benchbook.runs")
 
@@ -140,6 +143,10 @@ class Worker:
             draining = self._thread
         if draining is not None:  # a drain thread of before: it sees ``serving`` and ends
             draining.join()
+        try:  # what a server or command killed before left: plugin processes, scratch areas
+            processes.clear_leftovers(self.project.root)
+        except OSError:
+            log.exception("could not clear what stopped benchbook processes left behind")
         try:
             self._take_lease()
         except Exception:
@@ -246,7 +253,8 @@ class Worker:
     def _run_all(self, tally: Tally) -> None:
         try:
             # what the runs of this drain share; each run's end claims the next
-            with _Heartbeat(self), Drain(chain=self.db, group_seconds=GROUP_SECONDS) as kept:
+            with _Heartbeat(self), Drain(chain=self.db, group_seconds=GROUP_SECONDS,
+                                         project_root=self.project.root) as kept:
                 while not self._stopping.is_set() and not triggers.paused(self.project.root):
                     ran = engine.execute_next(self.db, self.project, worker=self.holder,
                                               should_stop=self._stopping.is_set, drain=kept)

@@ -40,13 +40,13 @@ class ContainerProcess(PluginProcess):
     """One container running one operation; killing it also kills the container by name."""
 
     def __init__(self, runtime: str, launch: dict[str, Any], mode: str, *, cwd: Path,
-                 log: LogSink | None = None) -> None:
+                 log: LogSink | None = None, project_root: Path | None = None) -> None:
         self.runtime = runtime
         self.name = f"benchbook-{launch.get('id', 'plugin')}-{new_id().lower()}"
         argv = [runtime, "run", "-i", "--rm", "--name", self.name,
                 "--memory", str(launch.get("memory") or DEFAULT_MEMORY),
                 "--cpus", str(launch.get("cpus") or DEFAULT_CPUS), str(launch["image"]), mode]
-        super().__init__(argv, cwd=cwd, log=log)
+        super().__init__(argv, cwd=cwd, log=log, project_root=project_root)
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -58,11 +58,14 @@ class ContainerProcess(PluginProcess):
 
 
 def operate(runtime: str, launch: dict[str, Any], frame: dict[str, Any], *, cwd: Path, timeout: float,
-            rpc: RpcAnswer | None = None, log: LogSink | None = None) -> dict[str, Any]:
+            rpc: RpcAnswer | None = None, log: LogSink | None = None,
+            project_root: Path | None = None) -> dict[str, Any]:
     """Run one operation (``frame`` is ``describe`` or ``run``) in a fresh container and return
-    the plugin's final frame. Raises :class:`StepFailed` (``no_container_runtime`` first of all)."""
+    the plugin's final frame (the client's scratch folder under ``project_root``, as
+    :class:`.host.PluginProcess`). Raises :class:`StepFailed` (``no_container_runtime`` first of
+    all)."""
     if not runtime_available(runtime):
         raise StepFailed("no_container_runtime", f"tier-2 plugins need a container runtime and {runtime!r} "
                                                  "is not installed (set [plugins] container_runtime)")
-    with ContainerProcess(runtime, launch, frame["type"], cwd=cwd, log=log) as proc:
+    with ContainerProcess(runtime, launch, frame["type"], cwd=cwd, log=log, project_root=project_root) as proc:
         return proc.request(frame, timeout=timeout, rpc=rpc, log=log)

@@ -109,7 +109,9 @@ def read_manifest(folder: Path) -> dict[str, Any]:
 
 
 def describe_folder(folder: Path, runtime: str) -> Described:
-    """Describe the project plugin in ``folder`` (tier 1 in a subprocess, tier 2 in a container)."""
+    """Describe the project plugin in ``folder`` (tier 1 in a subprocess, tier 2 in a container;
+    scratch folders in the project's, ``folder``'s grandparent: ``<project>/plugins/<name>``)."""
+    project_root = folder.parent.parent
     source = f"project:plugins/{folder.name}"
     try:
         launch = read_manifest(folder)
@@ -119,14 +121,15 @@ def describe_folder(folder: Path, runtime: str) -> Described:
     try:
         if tier == "1":
             stderr: list[str] = []
-            with PluginProcess(launch["command"], cwd=folder, log=lambda _s, line: stderr.append(line)) as proc:
+            with PluginProcess(launch["command"], cwd=folder, log=lambda _s, line: stderr.append(line),
+                               project_root=project_root) as proc:
                 contract = _contract(proc.request({"type": "describe"}, timeout=DESCRIBE_TIMEOUT))
         elif not container.runtime_available(runtime):
             return Described(id=folder.name, tier=tier, builtin=False, source=source, status="no_container_runtime",
                              error=f"no container runtime: {runtime!r} is not installed", launch=launch)
         else:
             contract = _contract(container.operate(runtime, {**launch, "id": folder.name}, {"type": "describe"},
-                                                   cwd=folder, timeout=DESCRIBE_TIMEOUT))
+                                                   cwd=folder, timeout=DESCRIBE_TIMEOUT, project_root=project_root))
     except StepFailed as exc:
         return Described(id=folder.name, tier=tier, builtin=False, source=source, status="error",
                          error=f"{exc.kind}: {exc.message}", launch=launch)

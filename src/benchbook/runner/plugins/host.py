@@ -1,16 +1,22 @@
 """The tier-1 host: one plugin subprocess kept alive for a whole run (spec *Dispatch models*).
 
-The child runs in its own process group with a minimal environment (never the database URL
-or any key) and its own scratch folder, removed when the process is closed. Turns are strictly
-synchronous: :meth:`PluginProcess.request` sends ``describe`` or ``run`` and reads frames until
-the plugin's final one, relaying ``log`` frames and answering ``rpc_call`` frames on the way.
+The child runs in its own session and process group with a minimal environment (never the
+database URL or any key), a marker (``BENCHBOOK_RUN_MARKER``) and its own scratch folder under
+the project (``<project>/.benchbook/scratch/<area>/plugin-*``, :mod:`.scratch`), removed when the
+process is closed; it is killed by the kernel if its host dies (:mod:`.processes`). Turns are
+strictly synchronous: :meth:`PluginProcess.request` sends ``describe`` or ``run`` and reads
+frames until the plugin's final one, relaying ``log`` frames and answering ``rpc_call`` frames on
+the way. Standard output is read buffered, a line refused as ``frame_too_large`` as soon as it
+holds :data:`~.frames.MAX_FRAME_BYTES` bytes without its newline (without waiting for the rest).
 Standard error is drained all the time by a thread (a plugin writing megabytes there never
-stalls) and relayed line by line. On a timeout the whole group gets SIGTERM, then SIGKILL
-after :data:`KILL_GRACE` seconds. Every failure is a :class:`~.frames.StepFailed`.
+stalls) and relayed line by line (a line longer than :data:`STDERR_LINE_BYTES`, in pieces). On
+a timeout the whole group gets SIGTERM, then SIGKILL after :data:`KILL_GRACE` seconds; when the
+process is stopped or closed, its group is killed and then every process carrying its marker
+(whatever session it moved to). Every failure is a :class:`~.frames.StepFailed`.
 
 Use::
 
-    with PluginProcess(["python3", "plugin.py"], cwd=folder) as proc:
+    with PluginProcess(["python3", "plugin.py"], cwd=folder, project_root=project.root) as proc:
         contract = proc.request({"type": "describe"}, timeout=20)
         final = proc.request({"type": "run", "inputs": {...}, "config": {}}, timeout=60,
                              rpc=answer_rpc, log=lambda stream, line: ...)
@@ -21,14 +27,13 @@ import os
 import queue
 import shutil
 import signal
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, Self
 
+from benchbook.runner.plugins import processes, scratch
 from benchbook.runner.plugins.frames import (
     MAX_FRAME_BYTES,
     PLUGIN_FINAL,
@@ -41,6 +46,8 @@ KILL_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL when a plugin is stopped."""
 STDERR_KEPT = 1 << 20
 """Bytes of a plugin's standard error kept for error messages (the log gets every line)."""
+STDERR_LINE_BYTES = 1 << 20
+"""Longest piece of a standard error line relayed at once (a longer line arrives in pieces)."""
 PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "SYSTEMROOT", "TMPDIR")
 """Environment variables a plugin inherits; nothing else of the host's environment."""
 
@@ -51,32 +58,40 @@ RpcAnswer = Callable[[dict[str, Any]], dict[str, Any]]
 _EOF = object()
 
 
-def plugin_env(scratch: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+def plugin_env(folder: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The minimal environment of a plugin process: :data:`PASSED_ENV` from the host, plus
-    ``BENCHBOOK_SCRATCH`` and ``extra``."""
+    ``BENCHBOOK_SCRATCH`` (``folder``) and ``extra``."""
     env = {k: v for k in PASSED_ENV if (v := os.environ.get(k)) is not None}
     # coverage.py's settings, when the host itself is measured (the tests): tooling, never a secret
     env.update({k: v for k, v in os.environ.items() if k.startswith("COVERAGE_")})
-    env["BENCHBOOK_SCRATCH"] = str(scratch)
+    env["BENCHBOOK_SCRATCH"] = str(folder)
     env.update(extra or {})
     return env
 
 
 class PluginProcess:
     """A running tier-1 plugin. ``argv`` is run in ``cwd``; ``log`` receives every stderr line
-    (stream ``stderr``) besides what each :meth:`request` is given."""
+    (stream ``stderr``) besides what each :meth:`request` is given; its scratch folder is in
+    this process's scratch area of the project in ``project_root`` (None: the user's cache
+    folder, :func:`.scratch.root_of`). Attributes: ``proc`` (the ``Popen``), ``scratch`` (its
+    folder), ``marker`` (its ``BENCHBOOK_RUN_MARKER``). Raises :class:`StepFailed`
+    (``process_exit``) when it or its scratch folder cannot be made."""
 
     def __init__(self, argv: Sequence[str], *, cwd: Path, log: LogSink | None = None,
-                 env: dict[str, str] | None = None) -> None:
-        self.scratch = Path(tempfile.mkdtemp(prefix="benchbook-plugin-"))
+                 env: dict[str, str] | None = None, project_root: Path | None = None) -> None:
+        try:
+            area = scratch.area(scratch.root_of(project_root))
+            self.scratch = area.make("plugin")
+        except OSError as exc:
+            raise StepFailed("process_exit", f"the plugin's scratch folder could not be made: {exc}") from None
+        self.marker = area.marker()
         self._log = log
         self._lines: queue.Queue[Any] = queue.Queue()
         self._stderr_tail = bytearray()
         self._request_log: LogSink | None = None
         try:
-            self.proc = subprocess.Popen(list(argv), cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, env=plugin_env(self.scratch, env),
-                                         start_new_session=True, bufsize=0)
+            self.proc = processes.spawn(argv, cwd=cwd, env=plugin_env(self.scratch, {
+                **(env or {}), processes.MARKER: self.marker}))
         except OSError as exc:
             shutil.rmtree(self.scratch, ignore_errors=True)
             raise StepFailed("process_exit", f"the plugin could not be started ({' '.join(argv)}): {exc}") from None
@@ -87,16 +102,25 @@ class PluginProcess:
             t.start()
 
     # ------------------------------------------------------------------ readers (threads)
+    # Each reader closes its own stream when it is done: a buffered stream cannot be closed by
+    # another thread while a read blocks on it (a process that escaped every sweep and holds the
+    # pipe would make close() wait for it).
     def _read_stdout(self, out: IO[bytes]) -> None:
+        try:
+            self._frames(out)
+        finally:
+            out.close()
+
+    def _frames(self, out: IO[bytes]) -> None:
         while True:
-            try:
-                line = out.readline(MAX_FRAME_BYTES + 1)
-            except (OSError, ValueError):  # closed under us by close()
+            try:  # buffered: returns at a newline, at end of input, or once MAX_FRAME_BYTES are in
+                line = out.readline(MAX_FRAME_BYTES)
+            except (OSError, ValueError):
                 line = b""
             if not line:
                 self._lines.put(_EOF)
                 return
-            if len(line) > MAX_FRAME_BYTES:
+            if len(line) == MAX_FRAME_BYTES and not line.endswith(b"\n"):  # its newline would pass the limit
                 self._lines.put(StepFailed("frame_too_large",
                                            f"the plugin sent a line over {MAX_FRAME_BYTES} bytes"))
                 return
@@ -105,11 +129,13 @@ class PluginProcess:
     def _read_stderr(self, err: IO[bytes]) -> None:
         try:
             self._drain_stderr(err)
-        except (OSError, ValueError):  # closed under us by close()
+        except (OSError, ValueError):
             return
+        finally:
+            err.close()
 
     def _drain_stderr(self, err: IO[bytes]) -> None:
-        for raw in iter(err.readline, b""):
+        while raw := err.readline(STDERR_LINE_BYTES):
             self._stderr_tail += raw
             if len(self._stderr_tail) > STDERR_KEPT:
                 del self._stderr_tail[:len(self._stderr_tail) - STDERR_KEPT]
@@ -173,10 +199,7 @@ class PluginProcess:
         return parse_plugin_line(item)
 
     def _exited(self) -> StepFailed:
-        try:
-            code = self.proc.wait(timeout=KILL_GRACE)
-        except subprocess.TimeoutExpired:
-            code = None
+        code = processes.ended(self.proc, KILL_GRACE)  # not reaped: kill() still ends its whole group
         for t in self._threads[1:]:
             t.join(timeout=1)
         tail = self._stderr_tail[-2000:].decode("utf-8", "replace").strip()
@@ -184,17 +207,22 @@ class PluginProcess:
         return StepFailed("process_exit", f"the plugin {how} before answering" + (f"; stderr: {tail}" if tail else ""))
 
     # ------------------------------------------------------------------ ending
+    def alive(self) -> bool:
+        """Whether the plugin process is still running (it is not reaped here)."""
+        return processes.ended(self.proc, 0) is None
+
     def kill(self) -> None:
-        """Stop the whole process group: SIGTERM, then SIGKILL after :data:`KILL_GRACE` s."""
-        if self.proc.poll() is None:
-            _signal_group(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=KILL_GRACE)
-            except subprocess.TimeoutExpired:
-                pass
-        _signal_group(self.proc.pid, signal.SIGKILL)  # children left behind in the group go too
-        if self.proc.poll() is None:
+        """Stop the whole process group (SIGTERM, then SIGKILL after :data:`KILL_GRACE` s; the
+        plugin is reaped only after its group was killed, so the group id is still its own),
+        then kill every process carrying the plugin's marker (:func:`.processes.kill_marked`)."""
+        if self.proc.returncode is None:
+            if processes.ended(self.proc, 0) is None:
+                _signal_group(self.proc.pid, signal.SIGTERM)
+                processes.ended(self.proc, KILL_GRACE)
+            if self.proc.returncode is None:  # still unreaped: the group id cannot be anyone else's
+                _signal_group(self.proc.pid, signal.SIGKILL)  # children left behind in the group go too
             self.proc.wait()
+        processes.kill_marked(self.marker)
 
     def close(self) -> None:
         """End the plugin: close its input (a tier-1 loop ends at end of input), wait up to
@@ -202,15 +230,12 @@ class PluginProcess:
         try:
             if self.proc.stdin:
                 self.proc.stdin.close()
-            self.proc.wait(timeout=KILL_GRACE)
-        except (OSError, subprocess.TimeoutExpired):
+        except OSError:
             pass
+        processes.ended(self.proc, KILL_GRACE)
         self.kill()
-        for thread in self._threads:  # the process is gone: both readers reach end of input
+        for thread in self._threads:  # the process is gone: both readers reach end of input and close
             thread.join(timeout=KILL_GRACE)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            if stream:
-                stream.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self) -> Self:

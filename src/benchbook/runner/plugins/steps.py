@@ -10,13 +10,12 @@ Every failure is a :class:`~.frames.StepFailed` with its ``kind``.
 
 Use::
 
-    with StepRunner(plugins_dir=project.root / "plugins") as runner:
+    with StepRunner(project_root=project.root) as runner:
         outputs = runner.run_step(plugin, {"text": "a b"}, {}, rpc_for=lambda scratch: ops, log=print)
 """
 from __future__ import annotations
 
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Self
@@ -24,7 +23,7 @@ from typing import Any, Self
 import jsonschema
 
 from benchbook.plugin import values as sdk_values
-from benchbook.runner.plugins import builtin, container
+from benchbook.runner.plugins import builtin, container, scratch
 from benchbook.runner.plugins.discovery import installed_in_process
 from benchbook.runner.plugins.frames import StepFailed, port_problems
 from benchbook.runner.plugins.host import LogSink, PluginProcess, RpcAnswer
@@ -39,19 +38,26 @@ class StepRunner:
     later steps and are closed with the runner; ``runtime`` is the container runtime command.
 
     Each in-process or tier-2 step gets a scratch folder of its own, empty when it starts,
-    below ``scratch`` (default: a temporary folder of the runner's, removed with it). With a
+    below ``scratch`` (default: a ``run-*`` folder of the runner's in this process's scratch
+    area of the project in ``project_root``, removed with it; :mod:`.scratch`); tier-1
+    processes make theirs in that area too (``project_root`` None: the user's cache folder's). With a
     ``scratch`` given (a drain's: :class:`benchbook.runner.engine.Drain`), a step's folder that
     is still empty when the runner closes is kept for the next run's step instead of being
     removed and made again: on this project's disks making and removing two folders cost about
     3 ms of wall-clock time a run, more than the rest of a 1-step built-in run's bookkeeping."""
 
-    def __init__(self, *, runtime: str | None = None, log: LogSink | None = None, scratch: Path | None = None) -> None:
+    def __init__(self, *, runtime: str | None = None, log: LogSink | None = None, scratch: Path | None = None,
+                 project_root: Path | None = None) -> None:
         self.runtime = container.runtime_command(runtime)
         self.log = log
+        self.project_root = project_root
         self._processes: dict[str, PluginProcess] = {}
         self._own = scratch is None
-        self._scratch = Path(tempfile.mkdtemp(prefix="benchbook-run-")) if scratch is None else scratch
+        self._scratch = self._area().make("run") if scratch is None else scratch
         self._steps = 0
+
+    def _area(self) -> scratch.Area:
+        return scratch.area(scratch.root_of(self.project_root))
 
     def run_step(self, plugin: dict[str, Any], inputs: dict[str, Any], config: dict[str, Any], *,
                  rpc_for: RpcFactory | None = None, timeout: float | None = None,
@@ -84,7 +90,7 @@ class StepRunner:
         elif tier == "2":
             final = container.operate(self.runtime, {**launch, "id": plugin["id"]}, frame,
                                       cwd=Path(launch.get("folder") or scratch), timeout=step_timeout, rpc=None,
-                                      log=log)
+                                      log=log, project_root=self.project_root)
         else:
             final = self._in_process(plugin, wire_inputs, config, rpc, log, scratch)
         if frames:
@@ -131,9 +137,12 @@ class StepRunner:
 
     def _process(self, plugin: dict[str, Any]) -> PluginProcess:
         proc = self._processes.get(plugin["id"])
-        if proc is None or proc.proc.poll() is not None:
+        if proc is None or not proc.alive():
+            if proc is not None:  # ended after an earlier step: what it started and its folder go first
+                proc.close()
             launch = plugin["launch"]
-            proc = PluginProcess(launch["command"], cwd=Path(launch["folder"]), log=self.log)
+            proc = PluginProcess(launch["command"], cwd=Path(launch["folder"]), log=self.log,
+                                 project_root=self.project_root)
             self._processes[plugin["id"]] = proc
         return proc
 
