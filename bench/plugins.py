@@ -1,6 +1,7 @@
-"""Plugin benchmarks: the tier-1 step round trip and the cold start, run on demand (never in the tests).
+"""Plugin benchmarks: the tier-1 step round trip, a 1 MB output's round trip and the cold start, run
+on demand (never in the tests).
 
-    python bench/plugins.py [--runs 2000] [--cold 20] [--warmup 50]
+    python bench/plugins.py [--runs 2000] [--cold 20] [--warmup 50] [--big-runs 50]
 
 Everything is timed in process: this script is the host (``benchbook.runner.plugins.host``'s
 ``PluginProcess``, as the step runner uses it) and talks to a plugin subprocess over its
@@ -26,6 +27,13 @@ Prints, measured in the same run:
   subprocess — the host's ``frames.parse_plugin_line`` of the ``result`` line (JSON plus
   ``#/$defs/plugin_frame``), and the SDK's ``validate_host_frame`` of the ``run`` frame plus
   ``validate_plugin_frame`` of the ``result`` frame (what a plugin does on every step);
+- a 1 MB output's round trip (issue 33 finding 9): a ``result`` whose ``bytes`` output holds
+  ``BINARY_INLINE_THRESHOLD`` bytes inline (a line of 1.33 MB of base64), p50 over ``--big-runs``:
+  the baseline is a child that answers each request line by writing that very line to its
+  standard output, read here with a buffered ``readline`` (writing the same bytes to a pipe);
+  measured against it, a raw plugin writing the same line, read through
+  ``PluginProcess.request`` (target: p50 <= 2x the pipe), and an SDK plugin returning the bytes
+  through ``StepRunner.run_step`` (the SDK encodes, the host decodes and checks; no target);
 - the cold start of each: process start to the first answer (``describe_result`` answered for
   the plugins, the echoed ``describe`` line for the echo), p50 over ``--cold`` starts, and the
   ratio SDK plugin / bare echo (no target).
@@ -35,6 +43,7 @@ Each line ends with its target and the verdict, ``met`` or ``missed``, or ``no t
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import statistics
@@ -48,8 +57,9 @@ from pathlib import Path
 from typing import Any
 
 from benchbook.plugin import validate_host_frame, validate_plugin_frame
-from benchbook.runner.plugins.frames import encode, parse_plugin_line
+from benchbook.runner.plugins.frames import BINARY_INLINE_THRESHOLD, encode, parse_plugin_line
 from benchbook.runner.plugins.host import PluginProcess, plugin_env
+from benchbook.runner.plugins.steps import StepRunner
 
 ROUND_TRIP_TARGET = 2.0
 """The SDK plugin's round trip may take at most this many times the bare echo's (p50)."""
@@ -93,6 +103,39 @@ plugin = Plugin(
 @plugin.run
 def run(ctx, inputs, config):
     return {"text": inputs["text"]}
+"""
+
+
+BIG_TARGET = 2.0
+"""A 1 MB output read through the host may take at most this many times the raw pipe (p50)."""
+BIG_PAYLOAD = bytes(range(256)) * (BINARY_INLINE_THRESHOLD // 256) + bytes(BINARY_INLINE_THRESHOLD % 256)
+BIG_LINE = encode({"type": "result", "outputs": {"data": {"encoding": "base64",
+                                                          "data": base64.b64encode(BIG_PAYLOAD).decode()}}})
+BIG_FRAMING = len(BIG_LINE) - len(base64.b64encode(BIG_PAYLOAD))
+"""Bytes of the 1 MB line that are not its base64 text."""
+BIG_ANSWER = """\
+import os, sys
+line = open(sys.argv[1], "rb").read()
+out = os.fdopen(os.dup(1), "wb")
+os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+for request in sys.stdin.buffer:
+    out.write(line)
+    out.flush()
+"""
+"""Answers every line it reads with the line in the file named by its argument: the baseline
+(driven with a raw pipe) and the raw plugin (driven through ``PluginProcess.request``) at once."""
+BIG_SDK = f"""\
+from benchbook.plugin import Plugin
+
+PAYLOAD = bytes(range(256)) * ({BINARY_INLINE_THRESHOLD} // 256) + bytes({BINARY_INLINE_THRESHOLD} % 256)
+plugin = Plugin(id="bench.big", name="Big", description="Returns 1 MB", category="bench",
+                inputs={{"text": {{"type": "string", "required": True}}}},
+                outputs={{"data": {{"type": "bytes", "required": True}}}})
+
+
+@plugin.run
+def run(ctx, inputs, config):
+    return {{"data": PAYLOAD}}
 """
 
 
@@ -183,11 +226,58 @@ def echo_cold_starts(script: Path, scratch: Path, starts: int) -> list[float]:
     return times
 
 
+def big_pipe_round_trips(folder: Path, runs: int, warmup: int) -> list[float]:
+    """The baseline: a request line out, the 1 MB answer line back over a raw pipe (buffered readline)."""
+    proc = subprocess.Popen([sys.executable, "big.py", "big.line"], cwd=folder, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=plugin_env(folder),
+                            start_new_session=True, bufsize=1 << 16)
+    assert proc.stdin is not None and proc.stdout is not None
+    request = encode(RUN)
+
+    def trip() -> None:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(request)
+        proc.stdin.flush()
+        if len(proc.stdout.readline()) != len(BIG_LINE):
+            raise SystemExit("the big answer came back short")
+    try:
+        return timed(trip, runs, warmup)
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=10)
+        proc.stdout.close()
+
+
+def big_host_round_trips(folder: Path, runs: int, warmup: int) -> list[float]:
+    """The same line through ``PluginProcess.request`` (read, JSON, frame check)."""
+    with PluginProcess([sys.executable, "big.py", "big.line"], cwd=folder) as proc:
+        def step() -> None:
+            final = proc.request(RUN, timeout=60)
+            if final["type"] != "result" or len(final["outputs"]["data"]["data"]) != len(BIG_LINE) - BIG_FRAMING:
+                raise SystemExit(f"unexpected answer {str(final)[:200]}")
+        return timed(step, runs, warmup)
+
+
+def big_step_round_trips(folder: Path, runs: int, warmup: int) -> list[float]:
+    """An SDK plugin's 1 MB ``bytes`` output through ``StepRunner.run_step`` (encoded by the SDK,
+    decoded and checked by the host)."""
+    plugin = {"id": "bench.big", "tier": "1", "status": "ok", "error": None, "capabilities": [],
+              "inputs": {"text": {"type": "string", "required": True}},
+              "outputs": {"data": {"type": "bytes", "required": True}}, "config_schema": {},
+              "launch": {"command": [sys.executable, "-m", "benchbook.plugin", "big_sdk.py"], "folder": str(folder)}}
+    with StepRunner() as runner:
+        def step() -> None:
+            if runner.run_step(plugin, {"text": TEXT}, {}, timeout=60)["data"] != BIG_PAYLOAD:
+                raise SystemExit("the SDK plugin's bytes came back changed")
+        return timed(step, runs, warmup)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000, help="timed step round trips per subprocess")
     parser.add_argument("--cold", type=int, default=20, help="timed cold starts per subprocess")
     parser.add_argument("--warmup", type=int, default=50, help="untimed round trips before the timed ones")
+    parser.add_argument("--big-runs", type=int, default=50, help="timed 1 MB output round trips per way")
     args = parser.parse_args()
 
     def say(text: str) -> None:
@@ -195,8 +285,10 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="benchbook-bench-plugins-") as work:
         folder = Path(work)
-        for name, text in (("echo.py", ECHO), ("raw.py", RAW), ("plugin.py", SDK)):
+        for name, text in (("echo.py", ECHO), ("raw.py", RAW), ("plugin.py", SDK), ("big.py", BIG_ANSWER),
+                           ("big_sdk.py", BIG_SDK)):
             (folder / name).write_text(textwrap.dedent(text))
+        (folder / "big.line").write_bytes(BIG_LINE)
         scratch = folder / "scratch"
         scratch.mkdir()
         raw_argv = [sys.executable, "raw.py"]
@@ -215,6 +307,11 @@ def main() -> None:
                   "SDK: validate_host_frame(run) + validate_plugin_frame(result)":
                       timed(lambda: (validate_host_frame(RUN), validate_plugin_frame(result)), args.runs,
                             args.warmup)}
+        say(f"1 MB output round trips, {args.big_runs} each …")
+        bigs = {"raw pipe (a child writes the line, buffered readline)": big_pipe_round_trips(folder, args.big_runs, 3),
+                "raw plugin via PluginProcess.request": big_host_round_trips(folder, args.big_runs, 3),
+                "SDK plugin via StepRunner.run_step (encode + decode)": big_step_round_trips(folder, args.big_runs,
+                                                                                              3)}
         say(f"cold starts, {args.cold} each …")
         colds = {"bare echo (raw pipe, no host)": echo_cold_starts(folder / "echo.py", scratch, args.cold),
                  "raw plugin via PluginProcess.request": host_cold_starts(raw_argv, folder, args.cold),
@@ -234,13 +331,24 @@ def main() -> None:
         lines.append((f"  of which, in process: {name}",
                       f"p50 {quantile(times, 0.5) * 1e6:8.1f} µs   p99 {quantile(times, 0.99) * 1e6:8.1f} µs",
                       "no target"))
+    for name, times in bigs.items():
+        lines.append((f"1 MB output round trip ({len(BIG_LINE):,}-byte line), {name}",
+                      f"p50 {quantile(times, 0.5) * 1e3:8.2f} ms   p99 {quantile(times, 0.99) * 1e3:8.2f} ms",
+                      "no target"))
+    pipe_key, host_key, step_key = list(bigs)
+    big = quantile(bigs[host_key], 0.5) / quantile(bigs[pipe_key], 0.5)
+    lines.append(("  ratio PluginProcess.request / raw pipe", f"p50 {big:8.2f}x",
+                  f"target p50 <= {BIG_TARGET:g}x: {'met' if big <= BIG_TARGET else 'missed'}"))
+    step_ratio = quantile(bigs[step_key], 0.5) / quantile(bigs[pipe_key], 0.5)
+    lines.append(("  ratio StepRunner.run_step (SDK) / raw pipe", f"p50 {step_ratio:8.2f}x", "no target"))
     for name, times in colds.items():
         lines.append((f"cold start to first answer, {name}", f"p50 {statistics.median(times) * 1e3:8.1f} ms",
                       "no target"))
     cold = statistics.median(colds[sdk_key]) / statistics.median(colds[echo_key])
     lines.append(("  ratio SDK plugin / bare echo", f"p50 {cold:8.2f}x", "no target"))
 
-    print(f"\nbench/plugins.py --runs {args.runs} --cold {args.cold} --warmup {args.warmup}: in process host → "
+    print(f"\nbench/plugins.py --runs {args.runs} --cold {args.cold} --warmup {args.warmup} --big-runs "
+          f"{args.big_runs}: in process host → "
           f"subprocess over pipes, wall clock (Python {sys.version.split()[0]}, cpus: {os.cpu_count()}, "
           f"load average now: {os.getloadavg()[0]:.1f})")
     widths = [max(len(line[i]) for line in lines) for i in range(2)]
