@@ -2,7 +2,7 @@
 and check what is left. Run on demand (never in the tests).
 
     python bench/faults.py [--records 30000] [--import-rows 100000] [--edits 20000]
-                           [--only import,delete,restore-all,workflow,conversion,backup] [--keep DIR]
+                           [--only import,delete,restore-all,workflow,conversion,plugin-orphan,backup] [--keep DIR]
 
 Each scenario uses a fresh SQLite project served by ``benchbook serve`` (a uvicorn subprocess)
 while a writer thread creates records one by one over HTTP; each create the server acknowledged
@@ -25,6 +25,13 @@ same folder. Scenarios:
 - **conversion**: ``--edits`` whole history edits (written with the unchanged values kept, as
   older versions did); the server converts them at start-up; killed while converting: after the
   restart the conversion resumes by itself and ends with no whole edit left;
+- **plugin-orphan**: a manual run of a workflow whose one step (a tier-1 SDK plugin) starts three
+  processes (one in its process group, one in a new session, one daemon whose parent exits) and
+  writes their pids to a file, then sleeps; the server (started with ``TMPDIR`` of its own) is
+  killed once that file exists. Printed: what is left before the restart (the plugin must have
+  died with the server; its three children are still running, the server's scratch area is
+  left; ``benchbook doctor`` must report both) and after it (target: nothing: no process, no
+  stale scratch area under ``.benchbook/scratch``, nothing in the server's ``TMPDIR``);
 - **backup**: ``benchbook backup`` of the project while it is served, killed with SIGKILL once its
   database snapshot is written (the process waits there: :data:`PAUSED_BACKUP`, so the point is
   exact): what it left (its ``.benchbook-backup-*`` work folder, about the database's size, and its
@@ -39,6 +46,7 @@ nothing, and every acknowledged create is there. Prints one line per check with 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sqlite3
@@ -64,6 +72,7 @@ from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import open_database
+from benchbook.runner.plugins import scratch
 from benchbook.runner.worker import LEASE_TTL
 
 SLEEPER = '''
@@ -102,6 +111,31 @@ main()
 """
 """``benchbook backup`` that says ``snapshot taken`` on stdout once its snapshot is written, then
 waits for a line on stdin: where the backup scenario kills it."""
+ORPHANER = '''
+import json, os, subprocess, sys, time
+from benchbook.plugin import Plugin
+
+plugin = Plugin(id="orphaner", name="Orphaner", category="test", description="Starts processes, then sleeps.",
+                inputs={"text": {"type": "string"}}, outputs={"n": {"type": "integer"}}, capabilities=[])
+
+
+@plugin.run
+def run(ctx, inputs, config):
+    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    same = subprocess.Popen(["sleep", "3000"], **quiet)
+    away = subprocess.Popen(["sleep", "3000"], start_new_session=True, **quiet)
+    middle = subprocess.run([sys.executable, "-c", "import subprocess as s; print(s.Popen(['sleep', '3000'], "
+                             "start_new_session=True, stdout=s.DEVNULL, stderr=s.DEVNULL).pid)"],
+                            capture_output=True, text=True, check=True)
+    pids = {"plugin": os.getpid(), "same_group": same.pid, "new_session": away.pid, "daemon": int(middle.stdout)}
+    with open("pids.json.part", "w") as fh:
+        json.dump(pids, fh)
+    os.rename("pids.json.part", "pids.json")
+    time.sleep(600)
+    return {"n": 0}
+'''
+"""A tier-1 SDK plugin whose step starts three processes (its group, a new session, a daemon),
+writes their pids and its own to ``pids.json`` in its folder, then sleeps: the plugin-orphan case."""
 PLOTS = 300
 
 
@@ -128,10 +162,11 @@ class Server:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.env: dict[str, str] | None = None  # None: this process's environment
 
     def start(self) -> None:
         self.proc = start([*BENCHBOOK, "--project", str(self.project.root), "serve", "--port", str(self.port),
-                           "--log-level", "WARNING"], f"{self.base}/api/health", self.log)
+                           "--log-level", "WARNING"], f"{self.base}/api/health", self.log, self.env)
 
     def kill(self) -> None:
         assert self.proc is not None
@@ -437,6 +472,79 @@ def act_conversion(args: argparse.Namespace) -> Callable[[Project, Server, list[
     return act
 
 
+def started(pid: int) -> str | None:
+    """``pid``'s start time (clock ticks since boot), None once it ended (gone or a zombie)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]
+
+
+def act_plugin_orphan(project: Project, server: Server, plots: list[str]) -> Callable[[], None]:
+    where = project.root / "plugins" / "orphaner"
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "plugin.py").write_text(ORPHANER)
+    (where / "plugin.toml").write_text('command = ["{python}", "-m", "benchbook.plugin", "plugin.py"]\n')
+    (project.root / "workflows" / "orphans.yaml").write_text(yaml.safe_dump({
+        "name": "orphans", "record_schema": "plot", "triggers": {"manual": {}},
+        "steps": [{"id": "spawn", "plugin": "orphaner", "inputs": {"text": "record.name"}}],
+        "save": {"name": "spawn.n"}}, sort_keys=False))
+    temp = project.root.parent / "plugin-orphan-tmp"
+    temp.mkdir(exist_ok=True)
+    server.stop()
+    server.env = {**os.environ, "TMPDIR": str(temp)}  # whatever benchbook puts in the temporary folder lands here
+    server.start()
+    with httpx.Client(base_url=server.base, timeout=60) as client:
+        r = client.post("/api/plugins/refresh")
+        assert r.status_code == 200, r.text
+        r = client.post("/api/workflows/orphans/run", json={"record_id": plots[0]})
+        assert r.status_code == 201, r.text
+    wait_until("the plugin's pids", lambda: (where / "pids.json").exists(), 120)
+    pids = {name: (pid, started(pid)) for name, pid in json.loads((where / "pids.json").read_text()).items()}
+    say(f"[plugin-orphan] the step is running: {pids}")
+    scratch_root = project.root / ".benchbook" / "scratch"
+
+    def left_behind() -> tuple[dict[str, int], list[str], list[str]]:
+        alive = {name: pid for name, (pid, start) in pids.items() if start is not None and started(pid) == start}
+        areas = sorted(p.name for p in scratch_root.iterdir()) if scratch_root.is_dir() else []
+        return alive, areas, sorted(p.name for p in temp.iterdir())
+
+    def shown(found: tuple[dict[str, int], list[str], list[str]]) -> str:
+        alive, areas, temps = found
+        return (f"processes: {', '.join(f'{k} {v}' for k, v in alive.items()) or 'none'}; "
+                f".benchbook/scratch: {', '.join(areas) or 'empty'}; TMPDIR: {', '.join(temps) or 'empty'}")
+
+    killing = server.kill
+
+    def kill_and_look() -> None:
+        killing()
+        plugin = {"plugin": pids["plugin"]}
+        try:
+            wait_until("the plugin to die with the server",
+                       lambda: started(plugin["plugin"][0]) != plugin["plugin"][1], 60)
+        except SystemExit:
+            pass  # reported below
+        found = left_behind()
+        say(f"[plugin-orphan] left by kill -9: {shown(found)}")
+        check("plugin-orphan", "kill -9 the server: its plugin dies with it", "plugin" not in found[0], shown(found))
+        doctor = subprocess.run([*BENCHBOOK, "--project", str(project.root), "doctor"], capture_output=True,
+                                text=True, check=False)
+        reported = [name for name, pid in found[0].items() if f"pid {pid} " in doctor.stdout]
+        check("plugin-orphan", "doctor reports the children and the scratch area left",
+              sorted(reported) == sorted(found[0]) and ("scratch folder(s)" in doctor.stdout) == bool(found[1]),
+              f"{len(reported)} of {len(found[0])} process(es) reported")
+    server.kill = kill_and_look  # type: ignore[method-assign]
+
+    def after() -> None:
+        alive, _, temps = found = left_behind()
+        stale = scratch.stale(scratch_root)  # the restarted server's own area, if it made one, is not stale
+        say(f"[plugin-orphan] left after the restart: {shown(found)}")
+        check("plugin-orphan", "after the restart: nothing left (processes, stale scratch, TMPDIR)",
+              not alive and not stale and not temps, f"{shown(found)}; {len(stale)} stale area(s)")
+    return after
+
+
 def act_backup(project: Project, server: Server, plots: list[str]) -> Callable[[], None]:
     target = project.root.parent / f"{project.root.name}-backups"
     target.mkdir(exist_ok=True)
@@ -484,7 +592,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=30_000, help="obs records in collection big")
     parser.add_argument("--import-rows", type=int, default=100_000)
     parser.add_argument("--edits", type=int, default=20_000, help="whole history edits for the conversion")
-    parser.add_argument("--only", default="import,delete,restore-all,workflow,conversion,backup",
+    parser.add_argument("--only", default="import,delete,restore-all,workflow,conversion,plugin-orphan,backup",
                         help="comma-separated scenarios to run")
     parser.add_argument("--keep", metavar="DIR", help="work in DIR and keep it (default: a temporary folder)")
     args = parser.parse_args()
@@ -493,6 +601,7 @@ def main() -> None:
     acts: dict[str, Callable[[Project, Server, list[str]], Callable[[], None]]] = {
         "import": act_import(args), "delete": act_delete, "restore-all": act_restore_all,
         "workflow": act_workflow, "conversion": act_conversion(args)}
+    acts["plugin-orphan"] = act_plugin_orphan
     acts["backup"] = act_backup
     for name in args.only.split(","):
         try:
