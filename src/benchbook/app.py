@@ -14,6 +14,7 @@ import os
 import re
 import sqlite3
 import sys
+import traceback
 import warnings
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -39,6 +40,7 @@ from benchbook.domain.errors import BenchbookError
 from benchbook.limits import apply_to_document
 from benchbook.pacing import PagingMiddleware
 from benchbook.persistence.db import BUSY_TIMEOUT_MS, DatabaseBusy, is_locked_error, open_database
+from benchbook.redaction import Secrets, of_scope
 from benchbook.request_limits import LimitsMiddleware
 from benchbook.security import GuardMiddleware, RootPathsMiddleware
 from benchbook.services import Services
@@ -67,22 +69,28 @@ def _request_id(request: ConnexionRequest) -> str:
     return str(request.scope.get("state", {}).get("request_id", ""))
 
 
+def _error(request: ConnexionRequest, status: int, body: dict[str, Any],
+           headers: dict[str, str] | None = None) -> ConnexionResponse:
+    """An error answer, with every secret the request's body held taken out (``redaction``)."""
+    return _json(status, of_scope(request.scope).scrub_body(body), headers)
+
+
 def _domain_error(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     assert isinstance(exc, BenchbookError)
-    return _json(exc.status, exc.body())
+    return _error(request, exc.status, exc.body())
 
 
 def _problem(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     assert isinstance(exc, ProblemException)
     if isinstance(exc, RequestInvalid):
-        return _json(422, {"detail": "Request validation failed", "errors": exc.errors})
+        return _error(request, 422, {"detail": "Request validation failed", "errors": exc.errors})
     if exc.status == 400:
         entry: dict[str, Any] = {"loc": ["request"], "msg": str(exc.detail), "type": "value_error", "input": None,
                                  "ctx": {}}
-        return _json(422, {"detail": "Request validation failed", "errors": [entry]})
+        return _error(request, 422, {"detail": "Request validation failed", "errors": [entry]})
     if exc.status >= 500:
         return _internal(request, exc)
-    return _json(exc.status, {"detail": str(exc.detail or exc.title)}, dict(exc.headers or {}))
+    return _error(request, exc.status, {"detail": str(exc.detail or exc.title)}, dict(exc.headers or {}))
 
 
 def allowed_methods(document: dict[str, Any]) -> list[tuple[re.Pattern[str], str]]:
@@ -123,8 +131,18 @@ def _http_error(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
 
 
 def _internal(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
+    """500 ``{detail, request_id}``; the log line holds the traceback with every secret taken out:
+    the request body's and the project's AI key (an exception's message may quote either)."""
+    from benchbook.domain.ai import config as ai_config  # only on this rare path (start-up time)
+
     rid = _request_id(request)
-    log.error("request %s failed", rid, exc_info=exc)
+    secrets = of_scope(request.scope)
+    services = request.scope.get("state", {}).get("services")
+    key = ai_config.load(services.project.root).api_key if services is not None else None
+    if key:
+        secrets = Secrets(secrets.names, secrets.values | {key})
+    text = "".join(traceback.format_exception(exc)).rstrip()
+    log.error("request %s failed\n%s", rid, secrets.scrub_text(text))
     return _json(500, {"detail": "Internal server error", "request_id": rid})
 
 

@@ -25,6 +25,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from benchbook import limits
 from benchbook.domain.files import Spool
+from benchbook.redaction import STATE_KEY, Secrets, secret_names
 
 
 class RequestInvalid(BadRequestProblem):  # type: ignore[misc]  # connexion is untyped
@@ -65,9 +66,25 @@ def refuse_untyped_body(scope: Any, media_type: str) -> None:
                    f"header Content-Type: {media_type}")
 
 
+_SECRET_NAMES: dict[int, tuple[Any, frozenset[str]]] = {}
+
+
+def _secret_names(schema: Any) -> frozenset[str]:
+    """:func:`benchbook.redaction.secret_names` of an operation's body schema, once per schema
+    (Connexion keeps one resolved schema per operation; the schema is kept so its id stays its)."""
+    known = _SECRET_NAMES.get(id(schema))
+    if known is None or known[0] is not schema:
+        known = _SECRET_NAMES[id(schema)] = (schema, secret_names(schema))
+    return known[1]
+
+
 class AllErrorsJSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc]  # connexion is untyped
     """JSON body validator that reports every error, and a bad encoding or bad JSON as 422; a
-    body without ``Content-Type`` is a 415 (:func:`refuse_untyped_body`)."""
+    body without ``Content-Type`` is a 415 (:func:`refuse_untyped_body`). The values the body
+    gives to properties the document marks secret (``writeOnly``, ``format: password``) are left
+    in ``scope["state"]`` (:mod:`benchbook.redaction`) and are in none of the errors."""
+
+    _secrets = Secrets()
 
     async def wrap_receive(self, receive: Any, *, scope: Any) -> tuple[Any, Any]:
         refuse_untyped_body(scope, "application/json")
@@ -94,10 +111,14 @@ class AllErrorsJSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc
         except ValueError as exc:  # e.g. an integer of over 4,300 digits
             raise RequestInvalid([{"loc": ["body"], "msg": f"invalid JSON: {exc}", "type": "json_invalid",
                                    "input": None, "ctx": {}}]) from None
+        names = _secret_names(self._schema)
+        if names:
+            self._secrets = Secrets.of(body, names)
+            scope.setdefault("state", {})[STATE_KEY] = self._secrets
         problems = limits.json_problems(body, limits.current(), ("body",))
         if problems:
-            raise RequestInvalid([{"loc": list(loc), "msg": msg, "type": type_, "input": None, "ctx": {}}
-                                  for loc, msg, type_ in problems])
+            raise RequestInvalid([self._secrets.scrub_error({"loc": list(loc), "msg": msg, "type": type_, "input": None,
+                                                             "ctx": {}}) for loc, msg, type_ in problems])
         return body
 
     def _validate(self, body: Any) -> dict[str, Any] | None:
@@ -106,7 +127,7 @@ class AllErrorsJSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc
                                    "input": None, "ctx": {}}])
         errors = sorted(self._validator.iter_errors(body), key=lambda e: list(map(str, e.absolute_path)))
         if errors:
-            raise RequestInvalid([error_from(e) for e in errors])
+            raise RequestInvalid([self._secrets.scrub_error(error_from(e)) for e in errors])
         return None
 
 

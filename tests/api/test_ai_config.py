@@ -2,6 +2,7 @@
 setting is kept, what null and ``""`` do, the key's file and hint, the environment's key."""
 from __future__ import annotations
 
+import logging
 import stat
 import tomllib
 
@@ -130,3 +131,62 @@ def test_local_models_with_an_empty_address_asks_the_default_one(ai, fake_model:
 
     monkeypatch.setattr(config, "DEFAULT_LOCAL", fake_model.base_url)
     assert ai.ok("GET", "/ai/local/models", params={"base_url": ""})["base_url"] == fake_model.base_url
+
+
+# ----------------------------------------------------------- the key in errors and logs (issue 33 item 5)
+
+@pytest.mark.parametrize("key", [KEY, [KEY], {"nested": [{"deeper": KEY}]}, [KEY, 'quote"d\\' + KEY]],
+                         ids=["string", "list", "nested", "escaped"])
+def test_a_validation_error_never_echoes_the_key(ai, key, caplog: pytest.LogCaptureFixture):
+    """A 422 listed the body as ``input`` (and jsonschema quoted it in ``msg``), key included,
+    also when the key came as a list. Secrets are the properties the document marks
+    ``writeOnly``/``format: password``; what they hold is ``[redacted]`` at every depth."""
+    caplog.set_level(logging.DEBUG)
+    r = ai.patch("/ai/config", json={"api_key": key, "modle": "x"})
+    assert r.status_code == 422, r.text
+    assert KEY not in r.text and "sk-test" not in r.text, r.text
+    errors = r.json()["errors"]
+    extra = next(e for e in errors if e["type"] == "additionalProperties")
+    assert extra["input"] == {"api_key": "[redacted]", "modle": "x"}  # the rest of the input is kept
+    assert "modle" in extra["msg"]
+    assert KEY not in caplog.text
+    assert ai.ok("GET", "/ai/config")["source"] == "default"  # nothing was written
+
+
+def test_a_key_under_a_non_secret_name_of_a_secret_body_is_redacted_too(ai):
+    """The whole body is not an object: the error's ``input`` is the list, the key inside it."""
+    r = ai.patch("/ai/config", json=[{"api_key": KEY}])
+    assert r.status_code == 422 and KEY not in r.text, r.text
+    assert r.json()["errors"][0]["input"] == [{"api_key": "[redacted]"}]
+
+
+def test_the_secret_properties_come_from_the_document():
+    from benchbook.document import load_document
+    from benchbook.redaction import secret_names
+
+    document = load_document()
+    assert "api_key" in secret_names(document)
+    assert secret_names({"properties": {"token": {"type": "string", "format": "password"},
+                                        "name": {"type": "string"}},
+                         "items": {"properties": {"pin": {"writeOnly": True}}}}) == {"token", "pin"}
+
+
+def test_a_500_logs_no_key(ai, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture):
+    """A failure whose message quotes the request's key, or the project's stored key, is logged
+    (traceback and all) with the key taken out; the answer is the plain 500 envelope."""
+    from benchbook.domain.ai import config
+
+    ai.ok("PATCH", "/ai/config", json={"api_key": KEY})
+    stored = KEY
+    sent = "sk-another-0123456789abcdef-SENT"
+
+    def broken(root, changes, env=None):
+        raise RuntimeError(f"bug while saving {changes!r} over {stored}")
+
+    monkeypatch.setattr(config, "update", broken)
+    caplog.set_level(logging.DEBUG)
+    r = ai.patch("/ai/config", json={"api_key": sent, "model": "m"})
+    assert r.status_code == 500 and set(r.json()) == {"detail", "request_id"}, r.text
+    assert "bug while saving" in caplog.text and "RuntimeError" in caplog.text  # still useful
+    assert sent not in caplog.text and stored not in caplog.text, caplog.text
+    assert sent not in r.text and stored not in r.text
