@@ -8,8 +8,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -30,23 +31,45 @@ def free_port() -> int:
         pytest.skip(f"this machine cannot listen on 127.0.0.1, so no server can run here: {exc}")
 
 
+@dataclass
+class Live:
+    """A running ``benchbook serve``: its base URL, port, process and log file."""
+
+    base: str
+    port: int
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+
+
 @contextmanager
 def served(project: Path, log_path: Path) -> Iterator[tuple[str, int]]:
-    """``benchbook serve --project project`` on a free port, this checkout's ``src`` first on the
-    path and no ``BENCHBOOK_URL``/``BENCHBOOK_PROJECT`` from the caller; yields ``(base URL,
-    port)`` once ``/api/health`` answers 200, and stops it with SIGTERM (SIGKILL after 10 s).
-    Its output goes to ``log_path`` (a file, not a pipe: nothing blocks on a long log line).
+    """``benchbook serve --project project`` on a free port (:func:`live_server`); yields ``(base
+    URL, port)`` once ``/api/health`` answers 200."""
+    with live_server(project, log_path) as live:
+        yield live.base, live.port
+
+
+@contextmanager
+def live_server(project: Path, log_path: Path, *, args: Sequence[str] = (),
+                env: Mapping[str, str] | None = None) -> Iterator[Live]:
+    """``benchbook serve --project project`` on a free port, with ``args`` added and ``env``
+    over this process's environment, this checkout's ``src`` first on the path and no
+    ``BENCHBOOK_URL``/``BENCHBOOK_PROJECT`` from the caller; yields a :class:`Live` once
+    ``/api/health`` answers 200, and stops it with SIGTERM (SIGKILL after 10 s) unless the test
+    did. Its output goes to ``log_path`` (a file, not a pipe: nothing blocks on a long log line).
 
     Fails the test, with the log, when the server exits or does not answer within
     :data:`START_SECONDS`.
     """
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, **(env or {}),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))}
     for name in ("BENCHBOOK_URL", "BENCHBOOK_PROJECT"):
         env.pop(name, None)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "benchbook.cli.main", "serve", "--project", str(project), "--port", str(port)],
+            [sys.executable, "-m", "benchbook.cli.main", "serve", "--project", str(project), "--port", str(port),
+             *args],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -66,7 +89,7 @@ def served(project: Path, log_path: Path) -> Iterator[tuple[str, int]]:
                 pytest.fail(f"no answer from {base}/api/health within {START_SECONDS:.0f} s (last: {last!r}):\n"
                             f"{log_path.read_text()}")
             time.sleep(0.2)
-        yield base, port
+        yield Live(base, port, proc, log_path)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

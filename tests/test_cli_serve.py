@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,11 +17,12 @@ from click.testing import CliRunner
 from sqlalchemy import select
 from starlette.testclient import TestClient
 
+from benchbook.cli import stopping
 from benchbook.cli.http_protocol import EnvelopeH11Protocol
 from benchbook.cli.main import build_cli
 from benchbook.cli.serve import is_local_host, serve, server_url
 from benchbook.config import Project
-from tests.live_server import free_port
+from tests.live_server import Live, free_port, live_server
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -54,16 +57,16 @@ def test_server_url_brackets_ipv6() -> None:
 def test_options_and_defaults() -> None:
     defaults = {p.name: p.default for p in serve.params}
     assert defaults == {"open_browser": False, "port": 8000, "sync_only": False, "log_level": "INFO",
-                        "host": "127.0.0.1", "allow_remote": False, "reload": False, "project_dir": None}
+                        "host": "127.0.0.1", "allow_remote": False, "reload": False, "shutdown_grace": 10.0,
+                        "project_dir": None}
+    assert defaults["shutdown_grace"] == stopping.DEFAULT_GRACE
     port = next(p for p in serve.params if p.name == "port")
     assert "-p" in port.opts
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.20", "::", "example.com"])
 def test_non_local_host_without_allow_remote_is_refused(host: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    import uvicorn
-
-    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: pytest.fail("the server must not start"))
+    monkeypatch.setattr(stopping, "run", lambda *a, **k: pytest.fail("the server must not start"))
     result = CliRunner().invoke(build_cli(), ["serve", "--host", host])
     assert result.exit_code == 2
     assert f"--host {host} is not this computer's own address" in result.stderr
@@ -71,16 +74,15 @@ def test_non_local_host_without_allow_remote_is_refused(host: str, monkeypatch: 
 
 
 def test_allow_remote_warns_and_passes_flags(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import uvicorn
-
     import benchbook.app
 
     calls: list[tuple[tuple[object, ...], dict[str, object]]] = []
     made: list[dict[str, object]] = []
-    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: calls.append((a, k)))
+    monkeypatch.setattr(stopping, "run", lambda *a, **k: calls.append((a, k)))
     monkeypatch.setattr(benchbook.app, "create_app", lambda project, **kw: made.append({"root": project.root, **kw}))
     result = CliRunner().invoke(build_cli(), ["--project", str(tmp_path), "serve", "--host", "0.0.0.0",
-                                              "--allow-remote", "--sync-only", "-p", "8123", "--log-level", "debug"])
+                                              "--allow-remote", "--sync-only", "-p", "8123", "--log-level", "debug",
+                                              "--shutdown-grace", "2.5"])
     assert result.exit_code == 0, result.output
     flat = " ".join(result.stderr.replace("│", " ").split())
     assert "anyone who can reach this address can read and change everything" in flat
@@ -88,22 +90,21 @@ def test_allow_remote_warns_and_passes_flags(monkeypatch: pytest.MonkeyPatch, tm
     assert "http://0.0.0.0:8123/" in result.stdout
     assert made == [{"root": tmp_path.resolve(), "allow_remote": True, "sync_only": True, "resume_history": True}]
     assert calls[0][1] == {"host": "0.0.0.0", "port": 8123, "log_level": "debug", "http": EnvelopeH11Protocol,
-                           "h11_max_incomplete_event_size": 1024 * 1024}  # room past [limits] (docs/limits.md)
+                           "h11_max_incomplete_event_size": 1024 * 1024,  # room past [limits] (docs/limits.md)
+                           "timeout_graceful_shutdown": 2.5}
 
 
 def test_reload_uses_the_env_factory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    import uvicorn
-
     calls: list[tuple[tuple[object, ...], dict[str, object]]] = []
-    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: calls.append((a, k)))
+    monkeypatch.setattr(stopping, "run", lambda *a, **k: calls.append((a, k)))
     for name in ("BENCHBOOK_PROJECT", "BENCHBOOK_ALLOW_REMOTE", "BENCHBOOK_SYNC_ONLY"):
         monkeypatch.setenv(name, "")
     result = CliRunner().invoke(build_cli(), ["serve", "--reload", "--project", str(tmp_path)])
     assert result.exit_code == 0, result.output
     args, kwargs = calls[0]
     assert args == ("benchbook.app:app_from_env",)
-    assert kwargs["factory"] is True and kwargs["reload"] is True
     assert kwargs["host"] == "127.0.0.1" and kwargs["port"] == 8000 and kwargs["log_level"] == "info"
+    assert kwargs["timeout_graceful_shutdown"] == 10.0
     assert Path(str(kwargs["reload_dirs"][0])) == SRC / "benchbook"  # type: ignore[index]
     assert os.environ["BENCHBOOK_PROJECT"] == str(tmp_path.resolve())
     assert os.environ["BENCHBOOK_ALLOW_REMOTE"] == "0" and os.environ["BENCHBOOK_SYNC_ONLY"] == "0"
@@ -214,3 +215,114 @@ def test_live_server_answers_health(tmp_path: Path) -> None:
             proc.kill()
             output = proc.communicate()[0].decode()
     assert f"http://127.0.0.1:{port}/" in output
+
+
+# ------------------------------------------------- abandoned requests and the stop (issue 33 item 2)
+# A live server with the test hook of handlers/system.py (BENCHBOOK_TEST_HOLD): a GET /api/health
+# with ``x-benchbook-test-hold: NAME`` holds its handler's thread, as a long import would, writing
+# NAME.started when it begins and NAME.abandoned when abandon.check() stops it. The test makes
+# those files named pipes and reads them, so it waits for exactly those moments, never for time.
+
+HANG_SECONDS = 60.0
+"""Only a hang detector: each wait below ends as soon as its event happens."""
+
+
+class Mark:
+    """A named pipe ``folder/NAME.what`` the hook writes; :meth:`wait` returns once it has."""
+
+    def __init__(self, folder: Path, name: str) -> None:
+        self.path = folder / name
+        os.mkfifo(self.path)
+        self._written = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        with open(self.path, "rb") as pipe:  # blocks until the server opens it for writing
+            pipe.read()
+        self._written.set()
+
+    def wait(self, log: Path) -> None:
+        if not self._written.wait(HANG_SECONDS):
+            pytest.fail(f"{self.path.name} was not written within {HANG_SECONDS:.0f} s:\n{log.read_text()}")
+
+
+def _hold(live: Live, name: str) -> tuple[threading.Thread, dict[str, httpx.Response]]:
+    """GET /api/health held as ``name``, in a thread; its answer lands in the dict."""
+    answer: dict[str, httpx.Response] = {}
+
+    def call() -> None:
+        answer["r"] = httpx.get(live.base + "/api/health", headers={"x-benchbook-test-hold": name},
+                                timeout=HANG_SECONDS)
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    return thread, answer
+
+
+def _stopped(live: Live, sig: int = signal.SIGTERM) -> int:
+    live.proc.send_signal(sig)
+    try:
+        return live.proc.wait(timeout=HANG_SECONDS)
+    except subprocess.TimeoutExpired:
+        live.proc.kill()
+        pytest.fail(f"benchbook serve was still up {HANG_SECONDS:.0f} s after the signal:\n{live.log_path.read_text()}")
+
+
+def test_a_request_whose_client_left_is_abandoned_and_a_stop_abandons_the_rest(tmp_path: Path) -> None:
+    """The client of a held request disconnects: its handler's abandon signal is set (the thread
+    pool's handler sees the request's signal) and the server goes on serving. Then a held
+    request and SIGTERM: the request is told to stop at once (503 envelope) and the server exits,
+    although its grace period (600 s) would let it wait far past the hang detector."""
+    holds = tmp_path / "holds"
+    holds.mkdir()
+    gone_started, gone_abandoned = Mark(holds, "gone.started"), Mark(holds, "gone.abandoned")
+    held_started, held_abandoned = Mark(holds, "held.started"), Mark(holds, "held.abandoned")
+    with live_server(tmp_path / "project", tmp_path / "server.log", args=["--shutdown-grace", "600"],
+                     env={"BENCHBOOK_TEST_HOLD": str(holds)}) as live:
+        with socket.create_connection(("127.0.0.1", live.port)) as client:
+            client.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nx-benchbook-test-hold: gone\r\n\r\n")
+            gone_started.wait(live.log_path)
+        gone_abandoned.wait(live.log_path)  # the client closed its connection: the work stopped
+        assert httpx.get(live.base + "/api/health").json()["status"] == "ok"
+
+        thread, answer = _hold(live, "held")
+        held_started.wait(live.log_path)
+        status = _stopped(live)
+        held_abandoned.wait(live.log_path)
+        thread.join(HANG_SECONDS)
+    assert status in (0, -signal.SIGTERM), status
+    assert answer["r"].status_code == 503, answer["r"].text
+    assert "abandoned" in answer["r"].json()["detail"]
+    log = (tmp_path / "server.log").read_text()
+    assert "1 request(s) in flight told to stop" in log
+    assert "Traceback" not in log
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_request_that_never_stops_does_not_keep_the_server_up(tmp_path: Path, sig: int) -> None:
+    """A handler thread that never checks (busy for good): after the grace period (1 s here) the
+    request is cancelled, answered 503 in the envelope, and the process exits anyway."""
+    holds = tmp_path / "holds"
+    holds.mkdir()
+    started = Mark(holds, "stuck.started")
+    with live_server(tmp_path / "project", tmp_path / "server.log", args=["--shutdown-grace", "1"],
+                     env={"BENCHBOOK_TEST_HOLD": str(holds)}) as live:
+        thread, answer = _hold(live, "stuck")
+        started.wait(live.log_path)
+        status = _stopped(live, sig)
+        thread.join(HANG_SECONDS)
+    log = (tmp_path / "server.log").read_text()
+    assert status == stopping.STUCK_EXIT_STATUS, (status, log)
+    assert answer["r"].status_code == 503, answer["r"].text
+    assert "grace period" in answer["r"].json()["detail"]
+    assert "1 request(s) still running after the 1.0 s grace period" in log, log
+
+
+def test_the_access_log_never_shows_a_key_sent_in_the_url(tmp_path: Path) -> None:
+    key = "sk-test-0123456789abcdef-URLK"
+    with live_server(tmp_path / "project", tmp_path / "server.log") as live:
+        r = httpx.get(live.base + "/api/health", params={"api_key": key, "x": "1"})
+        assert r.status_code == 422 and key not in r.text
+    log = (tmp_path / "server.log").read_text()
+    assert key not in log
+    assert "GET /api/health?api_key=[redacted]&x=1 HTTP/1.1" in log, log

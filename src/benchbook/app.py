@@ -34,6 +34,7 @@ from starlette.exceptions import HTTPException
 
 from benchbook import __version__
 from benchbook import document as api_document
+from benchbook.abandonment import INFLIGHT, AbandonMiddleware
 from benchbook.config import Project
 from benchbook.contract import ContractMiddleware, QueryParser
 from benchbook.domain.errors import BenchbookError
@@ -209,6 +210,8 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     if not sync_only:
         app.add_middleware(RootPathsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
     app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, allow_remote=allow_remote)
+    # each request's "requester has gone" signal (domain/abandon.py): client left, server stopping
+    app.add_middleware(AbandonMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, inflight=INFLIGHT)
     app.add_middleware(_ServicesMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, services=services)
     app.add_middleware(PagingMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, places=limits.page_requests)
     app.add_middleware(LimitsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, limits=limits)

@@ -66,3 +66,11 @@ def test_unknown_route_and_method(api):
     assert api.get("/nothing-here").status_code == 404
     r = api.request("PUT", "/collections")
     assert r.status_code == 405
+
+
+def test_the_abandon_watch_takes_no_body_message_from_the_app(api):
+    """Each request's disconnect watch (benchbook/abandonment.py) reads ``receive()`` itself only
+    once the app has read the whole body: a body sent in pieces arrives whole."""
+    pieces = [b'{"la', b'bel": "in ', b'pieces"}']
+    r = api.post("/audit/batches", content=iter(pieces), headers={"content-type": "application/json"})
+    assert r.status_code == 201 and r.json()["label"] == "in pieces", r.text

@@ -89,22 +89,26 @@ def _warn_remote(host: str) -> None:
 @click.option("--allow-remote", is_flag=True, default=False,
               help="Allow a non-local --host and requests addressed to other host names.")
 @click.option("--reload", is_flag=True, default=False, help="Restart when the code changes (development).")
+@click.option("--shutdown-grace", type=click.FloatRange(min=0), default=10.0, show_default=True, metavar="SECONDS",
+              help="On stop, how long requests in flight (already told to stop) may take to finish; "
+                   "then they are cancelled and the server exits.")
 @click.option("--project", "project_dir", type=click.Path(file_okay=False), envvar="BENCHBOOK_PROJECT",
               default=None, help="Project folder (default: the global --project).")
 @click.pass_context
 def serve(ctx: click.Context, open_browser: bool, port: int, sync_only: bool, log_level: str, host: str,
-          allow_remote: bool, reload: bool, project_dir: str | None) -> None:
+          allow_remote: bool, reload: bool, shutdown_grace: float, project_dir: str | None) -> None:
     """Run the benchbook server (API under /api, web app at /).
 
-    Refuses (exit status 2) a --host that is not this computer's own unless --allow-remote.
+    Refuses (exit status 2) a --host that is not this computer's own unless --allow-remote. On
+    SIGTERM or Ctrl+C it tells the requests in flight to stop, waits at most --shutdown-grace
+    seconds for them and exits (docs/limits.md, *Stopping the server*).
     """
     if not is_local_host(host) and not allow_remote:
         raise click.UsageError(
             f"--host {host} is not this computer's own address (127.0.0.1, ::1, localhost); the server "
             "has no accounts, so anyone who can reach it could read and change everything. "
             "Add --allow-remote if you really mean it.", ctx=ctx)
-    import uvicorn
-
+    from benchbook.cli import stopping
     from benchbook.config import Project
 
     if project_dir is None:
@@ -123,21 +127,19 @@ def serve(ctx: click.Context, open_browser: bool, port: int, sync_only: bool, lo
     if open_browser:
         browse = url if is_local_host(host) else server_url("127.0.0.1", port)
         threading.Thread(target=_browse_when_up, args=(browse,), daemon=True).start()
-    level = log_level.lower()
+    options = {"host": host, "port": port, "log_level": log_level.lower(), "timeout_graceful_shutdown": shutdown_grace,
+               **http}
     if reload:
         import benchbook
 
         os.environ["BENCHBOOK_PROJECT"] = str(project.root)
         os.environ["BENCHBOOK_ALLOW_REMOTE"] = "1" if allow_remote else "0"
         os.environ["BENCHBOOK_SYNC_ONLY"] = "1" if sync_only else "0"
-        uvicorn.run("benchbook.app:app_from_env", factory=True, reload=True,
-                    reload_dirs=[str(Path(benchbook.__file__).parent)], host=host, port=port, log_level=level,
-                    **http)
+        stopping.run("benchbook.app:app_from_env", reload_dirs=[str(Path(benchbook.__file__).parent)], **options)
         return
     from benchbook.app import create_app
 
-    uvicorn.run(create_app(project, allow_remote=allow_remote, sync_only=sync_only, resume_history=True),
-                host=host, port=port, log_level=level, **http)
+    stopping.run(create_app(project, allow_remote=allow_remote, sync_only=sync_only, resume_history=True), **options)
 
 
 def http_options(limits: Limits) -> dict[str, Any]:
