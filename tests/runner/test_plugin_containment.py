@@ -34,6 +34,20 @@ from tests.runner.rawplugin import contract, folder, script
 HANG = 120.0
 """Seconds after which a wait is a hang (never reached when things work, whatever the load)."""
 BENCHBOOK = [sys.executable, "-c", "from benchbook.cli.main import main; main()"]
+WITHOUT_SETPRIV = [sys.executable, "-c", ("from benchbook.runner.plugins import processes; "
+                                          "processes._setpriv = lambda: None; from benchbook.cli.main import main; "
+                                          "main()")]
+"""The command line, its plugins started by forking and calling prctl in the child."""
+
+
+@pytest.fixture(params=["setpriv", "prctl"])
+def launcher(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Plugins started through setpriv (where installed) or by prctl between fork and exec."""
+    if request.param == "setpriv" and processes._setpriv() is None:
+        pytest.skip("setpriv with --pdeathsig is not installed")
+    if request.param == "prctl":
+        monkeypatch.setattr(processes, "_setpriv", lambda: None)
+    return str(request.param)
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists() or processes._PRCTL is None,
                                 reason="containment needs Linux (prctl, /proc)")
 
@@ -106,7 +120,8 @@ def areas(root: Path) -> list[str]:
 
 
 # ------------------------------------------------------------------------ a run that ends
-def test_what_a_plugin_starts_is_gone_when_its_run_ends_whatever_session_it_moved_to(tmp_path: Path) -> None:
+def test_what_a_plugin_starts_is_gone_when_its_run_ends_whatever_session_it_moved_to(tmp_path: Path,
+                                                                                      launcher: str) -> None:
     (tmp_path / "plugin.py").write_text(spawner(block=False))
     with PluginProcess([sys.executable, "plugin.py"], cwd=tmp_path, project_root=tmp_path) as proc:
         assert proc.request({"type": "run", "inputs": {"text": "a"}, "config": {}}, timeout=HANG)["type"] == "result"
@@ -117,7 +132,7 @@ def test_what_a_plugin_starts_is_gone_when_its_run_ends_whatever_session_it_move
     assert not any(scratch.root_of(tmp_path).glob("*/plugin-*"))
 
 
-def test_a_plugin_started_by_a_thread_that_has_ended_lives_on(tmp_path: Path) -> None:
+def test_a_plugin_started_by_a_thread_that_has_ended_lives_on(tmp_path: Path, launcher: str) -> None:
     """The kernel's parent-death signal follows the thread that forked the child: a plugin started
     from a request or drain thread must not die when that thread ends."""
     (tmp_path / "plugin.py").write_text(spawner(block=False))
@@ -139,7 +154,7 @@ def test_a_plugin_started_by_a_thread_that_has_ended_lives_on(tmp_path: Path) ->
 
 
 # ---------------------------------------------------------------------- a host killed -9
-def killed_host(tmp_path: Path) -> tuple[Project, dict[str, tuple[int, str]], Path]:
+def killed_host(tmp_path: Path, command: list[str] = BENCHBOOK) -> tuple[Project, dict[str, tuple[int, str]], Path]:
     """Run ``benchbook plugins try`` (the host) on a project whose plugin starts three children
     and blocks, kill it with SIGKILL once the children's pids are written, and wait for the
     plugin to die with it. Returns the project, the children (name → pid, start) and the host's
@@ -148,7 +163,7 @@ def killed_host(tmp_path: Path) -> tuple[Project, dict[str, tuple[int, str]], Pa
     where = folder(project.root / "plugins", "spawner", spawner(block=True))
     temp = tmp_path / "tmp"
     temp.mkdir()
-    host = subprocess.Popen([*BENCHBOOK, "--project", str(project.root), "plugins", "try", "t",
+    host = subprocess.Popen([*command, "--project", str(project.root), "plugins", "try", "t",
                              "--inputs", '{"text": "a"}'], env={**os.environ, "TMPDIR": str(temp)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -209,6 +224,20 @@ def test_a_host_killed_mid_step_takes_its_plugin_along_and_a_restart_clears_the_
             assert f"pid {pid} " in said
         assert "scratch folder(s) of benchbook processes that were killed" in said
         assert "killed 3 process(es)" in said and "removed 1 scratch folder(s)" in said
+
+
+def test_without_setpriv_a_plugin_dies_with_its_host_all_the_same(tmp_path: Path) -> None:
+    project, children, _ = killed_host(tmp_path, WITHOUT_SETPRIV)
+    cleared_by_a_drain(project)
+    until("the plugin's children to be killed", lambda: not running(children))
+
+
+def test_a_command_that_cannot_be_run_fails_at_once(tmp_path: Path, launcher: str) -> None:
+    (tmp_path / "script.py").write_text("")  # not executable
+    for argv, error in ((["no-such-command-here"], FileNotFoundError), (["./missing"], FileNotFoundError),
+                        (["./script.py"], PermissionError)):
+        with pytest.raises(error):
+            processes.spawn(argv, cwd=tmp_path, env={"PATH": os.environ["PATH"]})
 
 
 def test_a_sweep_never_touches_a_live_hosts_processes_or_scratch(tmp_path: Path) -> None:
