@@ -43,7 +43,7 @@ from benchbook.pacing import PagingMiddleware
 from benchbook.persistence.db import BUSY_TIMEOUT_MS, DatabaseBusy, is_locked_error, open_database
 from benchbook.redaction import Secrets, of_scope
 from benchbook.request_limits import LimitsMiddleware
-from benchbook.security import GuardMiddleware, RootPathsMiddleware
+from benchbook.security import GuardMiddleware, RootPathsMiddleware, outbound_operations
 from benchbook.services import Services
 from benchbook.validation import VALIDATOR_MAP, RequestInvalid
 from benchbook.web import routes as web_routes
@@ -209,7 +209,8 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     app.add_error_handler(Exception, _internal)
     if not sync_only:
         app.add_middleware(RootPathsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
-    app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, allow_remote=allow_remote)
+    app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, allow_remote=allow_remote,
+                       outbound=outbound_operations(document))
     # each request's "requester has gone" signal (domain/abandon.py): client left, server stopping
     app.add_middleware(AbandonMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, inflight=INFLIGHT)
     app.add_middleware(_ServicesMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, services=services)

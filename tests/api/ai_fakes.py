@@ -35,7 +35,8 @@ class Seen:
     body: Any
 
 
-Reply = tuple[int, Any]
+Reply = tuple[int, Any] | tuple[int, Any, dict[str, str]]
+"""A route's answer: status and JSON body, and headers of its own if any."""
 Route = Callable[[Seen], Reply]
 
 
@@ -69,11 +70,13 @@ class FakeServer:
                             body)
                 fake.seen.append(seen)
                 route = fake.answer(self.command, seen.path)
-                status, answer = route(seen) if route else (404, {"error": {"message": f"no route {seen.path}"}})
+                status, answer, *more = route(seen) if route else (404, {"error": {"message": f"no route {seen.path}"}})
                 data = json.dumps(answer).encode() if not isinstance(answer, bytes) else answer
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
+                for name, value in (more[0] if more else {}).items():  # a route's own headers (a redirect's)
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 

@@ -35,7 +35,8 @@ def update_config(body: Body) -> tuple[Body, int]:
 
 
 def list_local_models(base_url: str = config.DEFAULT_LOCAL) -> tuple[Body, int]:
-    return providers.local_models(base_url or config.DEFAULT_LOCAL), 200  # empty: the default
+    allowed = config.load(_root()).allowed_hosts
+    return providers.local_models(base_url or config.DEFAULT_LOCAL, allowed), 200  # empty: the default
 
 
 def _callback_url() -> str:

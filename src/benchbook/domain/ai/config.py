@@ -3,6 +3,7 @@
 Where they live (docs/decisions.md *AI*)::
 
     benchbook.toml   [ai] provider, model, base_url     (shareable, edited with tomlkit: comments kept)
+                     [ai] allowed_hosts                 (edited by hand: other hosts GET /ai/local/models may ask)
     .secrets.toml    [ai] api_key                       (mode 0600, never in the database or a log)
     BENCHBOOK_AI_KEY the key, when the project has none of its own
 
@@ -15,6 +16,7 @@ address from ``BENCHBOOK_ROUTER_URL``, default :data:`DEFAULT_ROUTER`; chat at
 """
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import re
@@ -29,7 +31,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from benchbook.config import CONFIG_NAME
-from benchbook.domain.errors import Conflict, Invalid, error_entry
+from benchbook.domain.errors import BenchbookError, Conflict, Invalid, error_entry
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,9 @@ class AiSettings:
     """``project`` (``.secrets.toml``), ``environment`` (``BENCHBOOK_AI_KEY``) or None."""
     project_settings: bool = False
     """The project sets at least one of provider, model, base address or key."""
+    allowed_hosts: frozenset[str] = frozenset()
+    """``[ai] allowed_hosts``: hosts other than this computer's that ``GET /ai/local/models``
+    may ask (host names or IP addresses, lower-cased, without brackets or port)."""
 
     @property
     def needs_key(self) -> bool:
@@ -141,8 +146,8 @@ def load(root: Path, env: Mapping[str, str] | None = None) -> AiSettings:
     """The settings in force for the project at ``root`` (read from disk now, so a change made
     by another process is seen)."""
     env = os.environ if env is None else env
-    stored = {k: v for k, v in _table(_read_toml(root / CONFIG_NAME)).items()
-              if k in SETTINGS and isinstance(v, str) and v}
+    table = _table(_read_toml(root / CONFIG_NAME))
+    stored = {k: v for k, v in table.items() if k in SETTINGS and isinstance(v, str) and v}
     project_key = _table(_read_toml(root / SECRETS_NAME)).get("api_key")
     project_key = project_key if isinstance(project_key, str) and project_key else None
     env_key = env.get(KEY_ENV) or None
@@ -153,7 +158,58 @@ def load(root: Path, env: Mapping[str, str] | None = None) -> AiSettings:
         base_url=stored.get("base_url") or default_base_url(provider, env),
         api_key=project_key or env_key,
         key_source="project" if project_key else "environment" if env_key else None,
-        project_settings=bool(stored) or bool(project_key))
+        project_settings=bool(stored) or bool(project_key),
+        allowed_hosts=_allowed_hosts(table.get("allowed_hosts")))
+
+
+def _host(name: str) -> str:
+    """A host as compared: lower-cased, without brackets or a trailing dot."""
+    return name.strip().lower().removeprefix("[").removesuffix("]").rstrip(".")
+
+
+def _allowed_hosts(value: Any) -> frozenset[str]:
+    """``[ai] allowed_hosts`` read: a list of host names or addresses. Anything else is ignored
+    with a warning (no other host is then allowed: the safe side)."""
+    if value is None:
+        return frozenset()
+    if not isinstance(value, list) or not all(isinstance(v, str) and _host(v) for v in value):
+        log.warning("%s [ai] allowed_hosts is not a list of host names; no host other than this computer "
+                    "is allowed", CONFIG_NAME)
+        return frozenset()
+    return frozenset(_host(v) for v in value)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (as in a URL, brackets allowed) names only this computer: ``localhost``,
+    an IPv4 loopback address (``127.0.0.0/8``), ``::1`` or an IPv4-mapped loopback. Anything
+    else, ``0.0.0.0`` and other spellings of loopback addresses (``127.1``) included, is not."""
+    name = _host(host)
+    if name == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
+
+
+class HostNotAllowed(BenchbookError):
+    """An address the server may not send a request to (403): ``GET /ai/local/models`` asks only
+    this computer and the hosts of ``[ai] allowed_hosts`` (issue 33 item 10)."""
+
+    status = 403
+
+
+def check_local_server(url: str, allowed: frozenset[str]) -> None:
+    """Raise :class:`HostNotAllowed` unless ``url``'s host is this computer's (:func:`is_loopback`)
+    or one of ``allowed``."""
+    host = urlsplit(url).hostname or ""
+    if not (is_loopback(host) or _host(host) in allowed):
+        raise HostNotAllowed(
+            f"{host!r} is not this computer: GET /ai/local/models asks only a model server on this computer "
+            f"(localhost, 127.0.0.1, [::1]) or a host listed in {CONFIG_NAME} [ai] allowed_hosts")
 
 
 def check_base_url(value: str, loc: list[str | int]) -> str:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import openai
 
-from benchbook.domain.ai.config import DEFAULT_LOCAL, check_base_url
+from benchbook.domain.ai.config import DEFAULT_LOCAL, check_base_url, check_local_server
 from benchbook.domain.errors import BadGateway
 
 CHAT_TIMEOUT = 120.0
@@ -24,10 +25,11 @@ NO_KEY = "no-key"
 DETAIL_LENGTH = 300
 
 
-def client(base_url: str, api_key: str | None, *, timeout: float = CHAT_TIMEOUT) -> openai.OpenAI:
-    """A client for the OpenAI-compatible API at ``base_url``."""
+def client(base_url: str, api_key: str | None, *, timeout: float = CHAT_TIMEOUT,
+           http_client: httpx.Client | None = None) -> openai.OpenAI:
+    """A client for the OpenAI-compatible API at ``base_url`` (over ``http_client`` if given)."""
     return openai.OpenAI(api_key=api_key or NO_KEY, base_url=base_url, max_retries=0,
-                         timeout=openai.Timeout(timeout, connect=CONNECT_TIMEOUT))
+                         timeout=openai.Timeout(timeout, connect=CONNECT_TIMEOUT), http_client=http_client)
 
 
 def redact(text: str, secret: str | None) -> str:
@@ -70,13 +72,17 @@ def failure(exc: openai.OpenAIError, *, what: str, base_url: str, secret: str | 
     return kind, BadGateway(redact(message, secret))
 
 
-def local_models(base_url: str = DEFAULT_LOCAL) -> dict[str, Any]:
+def local_models(base_url: str = DEFAULT_LOCAL, allowed_hosts: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The models a local model server at ``base_url`` offers (its ``/models``):
     ``{base_url, models: [{id, owned_by, created}]}``. No key is sent: the address comes from
-    the request. Raises ``Invalid`` for a bad address, ``BadGateway`` when nothing answers."""
+    the request, and so the host must be this computer's or one of ``allowed_hosts`` (``[ai]
+    allowed_hosts``), and a redirect is not followed (it could lead anywhere). Raises
+    ``Invalid`` for a bad address, ``HostNotAllowed`` (403) for another host, before anything
+    is sent, ``BadGateway`` when nothing answers (or it answers a redirect)."""
     url = check_base_url(base_url, ["query", "base_url"])
+    check_local_server(url, allowed_hosts)
     try:
-        with client(url, None, timeout=LIST_TIMEOUT) as c:
+        with httpx.Client(follow_redirects=False) as http, client(url, None, timeout=LIST_TIMEOUT, http_client=http) as c:
             found = list(c.models.list())
     except openai.OpenAIError as exc:
         raise failure(exc, what="the local model server", base_url=url, secret=None)[1] from None
