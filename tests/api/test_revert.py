@@ -1,6 +1,8 @@
 """Reverting history entries: updates, creates, deletes, reverts of reverts, conflicts, force."""
 from __future__ import annotations
 
+import pytest
+
 from tests.api.helpers import make_collection, make_record, make_schema, study_tree
 
 
@@ -204,3 +206,112 @@ def test_reverting_the_setting_of_a_collection_timezone_clears_it_again(api):
     entry = api.ok("GET", "/collections/c/audit")["items"][0]
     api.ok("POST", f"/audit/{entry['id']}/revert")
     assert api.ok("GET", "/collections/c")["timezone"] is None
+
+
+def entry_of(api, entity_type, entity_id, action):
+    items = api.ok("GET", "/audit", params={"entity_type": entity_type, "entity_id": entity_id,
+                                            "action": action})["items"]
+    return items[0]
+
+
+def _thing(api, kind):
+    """Make one ``kind`` (collection ``c``, schema ``t``, field ``t.x``, view ``t.v``): (entity type,
+    id, a function telling whether it is live)."""
+    make_schema(api, "t", [{"name": "w", "type": "string"}])
+    if kind == "collection":
+        cid = make_collection(api, "c", ["t"])["id"]
+        return "dataset", cid, lambda: api.get(f"/collections/{cid}").status_code == 200
+    if kind == "schema":
+        sid = make_schema(api, "u")["id"]
+        return "schema", sid, lambda: api.get("/schemas/u").status_code == 200 and \
+            api.ok("GET", "/schemas/u")["deleted_at"] is None
+    if kind == "field":
+        fid = api.ok("POST", "/schemas/t/fields", 201, json={"name": "x", "type": "integer"})["id"]
+        return "field", fid, lambda: "x" in [f["name"] for f in api.ok("GET", "/schemas/t")["fields"]]
+    vid = api.ok("POST", "/schemas/t/views", 201, json={"name": "v", "columns": ["w"]})["id"]
+    return "view", vid, lambda: api.get("/schemas/t/views/v").status_code == 200
+
+
+@pytest.mark.parametrize("kind", ["collection", "schema", "field", "view"])
+def test_reverting_a_create_deletes_the_thing_and_reverting_that_delete_brings_it_back(api, kind):
+    entity_type, thing_id, live = _thing(api, kind)
+    create = entry_of(api, entity_type, thing_id, "create")
+    plan = api.ok("GET", f"/audit/{create['id']}/revert")
+    assert (plan["entity_type"], plan["entity_id"], plan["kind"], plan["can_apply"]) == (
+        entity_type, thing_id, "delete", True)
+    assert api.ok("POST", f"/audit/{create['id']}/revert")["kind"] == "delete"
+    assert not live()
+    delete = entry_of(api, entity_type, thing_id, "delete")
+    assert api.ok("GET", f"/audit/{delete['id']}/revert")["can_apply"] is True
+    assert api.ok("POST", f"/audit/{delete['id']}/revert")["kind"] == "restore"
+    assert live()
+    plan = api.ok("GET", f"/audit/{delete['id']}/revert")
+    assert plan["can_apply"] is False and plan["blocked"] == f"the {entity_type} is live already"
+
+
+def test_a_plan_row_names_the_fields_label_and_type_and_what_already_holds_the_old_value(api):
+    make_schema(api, "s", [{"name": "a", "label": "Alpha", "type": "string"}, {"name": "b", "type": "integer"}])
+    make_collection(api, "c", ["s"])
+    rec = make_record(api, "c", "s", {"a": "one", "b": 1})
+    api.ok("PATCH", f"/records/{rec['id']}", json={"data": {"a": "two", "b": 2}})
+    entry = latest(api, rec["id"])
+    api.ok("PATCH", f"/records/{rec['id']}", json={"data": {"a": "one", "b": 3}})  # a back by hand, b edited
+    plan = api.ok("GET", f"/audit/{entry['id']}/revert")
+    assert (plan["entity_type"], plan["entity_id"], plan["has_conflicts"]) == ("record", rec["id"], True)
+    assert plan["fields"] == [
+        {"field": "a", "label": "Alpha", "dtype": "string", "current": "one", "target": "one",
+         "status": "unchanged", "reason": "already holds the old value"},
+        {"field": "b", "label": "b", "dtype": "integer", "current": 3, "target": 1,
+         "status": "conflict", "reason": "edited since this change"}]
+    api.ok("PATCH", f"/records/{rec['id']}", json={"data": {"b": 1}})
+    plan = api.ok("GET", f"/audit/{entry['id']}/revert")
+    assert plan["can_apply"] is False and plan["blocked"] == (
+        "nothing to put back: every field already holds its old value or cannot change")
+    r = api.post(f"/audit/{entry['id']}/revert")
+    assert r.status_code == 422 and "nothing to put back" in r.json()["detail"]
+
+
+def test_attribute_rows_say_what_was_put_back_by_hand_and_what_was_edited_since(api):
+    make_schema(api, "s", label="Old", description="first")
+    api.ok("PATCH", "/schemas/s", json={"label": "New", "description": "second"})
+    entry = api.ok("GET", "/schemas/s/audit")["items"][0]
+    api.ok("PATCH", "/schemas/s", json={"label": "Old", "description": "third"})
+    plan = api.ok("GET", f"/audit/{entry['id']}/revert")
+    rows = {f["field"]: f for f in plan["fields"]}
+    assert {k: (r["label"], r["current"], r["target"], r["status"], r["reason"]) for k, r in rows.items()} == {
+        "label": ("label", "Old", "Old", "unchanged", "already holds the old value"),
+        "description": ("description", "third", "first", "conflict", "edited since this change")}
+    only = api.ok("GET", f"/audit/{entry['id']}/revert", params={"fields": "description"})
+    assert [f["field"] for f in only["fields"]] == ["description"]
+    api.ok("POST", f"/audit/{entry['id']}/revert", json={"force": True})
+    assert api.ok("GET", "/schemas/s")["description"] == "first"
+
+
+def test_reverting_unique_keys_field_order_and_a_field_edit_puts_each_back(api):
+    make_schema(api, "s", [{"name": "a", "type": "string"}, {"name": "b", "type": "string"}])
+    ids = [f["id"] for f in api.ok("GET", "/schemas/s")["fields"]]
+    api.ok("PUT", "/schemas/s/unique-keys", json={"keys": [["a"]]})
+    keys = api.ok("GET", "/schemas/s/audit")["items"][0]
+    api.ok("PUT", "/schemas/s/fields/reorder", json={"order": list(reversed(ids))})
+    order = api.ok("GET", "/schemas/s/audit")["items"][0]
+    api.ok("PATCH", "/schemas/s/fields/a", json={"label": "Aye", "required": True})
+    field_edit = entry_of(api, "field", ids[0], "update")
+    api.ok("POST", f"/audit/{keys['id']}/revert")
+    assert api.ok("GET", "/schemas/s")["unique_keys"] == []
+    api.ok("POST", f"/audit/{order['id']}/revert")
+    assert [f["id"] for f in api.ok("GET", "/schemas/s")["fields"]] == ids
+    api.ok("POST", f"/audit/{field_edit['id']}/revert")
+    a = api.ok("GET", "/schemas/s")["fields"][0]
+    assert (a["label"], a["required"]) == (None, False)
+
+
+def test_reverting_a_view_edit_puts_its_columns_back(api):
+    make_schema(api, "s", [{"name": "a", "type": "string"}, {"name": "b", "type": "string"}])
+    vid = api.ok("POST", "/schemas/s/views", 201, json={"name": "v", "columns": ["a"]})["id"]
+    api.ok("PATCH", "/schemas/s/views/v", json={"columns": ["a", "b"]})
+    edit = entry_of(api, "view", vid, "update")
+    plan = api.ok("GET", f"/audit/{edit['id']}/revert")
+    assert [(f["field"], f["current"], f["target"], f["status"]) for f in plan["fields"]] == [
+        ("columns", ["a", "b"], ["a"], "revert")]
+    api.ok("POST", f"/audit/{edit['id']}/revert")
+    assert api.ok("GET", "/schemas/s/views/v")["columns"] == ["a"]
