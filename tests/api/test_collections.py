@@ -19,8 +19,8 @@ def test_create_collection_errors(api):
     make_collection(api, "dup", [])
     r = api.post("/collections", json={"name": "dup"})
     assert r.status_code == 409 and "already exists" in r.json()["detail"]
-    r = api.post("/collections", json={"name": "x", "schemas": ["nope"]})  # names no schema
-    assert r.status_code == 404 and r.json()["errors"][0]["loc"] == ["body", "schemas", 0]
+    r = api.post("/collections", json={"name": "x", "schemas": ["nope"]})  # the body names no schema
+    assert r.status_code == 409 and r.json()["errors"][0]["loc"] == ["body", "schemas", 0]
     for zone in ("Mars/Olympus", "localtime"):  # the form of a name, but no IANA zone (localtime is the system's)
         r = api.post("/collections", json={"name": "x", "timezone": zone})
         assert r.status_code == 422 and "timezone" in r.json()["detail"]

@@ -93,6 +93,7 @@ def test_zip_lists_files_the_store_no_longer_holds(api: Any) -> None:
 def test_zip_refusals(api: Any) -> None:
     lab(api)
     unknown = api.post("/file-access/zip", json={"collection": "lab", "columns": ["code", "nope"]})
-    assert unknown.status_code == 404 and unknown.json()["errors"][0]["loc"] == ["body", "columns", 1]
-    assert api.post("/file-access/zip", json={"collection": "nowhere"}).status_code == 404
+    assert unknown.status_code == 409 and unknown.json()["errors"][0]["loc"] == ["body", "columns", 1]
+    nowhere = api.post("/file-access/zip", json={"collection": "nowhere"})  # everything is in the body
+    assert nowhere.status_code == 409 and nowhere.json()["errors"][0]["loc"] == ["body", "collection"]
     assert api.post("/file-access/zip", json={"columns": ["id"]}).status_code == 422

@@ -60,18 +60,18 @@ def test_moving_a_record_takes_its_new_ancestors_values(api):
     assert moved["natural_name"] == "Torgersen Adelie female 1900"
 
 
-def test_an_unknown_field_in_a_template_is_404_naming_it(api):
+def test_an_unknown_field_in_a_template_is_409_naming_it(api):
     make_schema(api, "island", [{"name": "name", "type": "string"}])
     make_schema(api, "shore", [{"name": "beach", "type": "string"}])
     r = api.post("/schemas", json={"name": "penguin", "parent": "island", "fields": [{"name": "species",
                                                                                       "type": "string"}],
                                    "display_template": "{name} {beach} {ghost}"})
-    assert r.status_code == 404, r.text
+    assert r.status_code == 409, r.text
     assert {e["input"] for e in r.json()["errors"]} == {"beach", "ghost"}  # beach: not an ancestor's field
     assert "beach" in r.json()["detail"] and "ghost" in r.json()["detail"]
     make_schema(api, "penguin", [{"name": "species", "type": "string"}], parent="island")
     r = api.patch("/schemas/penguin", json={"display_template": "{species} {nope}"})
-    assert r.status_code == 404 and r.json()["errors"][0]["input"] == "nope"
+    assert r.status_code == 409 and r.json()["errors"][0]["input"] == "nope"
     updated = api.ok("PATCH", "/schemas/penguin", json={"display_template": "{name}: {species}"})
     assert updated["display_template"] == "{name}: {species}"
 

@@ -22,12 +22,12 @@ def test_create_and_get_nested_record(api):
 
 def test_create_record_errors(api):
     ids = study_tree(api)
-    # 404: names nothing; 409: the schema tree refuses it; 422: `data` breaks the record's schema
+    # 409: the body names nothing or the schema tree refuses it; 422: `data` breaks the record's schema
     bad = [
-        ({"schema_name": "ghost", "data": {}}, "schema_name", 404),
+        ({"schema_name": "ghost", "data": {}}, "schema_name", 409),
         ({"schema_name": "sample", "data": {"site": "x"}}, "parent_record_id", 409),  # parent needed
         ({"schema_name": "sample", "parent_record_id": "01ZZZZZZZZZZZZZZZZZZZZZZZZ", "data": {"site": "x"}},
-         "parent_record_id", 404),
+         "parent_record_id", 409),
         ({"schema_name": "measurement", "parent_record_id": ids["study"]["id"], "data": {}}, "parent_record_id", 409),
         ({"schema_name": "study", "parent_record_id": ids["study"]["id"], "data": {"title": "t"}},
          "parent_record_id", 409),
@@ -145,7 +145,7 @@ def test_bulk_delete_and_delete_by_query(api):
     out = api.ok("POST", "/records/bulk-delete", json={"ids": [m["id"] for m in ms[:2]]})
     assert out["deleted"] == 2 and out["batch_id"]
     assert api.post("/records/bulk-delete", json={"ids": []}).status_code == 422
-    assert api.post("/records/bulk-delete", json={"ids": [ms[0]["id"]]}).status_code == 404
+    assert api.post("/records/bulk-delete", json={"ids": [ms[0]["id"]]}).status_code == 409  # gone already
     r = api.delete("/collections/lab/records", params={"schema": "sample"})
     assert r.status_code == 409
     out = api.ok("DELETE", "/collections/lab/records", params={"schema": "measurement"})

@@ -47,13 +47,13 @@ def test_a_restore_blocked_by_a_deleted_parent_schema_is_422_and_a_taken_name_40
 def test_schema_errors(api):
     make_schema(api, "a")
     assert api.post("/schemas", json={"name": "a"}).status_code == 409
-    r = api.post("/schemas", json={"name": "b", "parent": "ghost"})
-    assert r.status_code == 404
+    r = api.post("/schemas", json={"name": "b", "parent": "ghost"})  # the body names no schema
+    assert r.status_code == 409 and r.json()["errors"][0]["loc"] == ["body", "parent"]
     r = api.post("/schemas", json={"name": "c", "fields": [{"name": "x", "type": "integer",
                                                             "restrictions": {"min": 5, "max": 1}}]})
     assert r.status_code == 422
     r = api.post("/schemas", json={"name": "d", "display_template": "{nope}", "fields": []})
-    assert r.status_code == 404 and "nope" in r.json()["detail"]  # names no field
+    assert r.status_code == 409 and "nope" in r.json()["detail"]  # names no field
     r = api.post("/schemas", json={"name": "Bad Name"})
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "name"]
 
@@ -94,7 +94,7 @@ def test_reorder_fields(api):
     assert api.put("/schemas/s/fields/reorder", json={"order": ["a"]}).status_code == 409  # b left out
     assert api.put("/schemas/s/fields/reorder", json={"order": ["a", ids[0]]}).status_code == 409  # a twice
     r = api.put("/schemas/s/fields/reorder", json={"order": ["a", "nope"]})
-    assert r.status_code == 404 and r.json()["errors"][0]["loc"] == ["body", "order", 1]
+    assert r.status_code == 409 and r.json()["errors"][0]["loc"] == ["body", "order", 1]
     assert api.put("/schemas/s/fields/reorder", json={"order": ["a", "a"]}).status_code == 422  # the document says it
 
 

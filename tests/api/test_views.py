@@ -72,7 +72,7 @@ def test_bad_filter_names_the_leaf(api):
     assert error["loc"] == ["body", "filter", "and", 1] and "depth_m" in error["msg"]
     unknown = api.post("/schemas/sample/views", json=view_body(filter={"or": [{"field": "nope", "op": "eq",
                                                                               "value": 1}]}))
-    assert unknown.status_code == 404 and unknown.json()["errors"][0]["loc"] == ["body", "filter", "or", 0]
+    assert unknown.status_code == 409 and unknown.json()["errors"][0]["loc"] == ["body", "filter", "or", 0]
     assert "nope" in unknown.json()["detail"]
     # a schema-wide view is checked in each collection holding the schema, named in the message
     make_collection(api, "other", ["study"])
@@ -88,23 +88,23 @@ def test_unknown_column_sort_and_collection(api):
     make_collection(api, "elsewhere", ["loose"])
     assert api.post("/schemas/sample/views", json=view_body(columns=["site", "title", "site"])).status_code == 422
     bad = api.post("/schemas/sample/views", json=view_body(columns=["site", "nope"]))
-    assert bad.status_code == 404
+    assert bad.status_code == 409  # the body names no such column
     assert [(e["loc"], e["type"]) for e in bad.json()["errors"]] == [(["body", "columns", 1], "unknown_column")]
     sort = api.post("/schemas/sample/views", json=view_body(sort=["site", "nope:desc"]))
-    assert sort.status_code == 404 and sort.json()["errors"][0]["loc"] == ["body", "sort", 1]
+    assert sort.status_code == 409 and sort.json()["errors"][0]["loc"] == ["body", "sort", 1]
     direction = api.post("/schemas/sample/views", json=view_body(sort=["site:up"]))
     assert direction.status_code == 422
     wrong = api.post("/schemas/sample/views", json=view_body(collection="elsewhere"))
     assert wrong.status_code == 409 and wrong.json()["errors"][0]["loc"] == ["body", "collection"]
     missing = api.post("/schemas/sample/views", json=view_body(collection="missing"))
-    assert missing.status_code == 404 and missing.json()["errors"][0]["type"] == "unknown_collection"
+    assert missing.status_code == 409 and missing.json()["errors"][0]["type"] == "unknown_collection"
     extra = api.post("/schemas/sample/views", json={"name": "x", "colour": "red"})
     assert extra.status_code == 422  # the document refuses unknown keys
     assert api.post("/schemas/sample/views", json={"name": "Bad Name"}).status_code == 422
     assert api.post("/schemas/sample/views", json={"name": "x", "page_size": 0}).status_code == 422
     assert api.post("/schemas/nope/views", json={"name": "x"}).status_code == 404
     api.ok("POST", "/schemas/sample/views", 201, json={"name": "ok"})
-    assert api.patch("/schemas/sample/views/ok", json={"columns": ["nope"]}).status_code == 404
+    assert api.patch("/schemas/sample/views/ok", json={"columns": ["nope"]}).status_code == 409
     assert api.ok("GET", "/schemas/sample/views/ok")["columns"] == []  # the refused change left nothing
 
 
@@ -116,7 +116,7 @@ def test_inherited_and_reference_columns(api):
                   json={"name": "with_origin", "columns": ["label", "origin.title", "origin.natural_name"],
                         "sort": ["label"]})
     assert made["columns"] == ["label", "origin.title", "origin.natural_name"]
-    assert api.post("/schemas/note/views", json={"name": "b", "columns": ["origin.nope"]}).status_code == 404
+    assert api.post("/schemas/note/views", json={"name": "b", "columns": ["origin.nope"]}).status_code == 409
     # inherited: measurement sees sample's and study's fields
     api.ok("POST", "/schemas/measurement/views", 201,
            json={"name": "inherited", "columns": ["value", "site", "title"], "sort": ["sample.depth_m:desc"]})
@@ -180,9 +180,9 @@ def test_views_of_a_deleted_schema_are_hidden(api):
     api.ok("POST", "/schemas/solo/views", 201, json={"name": "v", "columns": ["x"], "sort": ["x:desc"],
                                                      "filter": {"field": "x", "op": "eq", "value": "a"}})
     # no collection holds the schema: checked against the schema alone
-    assert api.post("/schemas/solo/views", json={"name": "w", "sort": ["y"]}).status_code == 404
+    assert api.post("/schemas/solo/views", json={"name": "w", "sort": ["y"]}).status_code == 409
     assert api.post("/schemas/solo/views", json={"name": "w", "filter": {"field": "y", "op": "eq",
-                                                                         "value": 1}}).status_code == 404
+                                                                         "value": 1}}).status_code == 409
     api.ok("DELETE", "/schemas/solo", 204)
     assert api.ok("GET", "/views") == []
 

@@ -4,10 +4,11 @@
 
     BenchbookError (status 400)        {detail}, or {detail, errors} when ``errors`` lists each
      │                                  problem as {loc, msg, type, input, ctx} like request validation
-     ├── NotFound (404)                 a named thing does not exist (or is deleted), in the path,
-     │                                  the query or the body (docs/decisions.md, *What the document says*)
-     ├── Conflict (409)                 name taken, uniqueness clash, live children block a delete;
-     │                                  a request that is valid in itself but clashes with what is stored
+     ├── NotFound (404)                 a thing the URL names (path or query) does not exist (or is
+     │                                  deleted): the target is not there
+     ├── Conflict (409)                 name taken, uniqueness clash, live children block a delete; a
+     │                                  request valid in itself that clashes with what is stored, a
+     │                                  body naming what does not exist included (:func:`missing`)
      ├── Invalid (422)                  a value breaks a rule the request itself breaks
      ├── BadGateway (502)               a service outside benchbook (an AI provider, the model
      │                                  router) cannot be reached, refused or answered nonsense
@@ -73,6 +74,15 @@ class Abandoned(BenchbookError):
     the work ran (``domain/abandon.py``). Raised from inside the work, so the write rolls back."""
 
     status = 503
+
+
+def missing(detail: str, errors: list[dict[str, Any]]) -> BenchbookError:
+    """The error of a request naming things that do not exist (``errors``, one entry each): 404
+    when they are named in its URL (the target is not there), 409 when named in its body (the
+    body clashes with what is stored; a 404 would say the target itself is missing).
+    docs/decisions.md, *What the document says*."""
+    in_body = any(list(e.get("loc") or [])[:1] == ["body"] for e in errors)
+    return (Conflict if in_body else NotFound)(detail, errors)
 
 
 def error_entry(loc: list[str | int], msg: str, type_: str, input_: Any = None,

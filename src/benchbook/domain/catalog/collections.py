@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog.lookup import ancestors, find_collection, find_schema, schema_names
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
+from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
 from benchbook.domain.records.rows import (
@@ -77,7 +77,7 @@ def _schemas_for(session: Session, names: list[str]) -> list[Schema]:
         except NotFound:
             errors.append(error_entry(["body", "schemas", i], f"unknown schema {name!r}", "unknown_schema", name))
     if errors:
-        raise NotFound("; ".join(e["msg"] for e in errors), errors)
+        raise missing("; ".join(e["msg"] for e in errors), errors)
     listed = {s.id for s in schemas}
     for s in schemas:
         for parent in ancestors(session, s)[:1]:

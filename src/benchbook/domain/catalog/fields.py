@@ -14,7 +14,7 @@ from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import fields_of, find_field, find_schema
 from benchbook.domain.catalog.naming import rename_in_template
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
+from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
 from benchbook.persistence.tables import Field, Record, RecordLink, Schema, utcnow
@@ -44,9 +44,9 @@ def _checked_restrictions(ctx: Ctx, type_: str, restrictions: dict[str, Any] | N
         try:
             out["schema"] = find_schema(ctx.session, target).name
         except NotFound:
-            raise NotFound(f"reference target schema {target!r} not found",
-                           [error_entry([*loc, "restrictions", "schema"], "unknown schema", "unknown_schema",
-                                        target)]) from None
+            raise missing(f"reference target schema {target!r} not found",
+                          [error_entry([*loc, "restrictions", "schema"], "unknown schema", "unknown_schema",
+                                       target)]) from None
     return out
 
 
@@ -191,7 +191,7 @@ def reorder_fields(ctx: Ctx, schema_name: str, order: list[str]) -> Schema:
     unknown = [error_entry(["body", "order", i], "unknown field", "unknown_field", key)
                for i, (key, f) in enumerate(zip(order, picked)) if f is None]
     if unknown:
-        raise NotFound(f"schema {schema.name!r} has no live field " + ", ".join(repr(e["input"]) for e in unknown),
+        raise missing(f"schema {schema.name!r} has no live field " + ", ".join(repr(e["input"]) for e in unknown),
                        unknown)
     if len({f.id for f in picked if f}) != len(order) or len(order) != len(fields):
         raise Conflict(f"order must list every field of the schema exactly once ({len(fields)} live fields)",

@@ -17,7 +17,7 @@ import string
 from datetime import date, datetime
 from typing import Any
 
-from benchbook.domain.errors import Invalid, NotFound, error_entry
+from benchbook.domain.errors import Invalid, error_entry, missing
 
 _TOKENS = [("YYYY", "%Y"), ("YY", "%y"), ("MM", "%m"), ("DD", "%d"), ("HH", "%H"), ("mm", "%M"),
            ("ss", "%S")]
@@ -41,7 +41,7 @@ def check_template(template: str | None, field_names: set[str]) -> None:
         return
     unknown = [n for n in placeholders(template) if n not in field_names]
     if unknown:
-        raise NotFound(f"display_template names unknown field(s): {', '.join(unknown)}",
+        raise missing(f"display_template names unknown field(s): {', '.join(unknown)}",
                       [error_entry(["body", "display_template"], f"unknown field {n!r}", "unknown_field", n)
                        for n in unknown])
 

@@ -11,7 +11,7 @@ from benchbook.domain.catalog.fields import add_field, field_response
 from benchbook.domain.catalog.lookup import fields_of, find_schema
 from benchbook.domain.catalog.naming import check_template
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
+from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
 from benchbook.domain.records.rows import purge_records
@@ -89,11 +89,15 @@ def _name_free(session: Session, name: str, *, except_id: str | None = None) -> 
 
 
 def create_schema(ctx: Ctx, body: dict[str, Any]) -> Schema:
-    """Create a schema with its ``fields``; raises ``Conflict`` (name taken), ``NotFound``
-    (unknown parent) or ``Invalid`` (bad field, template naming unknown fields)."""
+    """Create a schema with its ``fields``; raises ``Conflict`` (name taken; a parent, field or
+    template placeholder named that does not exist) or ``Invalid`` (bad field)."""
     s = ctx.session
     _name_free(s, body["name"])
-    parent = find_schema(s, body["parent"]) if body.get("parent") else None
+    try:
+        parent = find_schema(s, body["parent"]) if body.get("parent") else None
+    except NotFound:
+        raise missing(f"parent schema {body['parent']!r} not found", [
+            error_entry(["body", "parent"], "unknown schema", "unknown_schema", body["parent"])]) from None
     schema = Schema(id=new_id(), name=body["name"], label=body.get("label"),
                     description=body.get("description"), parent_id=parent.id if parent else None,
                     display_template=body.get("display_template") or None, unique_keys=[])
@@ -242,7 +246,7 @@ def set_unique_keys(ctx: Ctx, name: str, keys: list[list[str]]) -> Schema:
     unknown = [error_entry(["body", "keys", i, j], f"unknown field {n!r}", "unknown_field", n)
                for i, key in enumerate(keys) for j, n in enumerate(key) if n not in by_name]
     if unknown:
-        raise NotFound("unique keys name unknown fields: " + ", ".join(repr(e["input"]) for e in unknown), unknown)
+        raise missing("unique keys name unknown fields: " + ", ".join(repr(e["input"]) for e in unknown), unknown)
     new_keys = [list(dict.fromkeys(by_name[n].id for n in key)) for key in keys]
     for key in new_keys:
         clash = first_violation(s, schema, key)

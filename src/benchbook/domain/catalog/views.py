@@ -31,7 +31,7 @@ from benchbook.domain.catalog.lookup import (
     schema_names,
 )
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound, error_entry
+from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
 from benchbook.domain.records.derived import check_columns
@@ -93,8 +93,8 @@ def _collection(session: Session, schema: Schema, name: str | None) -> Collectio
     try:
         c = find_collection(session, name)
     except NotFound:
-        raise NotFound(f"unknown collection {name!r}", [error_entry(["body", "collection"], "unknown collection",
-                                                                    "unknown_collection", name)]) from None
+        raise missing(f"unknown collection {name!r}", [error_entry(["body", "collection"], "unknown collection",
+                                                                   "unknown_collection", name)]) from None
     if schema.name not in schema_names(session, c.id):
         raise Conflict(f"collection {c.name!r} is not for schema {schema.name!r}",
                        [error_entry(["body", "collection"], "schema not in this collection", "schema", name)])
@@ -102,11 +102,13 @@ def _collection(session: Session, schema: Schema, name: str | None) -> Collectio
 
 
 def _in_body(exc: BenchbookError, key: str, where: str | None) -> BenchbookError:
-    """``exc`` (of the same class) with its ``["query", key, ...]`` locations moved under
-    ``["body", key, ...]`` and, for a schema-wide view, the collection the check was made in named."""
+    """``exc`` with its ``["query", key, ...]`` locations moved under ``["body", key, ...]`` and,
+    for a schema-wide view, the collection the check was made in named; of the same class, but a
+    name that does not exist is now in the body: 409 (:func:`missing`)."""
     errors = [{**e, "loc": ["body", *e["loc"][1:]] if list(e.get("loc", []))[:2] == ["query", key] else e["loc"]}
               for e in exc.errors]
-    return type(exc)(f"{exc.detail} (in collection {where!r})" if where else exc.detail, errors)
+    detail = f"{exc.detail} (in collection {where!r})" if where else exc.detail
+    return missing(detail, errors) if isinstance(exc, NotFound) else type(exc)(detail, errors)
 
 
 def _check_columns(session: Session, schema: Schema, columns: list[str]) -> None:
@@ -143,7 +145,7 @@ def _check_sort_alone(session: Session, schema: Schema, sort: list[str]) -> None
         field = rest if dot else name
         if field not in BASE_SORTS and resolve_field(cache, target, field) is None:
             msg = f"unknown field {field!r} of schema {target.schema.name!r}"
-            raise NotFound(f"sort: {msg}", [error_entry(loc, msg, "unknown_field", spec)])
+            raise missing(f"sort: {msg}", [error_entry(loc, msg, "unknown_field", spec)])
 
 
 def _check_query(session: Session, schema: Schema, collection: Collection | None,

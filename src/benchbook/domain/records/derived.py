@@ -23,7 +23,7 @@ from benchbook.domain.catalog import shared
 from benchbook.domain.catalog.dtypes import display_value
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.catalog.naming import placeholders
-from benchbook.domain.errors import NotFound, error_entry
+from benchbook.domain.errors import NotFound, error_entry, missing
 from benchbook.domain.records.rows import Shaped, chunks, record_name
 from benchbook.domain.records.values import REFERENCE_TYPES, as_list
 from benchbook.persistence.tables import Collection, Field, Record, Schema
@@ -48,7 +48,7 @@ def check_columns(cache: SchemaCache, metas: list[SchemaMeta], columns: list[str
             at = [*(loc or ["query", "columns"]), positions[i] if positions else i]
             errors.append(error_entry(at, f"unknown column {column!r}", "unknown_column", column))
     if errors:
-        raise NotFound("; ".join(e["msg"] for e in errors), errors)
+        raise missing("; ".join(e["msg"] for e in errors), errors)
 
 
 def _resolvable(cache: SchemaCache, meta: SchemaMeta, column: str) -> bool:

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain import collector
 from benchbook.domain.catalog.lookup import SchemaCache, find_collection, find_schema, schema_names
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import NotFound, error_entry
+from benchbook.domain.errors import NotFound, error_entry, missing
 from benchbook.domain.files import find_file
 from benchbook.domain.records.counting import (
     bounded_total,
@@ -319,13 +319,16 @@ def delete_by_query(ctx: Ctx, dataset_name: str, query: RecordQuery, *, force: b
 
 @collector.paused()
 def bulk_delete(ctx: Ctx, ids: list[str], *, force: bool) -> dict[str, Any]:
-    """Soft-delete the live records ``ids`` (full ids) as one batch. Raises ``NotFound``
-    naming the ids that are not live records."""
+    """Soft-delete the live records ``ids`` (full ids) as one batch. Raises ``Conflict`` naming
+    the ids that are not live records (the body names them: :func:`missing`)."""
     wanted = list(dict.fromkeys(i.strip().upper() for i in ids))
     records = list(ctx.session.scalars(select(Record).where(Record.id.in_(wanted), Record.deleted_at.is_(None))))
-    missing = sorted(set(wanted) - {r.id for r in records})
-    if missing:
-        raise NotFound(f"{len(missing)} record(s) not found or already deleted: {', '.join(missing[:10])}")
+    live = {r.id for r in records}
+    gone = [(i, rid) for i, rid in enumerate(wanted) if rid not in live]
+    if gone:
+        raise missing(f"{len(gone)} record(s) not found or already deleted: {', '.join(r for _, r in gone[:10])}",
+                      [error_entry(["body", "ids", i], "not found or already deleted", "not_found", rid)
+                       for i, rid in gone])
     deleted, batch_id = delete_records(ctx, records, force=force, always_batch=True)
     return {"deleted": deleted, "batch_id": batch_id}
 
@@ -438,15 +441,19 @@ def export_zip(session: Session, files_dir: Path, collection_name: str, query: R
     (:data:`EXPORT_BASE`), fields of the listed schemas, and derived columns (inherited fields,
     ``ref_field.target_field``; :mod:`benchbook.domain.records.derived`). With ``files`` each
     file a ``file``/``file_list`` column names is stored once as ``files/<sha256>/<file name>``;
-    one the store no longer holds is listed in ``missing-files.txt``. Raises ``NotFound`` for an
-    unknown collection and ``Invalid`` (loc ``body.columns.i``) for an unknown column, before
-    anything is written."""
-    collection = find_collection(session, collection_name)
-    cache = SchemaCache(session)
-    chosen, derived = export_columns(session, cache, collection.id, query, columns, loc=["body", "columns"])
-    metas = query.listed_metas(cache, collection.id)
+    one the store no longer holds is listed in ``missing-files.txt``. Everything is named in the
+    request's body, so a collection, column, schema or field that does not exist is a ``Conflict``
+    (:func:`missing`, ``loc`` under ``body``), before anything is written."""
+    try:
+        collection = find_collection(session, collection_name)
+        cache = SchemaCache(session)
+        chosen, derived = export_columns(session, cache, collection.id, query, columns, loc=["body", "columns"])
+        metas = query.listed_metas(cache, collection.id)
+        statement = query.select(session, collection).execution_options(yield_per=500)
+    except NotFound as exc:
+        raise missing(exc.detail, [{**e, "loc": ["body", *e["loc"][1:]]} for e in exc.errors]
+                      or [error_entry(["body", "collection"], exc.detail, "not_found", collection_name)]) from None
     file_columns = {f.name for m in metas for f in m.fields if f.type in FILE_TYPES and f.name in chosen}
-    statement = query.select(session, collection).execution_options(yield_per=500)
     shaper = RecordShaper(session, cache)
     out = tempfile.TemporaryFile()  # noqa: SIM115 (returned open: the caller streams and closes it)
     shas: list[str] = []

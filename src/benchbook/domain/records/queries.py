@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, collection_schemas, schema_names
-from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound, error_entry
+from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.records.filters import (
     ancestor_metas,
     ancestor_scalar,
@@ -260,13 +260,13 @@ def _equals(steps: int, owner: Schema, f: Field, value: Any) -> ColumnElement[bo
 
 
 def not_an_ancestor(cache: SchemaCache, prefix: str, schema: str, loc: list[Any], spec: str) -> BenchbookError:
-    """The error of a sort prefix naming no ancestor of ``schema``: ``NotFound`` when it names no
-    schema at all, ``Conflict`` when it names one elsewhere in the tree (as a filter leaf's)."""
+    """The error of a sort prefix naming no ancestor of ``schema``: :func:`missing` when it names
+    no schema at all, ``Conflict`` when it names one elsewhere in the tree (as a filter leaf's)."""
     msg = f"{prefix!r} is not {schema!r} nor one of its ancestor schemas"
     try:
         cache.schema_named(prefix)
     except NotFound:
-        return NotFound(f"sort {spec!r}: {msg}", [error_entry(loc, msg, "unknown_schema", spec)])
+        return missing(f"sort {spec!r}: {msg}", [error_entry(loc, msg, "unknown_schema", spec)])
     return Conflict(f"sort {spec!r}: {msg}", [error_entry(loc, msg, "schema", spec)])
 
 

@@ -23,7 +23,7 @@ from benchbook.domain.catalog.dtypes import display_value
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.catalog.naming import natural_name, placeholders
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import Conflict, NotFound, error_entry
+from benchbook.domain.errors import Conflict, NotFound, error_entry, missing
 from benchbook.domain.history import batch_figures
 from benchbook.domain.ids import ID_LENGTH, new_ids, resolve_prefix
 from benchbook.persistence.own_values import FROM_ENTRY
@@ -182,8 +182,8 @@ def check_parent_row(meta: SchemaMeta, collection: Collection, given: str, paren
     the parent of a record of ``meta`` in ``collection``."""
     assert meta.parent is not None
     if parent is None:
-        raise NotFound(f"parent record {given} does not exist or is deleted",
-                       [error_entry(loc, "unknown parent record", "parent", given)])
+        raise missing(f"parent record {given} does not exist or is deleted",
+                      [error_entry(loc, "unknown parent record", "parent", given)])
     if parent.schema_id != meta.parent.id:
         raise Conflict(f"parent record {parent.id} is not a {meta.parent.name!r} record",
                        [error_entry(loc, f"parent must be a {meta.parent.name!r} record", "parent", given)])

@@ -20,7 +20,7 @@ from benchbook.domain.catalog.lookup import (
     schema_names,
 )
 from benchbook.domain.context import Ctx, RecordChange
-from benchbook.domain.errors import Conflict, NotFound, error_entry
+from benchbook.domain.errors import Conflict, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
 from benchbook.domain.records.derived import follow_names, inherited_name_values
@@ -73,9 +73,9 @@ def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
     try:
         schema = cache.schema_named(body["schema_name"]).schema
     except NotFound:
-        raise NotFound(f"unknown schema {body['schema_name']!r}",
-                       [error_entry(["body", "schema_name"], "unknown schema", "unknown_schema",
-                                    body["schema_name"])]) from None
+        raise missing(f"unknown schema {body['schema_name']!r}",
+                      [error_entry(["body", "schema_name"], "unknown schema", "unknown_schema",
+                                   body["schema_name"])]) from None
     if schema.name not in schema_names(s, collection.id):
         raise Conflict(f"collection {collection.name!r} is not for schema {schema.name!r}",
                        [error_entry(["body", "schema_name"], "schema not in this collection", "schema",
