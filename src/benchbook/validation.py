@@ -88,7 +88,8 @@ class AllErrorsJSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc
 
     async def wrap_receive(self, receive: Any, *, scope: Any) -> tuple[Any, Any]:
         refuse_untyped_body(scope, "application/json")
-        return await super().wrap_receive(receive, scope=scope)
+        wrapped: tuple[Any, Any] = await super().wrap_receive(receive, scope=scope)
+        return wrapped
 
     async def _parse(self, stream: Any, scope: Any) -> Any:
         raw = b"".join([message async for message in stream])

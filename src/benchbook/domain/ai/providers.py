@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import openai
 
 from benchbook.domain.ai.config import DEFAULT_LOCAL, check_base_url, check_local_server
@@ -26,7 +25,7 @@ DETAIL_LENGTH = 300
 
 
 def client(base_url: str, api_key: str | None, *, timeout: float = CHAT_TIMEOUT,
-           http_client: httpx.Client | None = None) -> openai.OpenAI:
+           http_client: openai.DefaultHttpxClient | None = None) -> openai.OpenAI:
     """A client for the OpenAI-compatible API at ``base_url`` (over ``http_client`` if given)."""
     return openai.OpenAI(api_key=api_key or NO_KEY, base_url=base_url, max_retries=0,
                          timeout=openai.Timeout(timeout, connect=CONNECT_TIMEOUT), http_client=http_client)
@@ -82,7 +81,7 @@ def local_models(base_url: str = DEFAULT_LOCAL, allowed_hosts: frozenset[str] = 
     url = check_base_url(base_url, ["query", "base_url"])
     check_local_server(url, allowed_hosts)
     try:
-        with httpx.Client(follow_redirects=False) as http, client(url, None, timeout=LIST_TIMEOUT, http_client=http) as c:
+        with client(url, None, timeout=LIST_TIMEOUT, http_client=openai.DefaultHttpxClient(follow_redirects=False)) as c:
             found = list(c.models.list())
     except openai.OpenAIError as exc:
         raise failure(exc, what="the local model server", base_url=url, secret=None)[1] from None
