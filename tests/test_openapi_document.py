@@ -274,6 +274,25 @@ def test_ai_address_pattern_admits_only_what_the_server_takes(document: dict[str
     admitted()
 
 
+def test_ai_key_and_model_patterns_admit_only_what_the_server_takes(document: dict[str, Any]) -> None:
+    """``api_key`` (printable ASCII, spaces around it taken off, or empty) and ``model`` (no
+    control characters) carry the server's own checks of them (``ai.config._check``)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from benchbook.domain.ai.config import _check
+
+    properties = document["components"]["schemas"]["AiConfigUpdate"]["properties"]
+
+    @settings(suppress_health_check=[HealthCheck.too_slow])
+    @given(st.from_regex(properties["api_key"]["pattern"], fullmatch=True).filter(lambda t: len(t) <= 1000),
+           st.from_regex(properties["model"]["pattern"], fullmatch=True).filter(lambda t: len(t) <= 200))
+    def admitted(key: str, model: str) -> None:
+        _check({"api_key": key, "model": model})
+
+    admitted()
+
+
 def test_timezone_pattern_admits_every_zone_the_server_knows(document: dict[str, Any]) -> None:
     """A collection's ``timezone`` is ``format: iana-timezone`` with a pattern of the names' form:
     every zone of the installed time zone database fits it (a new tzdata with a name of another
@@ -289,6 +308,33 @@ def test_timezone_pattern_admits_every_zone_the_server_knows(document: dict[str,
             assert re.search(pattern, name) and len(name) <= timezone["maxLength"], (body, name)
         for bad in ("Europe Berlin", "/UTC", "UTC/", "Europe//Berlin", "../etc/passwd", "Ürümqi"):
             assert not re.search(pattern, bad), (body, bad)
+
+
+def test_display_template_pattern_admits_only_what_the_server_parses(document: dict[str, Any]) -> None:
+    """A display template's pattern (literal text, ``{{``/``}}``, ``{field}`` or
+    ``{field:FORMAT}`` with a slug name) admits only templates the server parses and renders;
+    whether the fields exist is for the server to say (409)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from benchbook.domain.catalog.naming import natural_name, placeholders
+
+    schemas = document["components"]["schemas"]
+    pattern = schemas["SchemaCreate"]["properties"]["display_template"]["pattern"]
+    assert schemas["SchemaUpdate"]["properties"]["display_template"]["pattern"] == pattern
+    for good in ("", "{site}-{taken_on:YYYY-MM}", "{mass:.1f} g", "{{literal}}"):
+        assert re.search(pattern, good), good
+    for bad in ("{", "}", "{site", "{[}", "{Site}", "{0}", "{a!r}", "{a:{b}}"):
+        assert not re.search(pattern, bad), bad
+
+    @settings(suppress_health_check=[HealthCheck.too_slow])
+    @given(st.from_regex(pattern, fullmatch=True))
+    def admitted(template: str) -> None:
+        names = placeholders(template)
+        for kind, value in (("string", "x"), ("float", 1.5), ("date", "2024-01-31"), ("datetime", "2024-01-31T10:00:00")):
+            natural_name(template, dict.fromkeys(names, value), dict.fromkeys(names, kind))
+
+    admitted()
 
 
 def test_where_pattern_is_the_servers_field_equals_value_rule(document: dict[str, Any]) -> None:

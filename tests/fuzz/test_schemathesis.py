@@ -6,10 +6,15 @@ response: no 500s, status codes / content types / headers / bodies as documented
 input accepted, invalid input rejected with a 4xx, Allow headers on 405s, and so on.
 Response validation is schemathesis's own: ``BENCHBOOK_VALIDATE_RESPONSES`` is not needed.
 
-A little data (a schema with a field, a collection, a record, a file, an import batch) is
-seeded so that about half of the valid cases of path-parameter operations hit something that
-exists instead of a 404; destructive cases may delete or rename it, so it is re-created on
-demand.
+A little data (a schema with a field, a collection, a record, a file, an import) is seeded so
+that about half of the valid cases of path-parameter operations hit something that exists
+instead of a 404; destructive cases may delete or rename it, so it is re-created on demand.
+
+Every check counts, positive-data acceptance too: a request the document calls valid must be
+accepted, or refused with a status that does not blame its form (404: it names something that
+does not exist; 409: it clashes with what is stored). What the document can only describe (a
+filter tree's fields, a record's ``data``, a field type's restrictions, a workflow's YAML, an
+imported file) is made valid in each valid case just before it is sent (``valid.py``).
 
 Then the stateful phase (:func:`test_stateful_scenarios`): sequences of calls that feed each response into
 the next request along the document's ``links`` (a created collection to its records, a created
@@ -28,7 +33,6 @@ import shutil
 import socket
 import tempfile
 import zlib
-import zoneinfo
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,12 +45,13 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 from schemathesis.core.failures import FailureGroup, ServerError
 from schemathesis.core.parameters import ParameterLocation
-from schemathesis.openapi.checks import RejectedPositiveData, UseAfterFree
+from schemathesis.openapi.checks import UseAfterFree
 from starlette.testclient import TestClient
 
 from benchbook.app import create_app
 from benchbook.config import Project
 from benchbook.domain.ai import config as ai_config
+from tests.fuzz import valid
 
 pytestmark = pytest.mark.fuzz
 
@@ -73,10 +78,7 @@ FILTER_TEXT = st.recursive(
                                           min_size=1, max_size=1),
     max_leaves=4).map(json.dumps)
 schemathesis.openapi.format("json", FILTER_TEXT)
-#: What a ``format: iana-timezone`` value holds: a zone of the server's time zone database (the
-#: system's ``localtime`` and ``posixrules`` files are no IANA zones; the server refuses them).
-schemathesis.openapi.format("iana-timezone", st.sampled_from(
-    sorted(zoneinfo.available_timezones() - {"localtime", "posixrules"})))
+schemathesis.openapi.format("iana-timezone", st.sampled_from(valid.ZONES))
 
 
 class _Seed:
@@ -84,6 +86,22 @@ class _Seed:
 
     client: TestClient | None = None
     known: dict[str, str] | None = None
+    valid: valid.Seeded | None = None  # what valid.make_valid draws from
+    imported: tuple[str, str] | None = None  # an import batch that has something to undo, its record
+
+
+def _import(c: TestClient) -> tuple[str, str]:
+    """``(batch id, record id)`` of an import that can be undone: its record still live."""
+    api = "/api"
+    if _Seed.imported is not None:
+        record = c.get(f"{api}/records/{_Seed.imported[1]}")
+        if record.status_code == 200 and record.json().get("deleted_at") is None:
+            return _Seed.imported
+    batch = c.post(f"{api}/collections/{COLLECTION}/import", data={"schema": SCHEMA},
+                   files={"file": ("seed.csv", f"{FIELD}\nimported\n".encode(), "text/csv")}).json()["batch_id"]
+    entries = c.get(f"{api}/audit/batches/{batch}/entries").json()["items"]
+    _Seed.imported = (batch, entries[0]["entity_id"])
+    return _Seed.imported
 
 
 def _make_seed(c: TestClient) -> dict[str, str]:
@@ -104,16 +122,16 @@ def _make_seed(c: TestClient) -> dict[str, str]:
         c.delete(f"{api}/collections/{COLLECTION}/purge")
         c.post(f"{api}/collections", json={"name": COLLECTION, "schemas": [SCHEMA]})
     c.patch(f"{api}/collections/{COLLECTION}", json={"schemas": [SCHEMA]})
+    for f in c.get(f"{api}/schemas/{SCHEMA}").json()["fields"]:  # valid record data holds FIELD only
+        if f["name"] != FIELD and f["required"]:
+            c.patch(f"{api}/schemas/{SCHEMA}/fields/{f['id']}", json={"required": False})
     records = c.get(f"{api}/collections/{COLLECTION}/records", params={"limit": 1}).json().get("items") or []
     if not records:
         records = [c.post(f"{api}/collections/{COLLECTION}/records",
                           json={"schema_name": SCHEMA, "data": {FIELD: "north"}}).json()]
     file = c.post(f"{api}/files", files={"file": ("seed.txt", b"seeded content\n", "text/plain")}).json()
     entries = c.get(f"{api}/audit", params={"limit": 1}).json()["items"]
-    events = c.get(f"{api}/audit/events", params={"limit": 25}).json()["items"]
-    batch = next((e["id"] for e in events if e["kind"] == "batch"), None)
-    if batch is None:
-        batch = c.post(f"{api}/audit/batches", json={}).json()["id"]
+    batch, _ = _import(c)
     known = {"name": SCHEMA, "field": FIELD, "name_or_id": COLLECTION, "dataset_name": COLLECTION,
              "collection_name": COLLECTION, "sha256": file["sha256"], "batch_id": batch}
     if records and "id" in records[0]:
@@ -130,14 +148,27 @@ def seed() -> dict[str, str]:
     return _Seed.known
 
 
+def _vocabularies(c: TestClient) -> valid.Seeded:
+    """The filter vocabularies, as the server describes them: the seeded field's type's operators
+    (``GET /schemas/field-types``), the history's and the runs' fields."""
+    c.post("/api/plugins/refresh")  # the built-ins described, for the workflows valid.py writes
+    types = {t["name"]: t for t in c.get("/api/schemas/field-types").json()}
+    return valid.Seeded(
+        schema=SCHEMA, field=FIELD,
+        records={FIELD: {"type": "string", "operators": types["string"]["operators"], "choices": None}},
+        history={f["name"]: f for f in c.get("/api/audit/filter-fields").json()},
+        runs={f["name"]: f for f in c.get("/api/jobs/filter-fields").json()})
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _project() -> Iterator[None]:
     with TestClient(APP, base_url="http://127.0.0.1", raise_server_exceptions=False) as client, \
             _no_outside_ai():
         _Seed.client = client
         seed()
+        _Seed.valid = _vocabularies(client)
         yield
-        _Seed.client = None
+        _Seed.client = _Seed.valid = None
     APP.services.db.engine.dispose()
 
 
@@ -153,6 +184,14 @@ def _no_outside_ai() -> Iterator[None]:
         patch.setenv("BENCHBOOK_ROUTER_URL", nowhere)
         patch.setattr(ai_config, "DEFAULT_OPENAI", f"{nowhere}/v1")
         yield
+
+
+def _make_valid(case: schemathesis.Case[Any]) -> None:
+    """What the document only describes, made valid in a valid case (``valid.py``). Done before
+    ``call``, so schemathesis does not judge the case again: it cannot judge a multipart body
+    holding a file, which it then takes for invalid."""
+    assert _Seed.valid is not None
+    valid.make_valid(case, _Seed.valid)
 
 
 def _use_known_values(case: schemathesis.Case[Any]) -> None:
@@ -193,16 +232,9 @@ def _outside_failure(case: Any, response: Any) -> bool:
 
 @schema.hook
 def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool:
-    """Keep every failure except three: a schema-valid request refused by a *domain* rule, an
-    AI operation's 502 when the provider outside the service fails (:func:`_outside_failure`),
-    and a thing still answering after a soft delete.
-
-    ``positive_data_acceptance`` expects schema-valid input to be accepted (or 404/409). Some
-    rules are beyond JSON Schema: a timezone must be a real IANA name, a referenced schema must
-    exist, a parent must have the right schema. benchbook answers those with 422 ``{detail:
-    <reason>}`` (spec *Errors* 1, docs/decisions.md). Such a refusal is legitimate and is the
-    only thing dropped; a 422 from request validation itself (``detail`` is "Request validation
-    failed") means the validator is stricter than the document, and still fails the run.
+    """Keep every failure except two: an AI operation's 502 when the provider outside the
+    service fails (:func:`_outside_failure`), and a thing still answering after a soft delete.
+    A valid request refused (``positive_data_acceptance``) is kept like any other failure.
 
     ``use_after_free`` (stateful phase) expects what a ``DELETE`` deleted to be 404 afterwards.
     benchbook's deletes are soft (spec *Overview* 3): the thing keeps its history, restore plan,
@@ -213,13 +245,7 @@ def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool
         return failure.free.split("?")[0].endswith("/purge")
     if isinstance(failure, ServerError):
         return not _outside_failure(case, response)
-    if not isinstance(failure, RejectedPositiveData) or response.status_code != 422:
-        return True
-    try:
-        detail = response.json().get("detail")
-    except ValueError:
-        return True
-    return not isinstance(detail, str) or detail == "Request validation failed"
+    return True
 
 
 @schema.parametrize()
@@ -227,6 +253,7 @@ def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
 def test_every_operation(case: schemathesis.Case[Any]) -> None:
     _use_known_values(case)
+    _make_valid(case)
     # No `checks=`: every built-in check is enabled by default in schemathesis 4, and none is excluded.
     case.call_and_validate(headers=LOCAL)
 
@@ -238,6 +265,9 @@ class _Workflow(schema.as_state_machine()):  # type: ignore[misc]
     check failure is kept in :attr:`failures` as well as raised."""
 
     failures: ClassVar[list[FailureGroup]] = []
+
+    def before_call(self, case: schemathesis.Case[Any]) -> None:
+        _make_valid(case)
 
     def get_call_kwargs(self, case: schemathesis.Case[Any]) -> dict[str, Any]:
         return {"headers": LOCAL}
