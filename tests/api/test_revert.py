@@ -43,7 +43,8 @@ def test_conflicts_need_force(api):
     plan = api.ok("GET", f"/audit/{entry['id']}/revert")
     assert plan["has_conflicts"] and plan["fields"][0]["status"] == "conflict"
     assert plan["fields"][0]["current"] == "three"
-    assert api.post(f"/audit/{entry['id']}/revert", json={}).status_code == 409
+    r = api.post(f"/audit/{entry['id']}/revert", json={})
+    assert r.status_code == 409 and "pass force=true" in r.json()["detail"]
     assert api.ok("GET", f"/records/{rec['id']}")["data"]["a"] == "three"
     api.ok("POST", f"/audit/{entry['id']}/revert", json={"force": True})
     assert api.ok("GET", f"/records/{rec['id']}")["data"]["a"] == "one"
@@ -82,6 +83,7 @@ def test_revert_blocked_by_deleted_parent(api):
     delete_entry = latest(api, sid)
     plan = api.ok("GET", f"/audit/{delete_entry['id']}/revert")
     assert plan["can_apply"] is False and plan["blocker"]["id"] == ids["study"]["id"]
+    assert "restore" in plan["blocked"] and "deleted" in plan["blocked"], plan["blocked"]
     assert api.post(f"/audit/{delete_entry['id']}/revert").status_code == 422
 
 
@@ -99,7 +101,8 @@ def test_purged_cannot_be_reverted_and_unknown_entry(api):
     api.ok("DELETE", f"/records/{rec['id']}/purge", 204)
     purge = api.ok("GET", "/audit", params={"action": "purge"})["items"][0]
     plan = api.ok("GET", f"/audit/{purge['id']}/revert")
-    assert plan["kind"] is None and plan["blocked"] and not plan["can_apply"]
+    assert plan["kind"] is None and not plan["can_apply"]
+    assert plan["blocked"] == "it has been purged for good; nothing can bring it back"
     assert api.get("/audit/01ZZZZZZZZZZZZZZZZZZZZZZZZ/revert").status_code == 404
 
 
@@ -239,11 +242,13 @@ def test_reverting_a_create_deletes_the_thing_and_reverting_that_delete_brings_i
     plan = api.ok("GET", f"/audit/{create['id']}/revert")
     assert (plan["entity_type"], plan["entity_id"], plan["kind"], plan["can_apply"]) == (
         entity_type, thing_id, "delete", True)
-    assert api.ok("POST", f"/audit/{create['id']}/revert")["kind"] == "delete"
+    out = api.ok("POST", f"/audit/{create['id']}/revert")
+    assert (out["kind"], out["entity_id"], out["applied"]) == ("delete", thing_id, [])
     assert not live()
     delete = entry_of(api, entity_type, thing_id, "delete")
     assert api.ok("GET", f"/audit/{delete['id']}/revert")["can_apply"] is True
-    assert api.ok("POST", f"/audit/{delete['id']}/revert")["kind"] == "restore"
+    out = api.ok("POST", f"/audit/{delete['id']}/revert")
+    assert (out["kind"], out["entity_id"], out["applied"]) == ("restore", thing_id, [])
     assert live()
     plan = api.ok("GET", f"/audit/{delete['id']}/revert")
     assert plan["can_apply"] is False and plan["blocked"] == f"the {entity_type} is live already"
@@ -291,7 +296,10 @@ def test_reverting_unique_keys_field_order_and_a_field_edit_puts_each_back(api):
     make_schema(api, "s", [{"name": "a", "type": "string"}, {"name": "b", "type": "string"}])
     ids = [f["id"] for f in api.ok("GET", "/schemas/s")["fields"]]
     api.ok("PUT", "/schemas/s/unique-keys", json={"keys": [["a"]]})
-    keys = api.ok("GET", "/schemas/s/audit")["items"][0]
+    api.ok("PUT", "/schemas/s/unique-keys", json={"keys": [["a", "b"]]})
+    api.ok("POST", f"/audit/{api.ok('GET', '/schemas/s/audit')['items'][0]['id']}/revert")
+    assert api.ok("GET", "/schemas/s")["unique_keys"] == [["a"]]  # back to the keys before
+    keys = [e for e in api.ok("GET", "/schemas/s/audit")["items"] if e["action"] == "update"][-1]
     api.ok("PUT", "/schemas/s/fields/reorder", json={"order": list(reversed(ids))})
     order = api.ok("GET", "/schemas/s/audit")["items"][0]
     api.ok("PATCH", "/schemas/s/fields/a", json={"label": "Aye", "required": True})
