@@ -12,11 +12,13 @@ values, so it is as reproducible as the generation (docs/decisions.md, *What the
 """
 from __future__ import annotations
 
+import csv
+import io
 import json
 import zlib
 import zoneinfo
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 #: A filter vocabulary: field name → ``{type, operators, choices}`` (RunFieldResponse's keys).
@@ -37,7 +39,6 @@ class Seeded:
     history: Vocabulary  # GET /audit/filter-fields
     runs: Vocabulary  # GET /jobs/filter-fields
     plugin_input: tuple[str, str] = ("benchbook.text-stats", "text")  # a built-in and its required input
-    known: dict[str, str] = field(default_factory=dict)
 
 
 def _hash(*raw: Any) -> int:
@@ -134,11 +135,13 @@ def workflow(name: str, raw: Any, seeded: Seeded) -> str:
                        "steps": [{"id": step, "plugin": plugin, "inputs": {port: f"record.{seeded.field}"}}]})
 
 
-def import_file(raw: Any, seeded: Seeded) -> tuple[str, bytes, str]:
-    """A CSV of the seeded schema's field: ``(file name, content, media type)``."""
-    rows = [text(r, "row") for r in (raw if isinstance(raw, list) else [raw])][:3]
-    lines = [seeded.field, *(json.dumps(r) for r in rows)]  # JSON strings are valid quoted CSV cells
-    return "fuzz.csv", ("\n".join(lines) + "\n").encode(), "text/csv"
+def import_file(raw: Any, seeded: Seeded) -> bytes:
+    """A CSV of the seeded schema's field, a row or a few."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([seeded.field])
+    writer.writerows([text(r, "row")] for r in (raw if isinstance(raw, list) else [raw])[:3])
+    return out.getvalue().encode()
 
 
 # ------------------------------------------------------------------------------------- cases
@@ -215,7 +218,7 @@ def _import_form(body: dict[str, Any], seeded: Seeded) -> None:
     (its format, encoding, sheet, delimiter, date form, key columns) are left to their defaults.
     No ``key``: rows matching more than one stored record are a 422 of domain/imports, a clash
     with stored data the fuzz leaves alone (docs/decisions.md)."""
-    body["file"] = import_file(body.get("file"), seeded)[1]
+    body["file"] = import_file(body.get("file"), seeded)
     for option in ("format", "encoding", "sheet", "delimiter", "date_format", "key", "parent_key"):
         body.pop(option, None)
     body["create_schema"] = False
