@@ -11,8 +11,8 @@ that about half of the valid cases of path-parameter operations hit something th
 instead of a 404; destructive cases may delete or rename it, so it is re-created on demand.
 
 Every check counts, positive-data acceptance too: a request the document calls valid must be
-accepted, or refused with a status that does not blame its form (404: it names something that
-does not exist; 409: it clashes with what is stored). What the document can only describe (a
+accepted, or refused with a status that does not blame its form (404: its URL names something
+that does not exist; 409: its body does, or it clashes with what is stored). What the document can only describe (a
 filter tree's fields, a record's ``data``, a field type's restrictions, a workflow's YAML, an
 imported file) is made valid in each valid case just before it is sent (``valid.py``).
 
@@ -22,7 +22,8 @@ record to its read, edit, delete and history) and the links schemathesis infers 
 schemas and path parameters, every check run on every step.
 
 Filter parameters are documented as JSON text (``format: json``): their valid values are drawn
-from :data:`FILTER_TEXT`, JSON filter trees. Everything is derandomized (the ``ci`` hypothesis
+from :data:`FILTER_TEXT`, JSON filter trees, whose leaves ``valid.py`` then gives the fields of
+the operation's kind (records, history, runs). Everything is derandomized (the ``ci`` hypothesis
 profile, tests/conftest.py) so a CI failure reproduces locally.
 """
 from __future__ import annotations
