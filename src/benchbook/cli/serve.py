@@ -6,7 +6,6 @@ reach it can read and change everything.
 """
 from __future__ import annotations
 
-import ipaddress
 import os
 import threading
 import time
@@ -17,29 +16,14 @@ from typing import Any
 import click
 
 from benchbook.cli.output import Settings
+from benchbook.domain.addresses import is_loopback
 from benchbook.limits import Limits
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
-def is_local_host(host: str) -> bool:
-    """True when ``host`` names only this computer: ``localhost`` (any case, optional trailing
-    dot), an IPv4 loopback address (``127.0.0.0/8``), ``::1`` (also ``[::1]``) or an IPv4-mapped
-    loopback (``::ffff:127.0.0.1``). Everything else — ``0.0.0.0``, ``::``, LAN addresses, other
-    host names, the empty string — is False. Never raises.
-    """
-    name = host.strip().lower().rstrip(".")
-    if name.startswith("[") and name.endswith("]"):
-        name = name[1:-1]
-    if name == "localhost":
-        return True
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_loopback
+is_local_host = is_loopback
+"""Whether ``--host`` names only this computer (:func:`benchbook.domain.addresses.is_loopback`)."""
 
 
 def server_url(host: str, port: int) -> str:

@@ -16,7 +16,6 @@ address from ``BENCHBOOK_ROUTER_URL``, default :data:`DEFAULT_ROUTER`; chat at
 """
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import re
@@ -31,6 +30,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from benchbook.config import CONFIG_NAME
+from benchbook.domain.addresses import host_key, is_loopback
 from benchbook.domain.errors import BenchbookError, Conflict, Invalid, error_entry
 
 log = logging.getLogger(__name__)
@@ -162,37 +162,16 @@ def load(root: Path, env: Mapping[str, str] | None = None) -> AiSettings:
         allowed_hosts=_allowed_hosts(table.get("allowed_hosts")))
 
 
-def _host(name: str) -> str:
-    """A host as compared: lower-cased, without brackets or a trailing dot."""
-    return name.strip().lower().removeprefix("[").removesuffix("]").rstrip(".")
-
-
 def _allowed_hosts(value: Any) -> frozenset[str]:
     """``[ai] allowed_hosts`` read: a list of host names or addresses. Anything else is ignored
     with a warning (no other host is then allowed: the safe side)."""
     if value is None:
         return frozenset()
-    if not isinstance(value, list) or not all(isinstance(v, str) and _host(v) for v in value):
+    if not isinstance(value, list) or not all(isinstance(v, str) and host_key(v) for v in value):
         log.warning("%s [ai] allowed_hosts is not a list of host names; no host other than this computer "
                     "is allowed", CONFIG_NAME)
         return frozenset()
-    return frozenset(_host(v) for v in value)
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (as in a URL, brackets allowed) names only this computer: ``localhost``,
-    an IPv4 loopback address (``127.0.0.0/8``), ``::1`` or an IPv4-mapped loopback. Anything
-    else, ``0.0.0.0`` and other spellings of loopback addresses (``127.1``) included, is not."""
-    name = _host(host)
-    if name == "localhost":
-        return True
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_loopback
+    return frozenset(host_key(v) for v in value)
 
 
 class HostNotAllowed(BenchbookError):
@@ -206,7 +185,7 @@ def check_local_server(url: str, allowed: frozenset[str]) -> None:
     """Raise :class:`HostNotAllowed` unless ``url``'s host is this computer's (:func:`is_loopback`)
     or one of ``allowed``."""
     host = urlsplit(url).hostname or ""
-    if not (is_loopback(host) or _host(host) in allowed):
+    if not (is_loopback(host) or host_key(host) in allowed):
         raise HostNotAllowed(
             f"{host!r} is not this computer: GET /ai/local/models asks only a model server on this computer "
             f"(localhost, 127.0.0.1, [::1]) or a host listed in {CONFIG_NAME} [ai] allowed_hosts")
