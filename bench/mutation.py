@@ -12,8 +12,11 @@ mutmut mutates a copy of the project: the script mirrors ``src/`` (symbolic link
 the OpenAPI document and the plugin protocol are there too), ``tests/``, ``openapi/``,
 ``plugin-protocol/`` and ``pyproject.toml`` (plus a ``[tool.mutmut]`` table for the module) into
 ``.mutation/<module>/`` (ignored by git) and runs ``mutmut run`` there; the work tree is never
-changed. The copy is kept, so a second run only re-tests what changed, and the survivors can be
-read there: ``cd .mutation/revert && mutmut results`` lists them, ``mutmut show NAME`` shows one.
+changed. The copy is kept, so a second run re-tests only the functions whose source changed
+(mutmut's own cache; it does not see changed tests, so when any file under ``tests/`` changed
+since the module's last run, or with ``--fresh``, every mutant is tested again), and the
+survivors can be read there: ``cd .mutation/revert && mutmut results`` lists them, ``mutmut show
+NAME`` shows one.
 
 PostgreSQL is used as the tests use it (``tests/conftest.py``); ``--sqlite-only`` sets
 ``BENCHBOOK_TEST_PG=`` (about twice as fast; mutants only PostgreSQL notices, such as a dropped
@@ -25,6 +28,7 @@ reaches), timeouts and the score, killed / (total - no tests). docs/testing.md r
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -75,13 +79,24 @@ def mirror(module: str) -> Path:
     return where
 
 
-def run(module: str, max_children: int, sqlite_only: bool) -> dict[str, int]:
+def tests_hash(where: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted((where / "tests").rglob("*.py")):
+        digest.update(str(path.relative_to(where)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def run(module: str, max_children: int, sqlite_only: bool, fresh: bool) -> dict[str, int]:
     where = mirror(module)
+    marker, current = where / "tests.sha256", tests_hash(where)
+    if fresh or not marker.exists() or marker.read_text(encoding="utf-8") != current:
+        shutil.rmtree(where / "mutants", ignore_errors=True)  # mutmut's cache knows nothing of the tests
     mutmut = shutil.which("mutmut", path=str(Path(sys.executable).parent)) or "mutmut"
     env = {**os.environ, **({"BENCHBOOK_TEST_PG": ""} if sqlite_only else {})}
     started = time.monotonic()
     subprocess.run([mutmut, "run", "--max-children", str(max_children)], cwd=where, env=env, check=True)
     subprocess.run([mutmut, "export-cicd-stats"], cwd=where, env=env, check=True, capture_output=True)
+    marker.write_text(current, encoding="utf-8")
     stats: dict[str, int] = json.loads((where / "mutants" / "mutmut-cicd-stats.json").read_text(encoding="utf-8"))
     stats["seconds"] = round(time.monotonic() - started)
     return stats
@@ -100,6 +115,7 @@ def main() -> int:
     parser.add_argument("modules", nargs="*", metavar="MODULE", help=f"one of {', '.join(MODULES)}")
     parser.add_argument("--max-children", type=int, default=2, help="mutants tested at once (default 2)")
     parser.add_argument("--sqlite-only", action="store_true", help="run the tests without PostgreSQL")
+    parser.add_argument("--fresh", action="store_true", help="test every mutant again (forget earlier results)")
     parser.add_argument("--list", action="store_true", help="print the modules and their covering tests")
     args = parser.parse_args()
     if args.list or not args.modules:
@@ -109,7 +125,7 @@ def main() -> int:
     unknown = [m for m in args.modules if m not in MODULES]
     if unknown:
         parser.error(f"unknown module(s) {', '.join(unknown)}: choose from {', '.join(MODULES)}")
-    results = {m: run(m, args.max_children, args.sqlite_only) for m in args.modules}
+    results = {m: run(m, args.max_children, args.sqlite_only, args.fresh) for m in args.modules}
     for module, stats in results.items():
         print(line(module, stats))
     return 0
