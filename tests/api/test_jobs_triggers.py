@@ -146,6 +146,8 @@ def test_run_many_queues_one_run_per_ticked_record_and_says_which_could_not_run(
     assert out["started"] == 2 and len(out["job_ids"]) == 2
     assert [s["id"] for s in out["skipped"]] == asked[1:4] + [a["id"]]
     assert "not found" in out["skipped"][0]["reason"] and "more than once" in out["skipped"][3]["reason"]
+    assert [(j["id"], j["trigger"], j["record_id"]) for j in runs(api)] == [
+        (out["job_ids"][0], "manual", a["id"]), (out["job_ids"][1], "manual", c["id"])]
     api.ok("POST", "/jobs/drain")
     assert [api.ok("GET", f"/records/{r['id']}")["data"]["words"] for r in (a, c)] == [1, 3]
     for bad in ([], ["x"] * 1001):
@@ -214,3 +216,25 @@ def test_a_record_a_run_creates_and_then_edits_starts_its_workflows_as_created(
     assert {c["field"]: (c["before"], c["after"]) for c in job["trigger_detail"]["changes"]} == {
         "site": (None, "made"), "notes": (None, "one two three")}
     assert api.ok("GET", f"/records/{made['record_id']}")["data"]["words"] == 3
+
+
+def test_a_yml_workflow_among_other_files_starts_like_a_yaml_one(api: Any, auto: dict[str, Any]) -> None:
+    where = api.project.root / "workflows"
+    for name in ("README.md", "a-notes.txt", "b-broken.yaml", "c-list.yaml", "zzz-broken.yaml"):  # before and after
+        (where / name).write_text({"b-broken.yaml": "a: [", "zzz-broken.yaml": ": :", "c-list.yaml": "- 1\n"}
+                                  .get(name, "not a workflow\n"))
+    workflow(api, "count-words", STATS)
+    (where / "count-words.yaml").rename(where / "count-words.yml")
+    rec = auto["make"]({"notes": "a b"})
+    assert [(j["workflow_name"], j["trigger"], j["record_id"]) for j in runs(api)] == [
+        ("count-words", "record_created", rec["id"])]
+
+
+def test_text_in_a_shortened_list_keeps_its_letters(api: Any, auto: dict[str, Any]) -> None:
+    api.ok("POST", "/schemas/sample/fields", 201, json={"name": "labels", "type": "tags"})
+    workflow(api, "watch", {**STATS, "triggers": {"record_updated": {"fields": ["labels"]}}})
+    rec = auto["make"]({"notes": "n"})
+    labels = [f"étiquette-{i}" for i in range(20)]
+    api.ok("PATCH", f"/records/{rec['id']}", json={"data": {"labels": labels}})
+    [change] = runs(api)[0]["trigger_detail"]["changes"]
+    assert change["after"] == json.dumps(labels, ensure_ascii=False)[:200] + "…"

@@ -64,7 +64,7 @@ def outlines(project_root: Path) -> dict[str, tuple[str, frozenset[str]]]:
     if not where.is_dir():
         return {}
     out: dict[str, tuple[str, frozenset[str]]] = {}
-    for path in where.iterdir():
+    for path in sorted(where.iterdir()):  # in name order, as workflows.load_all reads them
         if path.suffix not in (".yaml", ".yml"):
             continue
         try:
