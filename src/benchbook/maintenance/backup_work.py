@@ -42,6 +42,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from benchbook import owned_files
+
 PREFIX = ".benchbook-backup-"
 """Names of work folders (and, with ``.json``, of their pointers in the project folder)."""
 OWNER = "owner.json"
@@ -172,44 +174,16 @@ def survey(folder: Path, *, now: float | None = None) -> list[Leftover]:
 def judge(folder: Path, *, now: float | None = None) -> Leftover:
     """The state of the work folder ``folder`` (see :class:`Leftover`)."""
     now = time.time() if now is None else now
-    size = _size(folder)
-    marker = folder / OWNER
+    size = owned_files.folder_size(folder)
     try:
-        fd = os.open(marker, os.O_RDONLY)
+        held, owner = owned_files.probe(folder / OWNER)
     except FileNotFoundError:
         try:
             young = now - folder.stat().st_mtime <= UNMARKED_GRACE
         except FileNotFoundError:  # removed meanwhile
             young = False
         return Leftover(folder, "running" if young else "stale", size)
-    except OSError:
-        return Leftover(folder, "unknown", size)
-    try:
-        try:
-            owner = json.loads(os.read(fd, 1 << 16) or b"{}")
-        except ValueError:
-            owner = {}
-        owner = owner if isinstance(owner, dict) else {}
-        if owner.get("locked") is False:
-            return Leftover(folder, "unknown", size, owner)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return Leftover(folder, "running", size, owner)
-        except OSError:
-            return Leftover(folder, "unknown", size, owner)
-        return Leftover(folder, "stale", size, owner)
-    finally:
-        os.close(fd)  # lets the probe's shared lock go
-
-
-def _size(folder: Path) -> int:
-    total = 0
-    for base, _, names in os.walk(folder):
-        for name in names:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(base, name)).st_size
-    return total
+    return Leftover(folder, {True: "running", False: "stale", None: "unknown"}[held], size, owner)
 
 
 def project_leftovers(root: Path, *, now: float | None = None) -> list[Leftover]:

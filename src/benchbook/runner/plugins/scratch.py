@@ -40,6 +40,8 @@ from pathlib import Path
 
 import platformdirs
 
+from benchbook import owned_files
+
 SCRATCH = Path(".benchbook") / "scratch"
 """Where a project keeps its scratch areas, relative to its folder."""
 LOCK = ".lock"
@@ -192,33 +194,16 @@ def stale(root: Path) -> list[Stale]:
             continue  # not an area: some other file
         if any(_held(lock) is not False for lock in locks):
             continue  # alive, or cannot be told
-        found.append(Stale(root, name, folder, _size(folder) if folder else 0))
+        found.append(Stale(root, name, folder, owned_files.folder_size(folder) if folder else 0))
     return found
 
 
 def _held(lock: Path) -> bool | None:
     """Whether ``lock`` is held (True), free or gone (False), or cannot be told (None)."""
     try:
-        fd = os.open(lock, os.O_RDONLY)
+        return owned_files.probe(lock)[0]
     except FileNotFoundError:
         return False
-    except OSError:
-        return None
-    try:
-        try:
-            owner = json.loads(os.read(fd, 4096) or b"{}")
-        except ValueError:
-            owner = {}
-        if isinstance(owner, dict) and owner.get("locked") is False:
-            return None
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return None
-    finally:
-        os.close(fd)  # lets the probe's lock go
-    return False
 
 
 def _take(root: Path, name: str) -> tuple[int, Path] | tuple[None, None] | None:
@@ -244,15 +229,6 @@ def _take(root: Path, name: str) -> tuple[int, Path] | tuple[None, None] | None:
         if not final.exists():
             return None, None
     return None
-
-
-def _size(folder: Path) -> int:
-    total = 0
-    for base, _, names in os.walk(folder):
-        for name in names:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(base, name)).st_size
-    return total
 
 
 def remove(leftovers: list[Stale]) -> tuple[int, int]:
