@@ -11,6 +11,8 @@ from starlette.testclient import TestClient
 
 from benchbook.app import create_app
 from benchbook.config import CONFIG_NAME, DEFAULT_CONFIG
+from benchbook.runner import switch
+from tests.conftest import statements_sent
 from tests.runner.automation_helpers import STATS, auto, gate, runs, wait_file, wait_for, workflow
 
 __all__ = ["auto", "gate"]  # fixtures
@@ -126,6 +128,23 @@ def test_the_batch_counts_what_succeeded_and_failed_since_the_queue_last_was_emp
     (second / "open").touch()
     api.ok("POST", "/jobs/drain")
     assert api.ok("GET", "/automation")["batch"] is None
+
+
+def test_the_counts_and_the_batch_are_read_in_one_statement_so_they_never_disagree(
+        api: Any, auto: dict[str, Any], gate: Path) -> None:
+    """Read in several statements, a run finishing between them counted as both waiting and done
+    (the CLI's bar showed 354/354 for 344 runs); one statement is one snapshot on both backends."""
+    _slow(api, gate)
+    rec = auto["make"]({"notes": "n"})
+    held = api.ok("POST", "/workflows/held/run", 201, json={"record_id": rec["id"]})
+    wait_file(gate / "started")
+    db = api.app.services.db
+    with db.session() as s, statements_sent(db.engine) as sent:
+        found = switch.status(s, api.project.root)
+    (gate / "open").touch()
+    wait_for(api, held["id"], "completed")
+    assert len([q for q in sent if "jobs" in q]) == 1, sent  # the worker's lease renewals are not ours
+    assert (found["pending"], found["running"], found["batch"]["pending"]) == (0, 1, 1)
 
 
 def test_paused_is_kept_in_benchbook_toml_and_survives_a_restart(api: Any, auto: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, literal, select, union_all, update
 from sqlalchemy.orm import Session
 
 from benchbook.config import read_paused, write_paused
@@ -27,18 +27,32 @@ BATCH_SCAN = 20_000
 """Most finished runs looked at to find where the current stretch of work began."""
 
 
-def _batch(session: Session, pending: int, running: int) -> dict[str, Any] | None:
-    if not pending and not running:
-        return None
-    start = session.scalar(select(func.min(Job.created_at)).where(Job.status.in_(queue.ACTIVE)))
-    if start is None:
+def _reading(session: Session) -> tuple[dict[str, Any], list[Any]]:
+    """The waiting and running runs (count and earliest ``created_at`` per status) and the most
+    recently finished runs (``status, created_at, finished_at``, newest first), read in ONE
+    statement: one statement sees one snapshot on SQLite and PostgreSQL alike, where two reads
+    would let a run that finished between them count as both waiting and done (the bar's total
+    then overshot: 354 of 344)."""
+    active = (select(Job.status, func.count().label("n"), func.min(Job.created_at).label("created_at"),
+                     literal(None, Job.finished_at.type).label("finished_at"))
+              .where(Job.status.in_(queue.ACTIVE)).group_by(Job.status))
+    recent = (select(Job.status, literal(1).label("n"), Job.created_at, Job.finished_at)
+              .where(Job.finished_at.is_not(None), Job.status.in_(queue.FINISHED))
+              .order_by(Job.finished_at.desc()).limit(BATCH_SCAN).subquery())
+    rows = session.execute(union_all(active, select(recent))).all()
+    waiting = [r for r in rows if r.finished_at is None]
+    reading: dict[str, Any] = {r.status: int(r.n) for r in waiting}
+    reading["start"] = min((r.created_at for r in waiting), default=None)
+    return reading, sorted((r for r in rows if r.finished_at is not None), key=lambda r: r.finished_at, reverse=True)
+
+
+def _batch(reading: dict[str, Any], finished: list[Any]) -> dict[str, Any] | None:
+    pending, running, start = reading.get("pending", 0), reading.get("running", 0), reading["start"]
+    if (not pending and not running) or start is None:
         return None
     counted = {"completed": 0, "failed": 0, "cancelled": 0}
-    rows = session.execute(select(Job.status, Job.created_at, Job.finished_at)
-                           .where(Job.finished_at.is_not(None), Job.status.in_(queue.FINISHED))
-                           .order_by(Job.finished_at.desc()).limit(BATCH_SCAN))
-    for status, created_at, finished_at in rows:
-        if finished_at is None or finished_at < start:
+    for status, _, created_at, finished_at in finished:
+        if finished_at < start:
             break
         counted[status] += 1
         start = min(start, created_at)
@@ -49,10 +63,10 @@ def _batch(session: Session, pending: int, running: int) -> dict[str, Any] | Non
 def status(session: Session, project_root: Path, *, cancelled: int = 0) -> dict[str, Any]:
     """AutomationStatusResponse: ``paused``, ``pending`` and ``running`` runs, ``cancelled`` (by
     the call that answers it), ``batch`` ``{started_at, pending (waiting or running), succeeded,
-    failed, cancelled}`` or null."""
-    counts = queue.counts(session)
-    return {"paused": read_paused(project_root), "pending": counts["pending"], "running": counts["running"],
-            "cancelled": cancelled, "batch": _batch(session, counts["pending"], counts["running"])}
+    failed, cancelled}`` or null; the counts and the batch come from one snapshot (:func:`_reading`)."""
+    reading, finished = _reading(session)
+    return {"paused": read_paused(project_root), "pending": reading.get("pending", 0),
+            "running": reading.get("running", 0), "cancelled": cancelled, "batch": _batch(reading, finished)}
 
 
 def cancel_waiting(session: Session, *, where: Any = None, reason: str) -> int:
