@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, create_engine, event, exists, literal, select, text, union_all
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.testclient import TestClient
@@ -187,14 +187,9 @@ def drop_field_objects(conn: Any) -> None:
 def empty_tables(api: Api) -> None:
     """Delete every row of every table (fast reset between tests), and the per-field indexes
     and statistics the fields had (:func:`drop_field_objects`)."""
-    engine = api.app.services.db.engine
-    with engine.begin() as conn:
+    with api.app.services.db.engine.begin() as conn:
         drop_field_objects(conn)
-        if engine.dialect.name == "postgresql":
-            names = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
-            conn.execute(text(f"TRUNCATE {names} CASCADE"))
-        else:
-            delete_rows(conn)
+        delete_rows(conn)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -234,14 +229,18 @@ def open_empty_database(url: str) -> Database:
     return database
 
 
+KEPT_COUNTS = (RecordCount.__table__, RecordDay.__table__, AuditDay.__table__)
+
+
 def delete_rows(conn: Any) -> None:
-    """Delete every row of every table; the kept record counts and days last, since deleting the
-    records and entries counts them down (migrations 0019 to 0021's triggers)."""
-    for table in reversed(Base.metadata.sorted_tables):
-        conn.execute(table.delete())
-    conn.execute(RecordCount.__table__.delete())
-    conn.execute(RecordDay.__table__.delete())
-    conn.execute(AuditDay.__table__.delete())
+    """Delete every row of every table that holds any (one statement finds them: a test leaves
+    most tables empty, and on PostgreSQL a ``DELETE`` of a few rows costs far less than a
+    ``TRUNCATE`` of every table, 68 ms); the kept record counts and days last, since deleting
+    the records and entries counts them down (migrations 0019 to 0021's triggers)."""
+    tables = [t for t in reversed(Base.metadata.sorted_tables) if t not in KEPT_COUNTS] + list(KEPT_COUNTS)
+    probes = [select(literal(i)).where(exists().select_from(t)) for i, t in enumerate(tables)]
+    for i in sorted(conn.execute(union_all(*probes)).scalars()):
+        conn.execute(tables[i].delete())
 
 
 @pytest.fixture
