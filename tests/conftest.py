@@ -17,6 +17,7 @@ their example counts from the profile (scaled per test), never a fixed number of
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import uuid
 from collections.abc import Iterator
@@ -197,8 +198,10 @@ def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[D
     """An emptied database on each backend in turn (test ids ``[sqlite]``, ``[postgres]``): a
     SQLite file in ``tmp_path``, or the session's PostgreSQL test database (skipped, saying why,
     without a server); its engine is disposed afterwards."""
-    url = f"sqlite:///{tmp_path / 'test.db'}" if request.param == "sqlite" else request.getfixturevalue("pg_database")
-    database = open_empty_database(url)
+    if request.param == "sqlite":
+        database = open_database(migrated_copy(request, tmp_path / "test.db"))
+    else:
+        database = open_empty_database(request.getfixturevalue("pg_database"))
     yield database
     database.engine.dispose()
 
@@ -250,7 +253,28 @@ def api(backend_app: Api) -> Api:
     return backend_app
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty SQLite database at the newest migration, made once per test process: tests copy
+    it (:func:`migrated_copy`) instead of running every migration again (about 0.2 s each)."""
+    path = tmp_path_factory.mktemp("sqlite-template") / "template.db"
+    open_database(f"sqlite:///{path}").engine.dispose()  # the last connection closed: no -wal file left
+    return path
+
+
+def migrated_copy(request: pytest.FixtureRequest, path: Path) -> str:
+    """Copy :func:`sqlite_template` to ``path`` and return its URL: a fresh database already at
+    the newest migration (what ``open_database`` would make of an absent file)."""
+    shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+    return f"sqlite:///{path}"
+
+
 @pytest.fixture
-def tmp_project(tmp_path: Path) -> Project:
-    """A fresh SQLite project folder."""
-    return Project.init(tmp_path / "project")
+def tmp_project(request: pytest.FixtureRequest, tmp_path: Path) -> Project:
+    """A fresh SQLite project folder whose database is already at the newest migration (a copy
+    of :func:`sqlite_template`, as the first command on a new project leaves it)."""
+    project = Project.init(tmp_path / "project")
+    url = make_url(project.database_url)
+    assert url.get_backend_name() == "sqlite" and url.database, project.database_url
+    migrated_copy(request, Path(url.database))
+    return project

@@ -234,6 +234,7 @@ def test_the_wal_open_folders_and_foreign_entries(tmp_project: Project, monkeypa
 
 
 def test_no_database_is_an_error(tmp_project: Project) -> None:
+    (tmp_project.root / "benchbook.db").unlink()  # a project folder whose database was never made
     findings = doctor.examine(tmp_project)
     assert [(f.check, f.severity) for f in findings if f.severity != "ok"] == [("database", "error")]
     assert "benchbook init" in findings[-1].fix
