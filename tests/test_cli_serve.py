@@ -23,6 +23,7 @@ from benchbook.cli.main import build_cli
 from benchbook.cli.serve import is_local_host, serve, server_url
 from benchbook.config import Project
 from tests.live_server import Live, free_port, live_server
+from tests.waiting import HANG
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -184,7 +185,7 @@ def test_live_server_answers_health(tmp_path: Path) -> None:
         [sys.executable, "-m", "benchbook.cli.main", "serve", "--port", str(port), "--project", str(tmp_path)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + HANG
         last: object = None
         while time.monotonic() < deadline:
             if proc.poll() is not None:
@@ -200,7 +201,7 @@ def test_live_server_answers_health(tmp_path: Path) -> None:
             assert response.json()["status"] == "ok", response.text
             break
         else:
-            pytest.fail(f"no answer from /api/health within 20 s (last: {last!r})")
+            pytest.fail(f"no answer from /api/health within {HANG:g} s (last: {last!r})")
         # the generated commands can talk to it with --url instead of in-process
         result = CliRunner().invoke(build_cli(), ["--url", f"http://127.0.0.1:{port}", "system", "health"])
         assert result.exit_code == 0, result.output
@@ -210,7 +211,7 @@ def test_live_server_answers_health(tmp_path: Path) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
-            output = proc.communicate(timeout=10)[0].decode()
+            output = proc.communicate(timeout=HANG)[0].decode()
         except subprocess.TimeoutExpired:
             proc.kill()
             output = proc.communicate()[0].decode()
@@ -222,10 +223,6 @@ def test_live_server_answers_health(tmp_path: Path) -> None:
 # with ``x-benchbook-test-hold: NAME`` holds its handler's thread, as a long import would, writing
 # NAME.started when it begins and NAME.abandoned when abandon.check() stops it. The test makes
 # those files named pipes and reads them, so it waits for exactly those moments, never for time.
-
-HANG_SECONDS = 60.0
-"""Only a hang detector: each wait below ends as soon as its event happens."""
-
 
 class Mark:
     """A named pipe ``folder/NAME.what`` the hook writes; :meth:`wait` returns once it has."""
@@ -242,8 +239,8 @@ class Mark:
         self._written.set()
 
     def wait(self, log: Path) -> None:
-        if not self._written.wait(HANG_SECONDS):
-            pytest.fail(f"{self.path.name} was not written within {HANG_SECONDS:.0f} s:\n{log.read_text()}")
+        if not self._written.wait(HANG):
+            pytest.fail(f"{self.path.name} was not written within {HANG:g} s:\n{log.read_text()}")
 
 
 def _hold(live: Live, name: str) -> tuple[threading.Thread, dict[str, httpx.Response]]:
@@ -252,7 +249,7 @@ def _hold(live: Live, name: str) -> tuple[threading.Thread, dict[str, httpx.Resp
 
     def call() -> None:
         answer["r"] = httpx.get(live.base + "/api/health", headers={"x-benchbook-test-hold": name},
-                                timeout=HANG_SECONDS)
+                                timeout=HANG)
 
     thread = threading.Thread(target=call, daemon=True)
     thread.start()
@@ -262,10 +259,10 @@ def _hold(live: Live, name: str) -> tuple[threading.Thread, dict[str, httpx.Resp
 def _stopped(live: Live, sig: int = signal.SIGTERM) -> int:
     live.proc.send_signal(sig)
     try:
-        return live.proc.wait(timeout=HANG_SECONDS)
+        return live.proc.wait(timeout=HANG)
     except subprocess.TimeoutExpired:
         live.proc.kill()
-        pytest.fail(f"benchbook serve was still up {HANG_SECONDS:.0f} s after the signal:\n{live.log_path.read_text()}")
+        pytest.fail(f"benchbook serve was still up {HANG:g} s after the signal:\n{live.log_path.read_text()}")
 
 
 def test_a_request_whose_client_left_is_abandoned_and_a_stop_abandons_the_rest(tmp_path: Path) -> None:
@@ -289,7 +286,7 @@ def test_a_request_whose_client_left_is_abandoned_and_a_stop_abandons_the_rest(t
         held_started.wait(live.log_path)
         status = _stopped(live)
         held_abandoned.wait(live.log_path)
-        thread.join(HANG_SECONDS)
+        thread.join(HANG)
     assert status in (0, -signal.SIGTERM), status
     assert answer["r"].status_code == 503, answer["r"].text
     assert "abandoned" in answer["r"].json()["detail"]
@@ -310,7 +307,7 @@ def test_a_request_that_never_stops_does_not_keep_the_server_up(tmp_path: Path, 
         thread, answer = _hold(live, "stuck")
         started.wait(live.log_path)
         status = _stopped(live, sig)
-        thread.join(HANG_SECONDS)
+        thread.join(HANG)
     log = (tmp_path / "server.log").read_text()
     assert status == stopping.STUCK_EXIT_STATUS, (status, log)
     assert answer["r"].status_code == 503, answer["r"].text

@@ -26,6 +26,7 @@ from benchbook.demo import build_demo
 from benchbook.persistence.db import open_database
 from benchbook.runner import worker
 from tests.live_server import served
+from tests.waiting import HANG
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 PENGUINS = 344
@@ -36,6 +37,7 @@ if not os.access(CHROMIUM, os.X_OK):
                 "works): the web app tests need a real headless browser", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="the web app tests drive Chromium with Playwright "
                                "(pip install -e '.[test]')")
+sync_api.expect.set_options(timeout=HANG * 1000)  # expect(...) polls until true; a false one fails after HANG
 
 
 @pytest.fixture(scope="session")
@@ -56,7 +58,7 @@ def page(browser: Any) -> Iterator[Any]:
     """A fresh page (own cookies, storage and service workers) 1400×900 wide; fails the test on an
     uncaught script error. ``page.console_errors`` lists console errors for tests to inspect."""
     context = browser.new_context(viewport={"width": 1400, "height": 900}, service_workers="block")
-    context.set_default_timeout(15_000)
+    context.set_default_timeout(HANG * 1000)  # Playwright's actions and waits: only a hang reaches it
     opened = context.new_page()
     errors: list[str] = []
     console: list[str] = []

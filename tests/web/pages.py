@@ -70,20 +70,3 @@ def look(page: Any, name: str) -> None:
     """Both checks every page test ends with: :func:`shoot` and :func:`check_axe`."""
     check_axe(page, name)
     shoot(page, name)
-
-
-def eventually(check: Any, what: str, timeout: float = 30.0) -> Any:
-    """Poll ``check()`` (from the test process, e.g. an ``httpx`` call to the API) every 0.1 s
-    until it returns something truthy, and return that; fails naming ``what`` after ``timeout``
-    seconds. (``page.wait_for_function`` does not await a promise, so a ``fetch`` inside it
-    would return at once: waits on the server's state go through here.)"""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
-        time.sleep(0.1)

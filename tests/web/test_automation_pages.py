@@ -7,8 +7,9 @@ from typing import Any
 
 import httpx
 
+from tests.waiting import until
 from tests.web.conftest import PENGUINS
-from tests.web.pages import eventually, look, open_app
+from tests.web.pages import look, open_app
 
 GOOD = """name: penguin-note
 record_schema: penguin
@@ -57,14 +58,14 @@ def test_write_a_workflow_and_watch_the_status_bar_count_its_runs(page: Any, dem
     dialog = page.get_by_role("dialog")
     dialog.get_by_label("Workflow").select_option("penguin-note")
     dialog.get_by_role("button", name="Run", exact=True).click()
-    page.locator("[data-testid=status-waiting]").wait_for(timeout=30_000)
-    page.wait_for_function("() => window.seen.some(([w, s]) => s > 0)", timeout=60_000)
-    eventually(lambda: httpx.get(f"{demo_server}/api/jobs/count", params={"workflow": "penguin-note", "status": "completed"})
-               .json()["count"] == PENGUINS, "every penguin-note run to complete", timeout=120)
+    page.locator("[data-testid=status-waiting]").wait_for()
+    page.wait_for_function("() => window.seen.some(([w, s]) => s > 0)")
+    until(lambda: httpx.get(f"{demo_server}/api/jobs/count", params={"workflow": "penguin-note", "status": "completed"})
+               .json()["count"] == PENGUINS, "every penguin-note run to complete")
     # the stretch over, the bar keeps its outcome (even when every run ended between two polls)
     page.wait_for_function(f"""() => {{ const s = document.querySelector('[data-testid=status-succeeded]');
         const w = document.querySelector('[data-testid=status-waiting]');
-        return s && w && s.textContent === '{PENGUINS} succeeded' && w.textContent === '0 waiting'; }}""", timeout=30_000)
+        return s && w && s.textContent === '{PENGUINS} succeeded' && w.textContent === '0 waiting'; }}""")
     seen = page.evaluate("() => window.seen")
     page.keyboard.press("Escape")  # the run dialog, still open with its answer
     dialog.wait_for(state="hidden")
@@ -82,7 +83,7 @@ def test_write_a_workflow_and_watch_the_status_bar_count_its_runs(page: Any, dem
     assert f"{PENGUINS} runs" in page.locator(".page-head").inner_text()
     look(page, "runs")
     page.get_by_role("button", name=f"Rerun all {PENGUINS} shown by the filters").click()
-    eventually(lambda: httpx.get(f"{demo_server}/api/jobs/count", params={"workflow": "penguin-note"}).json()["count"]
+    until(lambda: httpx.get(f"{demo_server}/api/jobs/count", params={"workflow": "penguin-note"}).json()["count"]
                == 2 * PENGUINS, "the reruns to be queued")
     page.get_by_role("table", name="runs").get_by_role("link").first.click()
     page.get_by_role("table", name="steps").wait_for()

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.waiting import until
 from tests.web.pages import look, open_app, settle
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==")
@@ -64,11 +65,11 @@ def lab(demo_server: str) -> dict[str, Any]:
 
 
 def shown(page: Any, locator: Any) -> None:
-    """Wait up to 30 s for ``locator``; when it does not show, fail with what the page shows
+    """Wait for ``locator`` (until :data:`tests.waiting.HANG`); when it does not show, fail with what the page shows
     instead (a "Preview failed" alert, the values) and its console errors, so that a failure on
     a busy CI machine says which request went wrong."""
     try:
-        locator.wait_for(timeout=30_000)
+        locator.wait_for()
     except Exception as exc:
         raise AssertionError(f"{locator} did not show ({type(exc).__name__}); the page shows:\n"
                              f"{page.locator('main').inner_text()[:3000]}\n"
@@ -86,7 +87,7 @@ def test_upload_an_image_and_a_csv_and_preview_them(page: Any, demo_server: str,
     page.get_by_label("scan").set_input_files(str(image))
     page.get_by_label("table").set_input_files(str(table))
     page.get_by_role("button", name="Save").click()  # enabled once both uploads are done
-    page.locator("button:has-text('Edit values'), .record-form [role=alert]").first.wait_for(timeout=30_000)
+    page.locator("button:has-text('Edit values'), .record-form [role=alert]").first.wait_for()
     assert page.get_by_role("button", name="Edit values").count() == 1, page.locator("main").inner_text()
     shown(page, page.get_by_role("img", name="preview of scan.png"))
     assert page.get_by_role("img", name="preview of scan.png").evaluate("img => img.naturalWidth") == 2
@@ -115,10 +116,7 @@ def test_save_waits_for_a_file_still_uploading(page: Any, demo_server: str, lab:
     waiting.wait_for()
     assert waiting.is_disabled() and page.get_by_role("button", name="Save").count() == 0
     page.get_by_label("code").press("Enter")
-    for _ in range(100):
-        if held:
-            break
-        page.wait_for_timeout(50)
+    until(lambda: held or page.wait_for_timeout(50), "the save request to be held")  # the wait lets Playwright route it
     assert len(held) == 1
     assert httpx.get(f"{demo_server}/api/records/{record['id']}").json()["data"]["code"] == "S-9"  # not saved
     held[0].continue_()

@@ -14,8 +14,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import httpx
 from playwright.sync_api import expect
 
+from tests.waiting import until
 from tests.web.conftest import PENGUINS
-from tests.web.pages import eventually, look, open_app
+from tests.web.pages import look, open_app
 
 DREAM_ADELIE = {"and": [{"field": "name", "op": "eq", "value": "Dream", "schema": "island"},
                         {"field": "species", "op": "eq", "value": "Adelie"}]}
@@ -210,7 +211,7 @@ def test_save_a_view_and_apply_it_by_url(page: Any, demo_server: str) -> None:
     dialog = page.get_by_role("dialog")
     dialog.get_by_label("View name").fill("dream_adelie")
     dialog.get_by_role("button", name="Save view").click()
-    saved = eventually(lambda: next((v for v in httpx.get(f"{demo_server}/api/schemas/penguin/views").json()
+    saved = until(lambda: next((v for v in httpx.get(f"{demo_server}/api/schemas/penguin/views").json()
                                      if v["name"] == "dream_adelie"), None), "the view to be saved")
     assert saved["filter"] == DREAM_ADELIE and saved["sort"] == ["flipper_length_mm:desc"]
     page.goto(f"{demo_server}/#/c/penguins?schema=penguin&view=dream_adelie")
@@ -223,7 +224,7 @@ def test_save_a_view_and_apply_it_by_url(page: Any, demo_server: str) -> None:
     page.get_by_role("button", name="Delete view dream_adelie").click()
     page.get_by_role("dialog").get_by_role("button", name="Delete view").click()
     expect(page.get_by_label("Saved view")).to_have_value("")
-    eventually(lambda: "dream_adelie" not in [v["name"] for v in httpx.get(f"{demo_server}/api/schemas/penguin/views").json()],
+    until(lambda: "dream_adelie" not in [v["name"] for v in httpx.get(f"{demo_server}/api/schemas/penguin/views").json()],
                "the view to be deleted")
 
 
@@ -297,7 +298,7 @@ def test_run_a_workflow_on_ticked_rows(page: Any, demo_server: str) -> None:
     assert "penguin-tag" in dialog.inner_text()  # listed as not runnable by hand
     dialog.get_by_role("button", name="Run", exact=True).click()
     expect(dialog.locator(".ok-box")).to_contain_text("Started 2 runs")
-    eventually(lambda: all(httpx.get(f"{demo_server}/api/records/{rid}").json()["data"].get("tag") == "by-hand"
+    until(lambda: all(httpx.get(f"{demo_server}/api/records/{rid}").json()["data"].get("tag") == "by-hand"
                            for rid in ids), "both runs to write their tag")
 
 

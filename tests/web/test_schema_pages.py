@@ -7,7 +7,8 @@ from typing import Any
 
 import httpx
 
-from tests.web.pages import eventually, look, open_app
+from tests.waiting import until
+from tests.web.pages import look, open_app
 
 
 def add_field(page: Any, name: str, type_: str, restrictions: dict[str, str]) -> None:
@@ -64,7 +65,7 @@ def test_template_preview_and_collection_settings(page: Any, empty_server: str) 
     page.get_by_label("Display template").fill("{code:.5} ({area})")
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=preview-name]')].some(e => e.textContent === 'North (2.5)')")
     page.get_by_role("button", name="Save details").click()
-    eventually(lambda: httpx.get(f"{base}/api/schemas/plot").json()["display_template"] == "{code:.5} ({area})",
+    until(lambda: httpx.get(f"{base}/api/schemas/plot").json()["display_template"] == "{code:.5} ({area})",
                "the template to be saved")
     open_app(page, base, "/c/field-site/settings")
     page.get_by_label("Timezone").fill("Not/AZone")

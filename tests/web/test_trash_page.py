@@ -6,7 +6,8 @@ from typing import Any
 
 import httpx
 
-from tests.web.pages import eventually, look, open_app
+from tests.waiting import until
+from tests.web.pages import look, open_app
 
 
 def make(base: str, name: str, codes: list[str]) -> list[str]:
@@ -32,7 +33,7 @@ def test_delete_records_and_restore_them_from_recently_deleted(page: Any, empty_
     assert "restores" in plan.inner_text() and "2" in plan.inner_text()
     look(page, "trash")
     batch.get_by_role("button", name="Restore").click()
-    eventually(lambda: all(httpx.get(f"{base}/api/records/{rid}").json()["deleted_at"] is None for rid in ids[:2]),
+    until(lambda: all(httpx.get(f"{base}/api/records/{rid}").json()["deleted_at"] is None for rid in ids[:2]),
                "the two records to be live again")
     for rid in ids[:2]:
         assert httpx.get(f"{base}/api/records/{rid}").json()["deleted_at"] is None
@@ -56,7 +57,7 @@ def test_a_deleted_collection_comes_back(page: Any, empty_server: str) -> None:
     item.get_by_role("button", name="Show what restoring brings back").click()
     item.locator(".plan-box").wait_for()
     item.get_by_role("button", name="Restore").click()
-    eventually(lambda: any(c["name"] == "tubes" for c in httpx.get(f"{base}/api/collections").json()), "tubes to be back")
+    until(lambda: any(c["name"] == "tubes" for c in httpx.get(f"{base}/api/collections").json()), "tubes to be back")
 
 
 def test_a_deleted_field_comes_back_with_its_values(page: Any, empty_server: str) -> None:
@@ -72,5 +73,5 @@ def test_a_deleted_field_comes_back_with_its_values(page: Any, empty_server: str
     item.get_by_role("button", name="Show what restoring brings back").click()
     item.locator(".plan-box").wait_for()
     item.get_by_role("button", name="Restore").click()
-    eventually(lambda: httpx.get(f"{base}/api/records/{ids[0]}").json()["data"].get("volume") == 2.5,
+    until(lambda: httpx.get(f"{base}/api/records/{ids[0]}").json()["data"].get("volume") == 2.5,
                "the field's value to be back")
