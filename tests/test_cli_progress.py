@@ -16,6 +16,7 @@ from benchbook.config import Project
 from benchbook.demo import build_demo
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import Job
+from tests.waiting import HANG
 
 
 def terminal() -> tuple[Console, io.StringIO]:
@@ -24,20 +25,21 @@ def terminal() -> tuple[Console, io.StringIO]:
 
 
 def test_the_bar_counts_the_batch_down_and_returns_the_result() -> None:
-    done = threading.Event()
-    batches = iter([{"pending": 3, "succeeded": 0, "failed": 0}, {"pending": 1, "succeeded": 1, "failed": 1}])
+    readings = iter([{"pending": 3, "succeeded": 0, "failed": 0}, {"pending": 1, "succeeded": 1, "failed": 1}])
+    both_read = threading.Event()
 
     def status() -> dict[str, Any] | None:
-        if done.is_set():
+        batch = next(readings, None)
+        if batch is None:  # the bar has drawn both readings: the work may end
+            both_read.set()
             return {"pending": 0, "succeeded": 2, "failed": 1}
-        return next(batches, {"pending": 1, "succeeded": 1, "failed": 1})
+        return batch
 
     def work() -> str:
-        done.wait(2)
+        assert both_read.wait(HANG), "the bar stopped reading the status"
         return "drained"
 
     console, out = terminal()
-    threading.Timer(0.6, done.set).start()
     assert follow(work, status, console, "penguin-tag") == "drained"
     shown = out.getvalue()
     assert "penguin-tag" in shown and "0/3" in shown and "2/3" in shown and "3/3" in shown

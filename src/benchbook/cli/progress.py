@@ -58,7 +58,8 @@ def _show(progress: Progress, task: Any, batch: dict[str, Any] | None) -> None:
     if not batch:
         return
     done = int(batch.get("succeeded") or 0) + int(batch.get("failed") or 0)
-    progress.update(task, total=done + int(batch.get("pending") or 0), completed=done)
+    # drawn as read (refresh): every reading shows, however late the bar's own refresh thread runs
+    progress.update(task, total=done + int(batch.get("pending") or 0), completed=done, refresh=True)
 
 
 # ------------------------------------------------------------------ API commands that start runs
