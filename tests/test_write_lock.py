@@ -30,6 +30,7 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.records import lists
 from benchbook.persistence import db as dbmod
 from benchbook.persistence.tables import Record
+from tests.waiting import HANG
 
 
 class Client:
@@ -161,32 +162,32 @@ def test_import_takes_the_write_lock_and_says_when_it_cannot(tmp_project: Projec
         other.close()
     assert result.exit_code == 1 and "database is busy" in result.output, result.output
     # while an import holds the lock, another writer of the same process waits for it
-    taken = threading.Event()
+    taken, trying = threading.Event(), threading.Event()
     real = dbmod.write_lock
 
     def spy(session: Any, wait: float | None = None) -> None:
         real(session, wait)
         taken.set()
-        time.sleep(0.3)  # hold it a while: the other writer must wait, not fail
+        trying.wait(HANG)  # hold it until the other writer comes for it
+        time.sleep(0.3)  # and a while longer, so that it usually waits (the verdict is the same if not)
 
     monkeypatch.setattr("benchbook.cli.local.write_lock", spy)
     box: dict[str, Any] = {}
     t = threading.Thread(target=lambda: box.setdefault(
         "r", runner.invoke(cli, ["--project", root, "import", str(_csv(tmp_path / "b.csv", 50)), "-c", "c", "-s", "s"])))
     t.start()
-    assert taken.wait(30)
+    assert taken.wait(HANG)
     database = dbmod.open_database(tmp_project.database_url)
     try:
         with database.session() as s, s.begin():
-            started = time.monotonic()
-            dbmod.write_lock(s, 30)
-            waited = time.monotonic() - started
+            trying.set()
+            dbmod.write_lock(s, HANG)  # waits for the import's commit instead of failing as busy
             count = s.execute(select(func.count()).select_from(Record)).scalar_one()
     finally:
         database.engine.dispose()
     t.join()
     assert box["r"].exit_code == 0, box["r"].output
-    assert count == 50 and waited > 0.1  # it got the database only once the import had committed
+    assert count == 50  # it got the database only once the import had committed (before: 0 rows)
 
 
 def test_a_large_write_checkpoints_the_wal(served: tuple[Client, Project], monkeypatch: pytest.MonkeyPatch) -> None:

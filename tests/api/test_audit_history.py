@@ -15,6 +15,7 @@ from benchbook.domain.history import storage as history_storage
 from benchbook.domain.ids import new_id
 from benchbook.persistence.tables import AuditEntry, utcnow
 from tests.api.helpers import make_collection, make_record, make_schema
+from tests.waiting import HANG
 
 BATCH = "X-Service-Batch"
 
@@ -245,27 +246,27 @@ def test_whole_edits_convert_in_background_and_reclaim_waits(api, lab, monkeypat
         calls.append(1)
         if len(calls) == 1:
             held.set()
-            gate.wait(10)
+            gate.wait(HANG)
         if len(calls) == 2:
             raise RuntimeError("the process stopped here")  # as if the server went down mid-way
 
     state.before_chunk = hook
     try:
         first = api.ok("GET", "/audit/storage")
-        assert held.wait(10)
+        assert held.wait(HANG)
         assert first["converting"] is True and first["whole_entries"] == 3
         assert first["total"] == 3 and first["done"] == 0
         r = api.post("/audit/storage/reclaim")
         assert r.status_code == 409 and "converted" in r.json()["detail"]
         gate.set()
-        assert state.wait(10)
+        assert state.wait(HANG)
         assert api.ok("GET", f"/audit/{ids[0]}")["old_data"]["data"] == {lab["wells"]: 6}  # converted before the stop
         api.ok("GET", "/audit/storage")  # a restart continues from what is still whole
-        assert state.wait(10) and state.total == 2 and state.done == 2
+        assert state.wait(HANG) and state.total == 2 and state.done == 2
     finally:
         gate.set()
         state.before_chunk = None
-        state.wait(10)
+        state.wait(HANG)
     idle = api.ok("GET", "/audit/storage")
     assert idle["whole_entries"] == 0 and idle["converting"] is False
     assert idle["done"] is None and idle["total"] is None
@@ -293,7 +294,7 @@ def test_reclaim_gives_room_back_after_purging_and_converting(api, lab):
     api.ok("DELETE", "/collections/field", 204)
     api.ok("DELETE", "/collections/field/purge", 204)
     assert api.ok("GET", "/audit/storage")["whole_entries"] == 60  # starts converting them
-    assert history_storage.for_engine(api.app.services.db.engine).wait(30)
+    assert history_storage.for_engine(api.app.services.db.engine).wait(HANG)
     before = api.ok("GET", "/audit/storage")
     after = api.ok("POST", "/audit/storage/reclaim")
     assert before["whole_entries"] == after["whole_entries"] == 0 and after["converting"] is False
@@ -324,8 +325,8 @@ def test_start_up_resumes_an_unfinished_conversion(api, lab):
     restarted = create_app(api.project, resume_history=True)  # the server starting again
     engine = restarted.services.db.engine
     try:
-        history_storage.resume(engine).join(10)  # what create_app started, once more: no second thread
-        assert history_storage.for_engine(engine).wait(10)
+        history_storage.resume(engine).join(HANG)  # what create_app started, once more: no second thread
+        assert history_storage.for_engine(engine).wait(HANG)
         with restarted.services.db.session() as s:
             assert history_storage.count_whole(s) == 0
     finally:
