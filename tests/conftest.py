@@ -61,12 +61,12 @@ def find_postgres() -> tuple[str | None, str]:
             return None, "BENCHBOOK_TEST_PG is set empty, which turns them off"
         return url, "named by BENCHBOOK_TEST_PG"
     try:
-        socket.create_connection(("127.0.0.1", 5432), timeout=0.5).close()
+        socket.create_connection(("127.0.0.1", 5432), timeout=10).close()  # refused at once where none listens
     except OSError as exc:
         return None, (f"no server answering on 127.0.0.1:5432 ({exc}); "
                       "set BENCHBOOK_TEST_PG to name another server")
     try:
-        engine = create_engine(LOCAL_PG, connect_args={"connect_timeout": 3})
+        engine = create_engine(LOCAL_PG, connect_args={"connect_timeout": 10})
     except ImportError as exc:
         return None, f"psycopg is not installed ({exc}): pip install -e '.[test,postgres]'"
     try:

@@ -13,6 +13,8 @@ from pathlib import Path
 import grimp
 import pytest
 
+from tests.waiting import HANG
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -47,6 +49,6 @@ def test_the_cycle_check_finds_a_cycle_that_is_there() -> None:
 def test_imports_keep_the_contracts_of_pyproject() -> None:
     exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     assert exe, "import-linter is not installed (it is in the test extra)"
-    done = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=HANG, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "broken" in done.stdout and "0 broken" in done.stdout

@@ -32,6 +32,7 @@ from benchbook.config import Project
 from benchbook.maintenance import MaintenanceError, doctor
 from benchbook.maintenance import backup as backups
 from tests.api.helpers import make_collection, make_record, make_schema
+from tests.waiting import HANG
 
 
 @pytest.fixture
@@ -150,7 +151,7 @@ def test_a_backup_taken_while_a_writer_creates_records_is_one_snapshot(api: Any,
 
     def wait_for(n: int) -> int:
         with progress:
-            assert progress.wait_for(lambda: created >= n or bool(failures), timeout=120), "the writer stalled"
+            assert progress.wait_for(lambda: created >= n or bool(failures), timeout=HANG), "the writer stalled"
             return created
 
     thread = threading.Thread(target=writer)

@@ -16,6 +16,7 @@ from benchbook.cli.generated import ApiCommand
 from benchbook.cli.main import build_cli
 from benchbook.cli.scaffold import FILES, new_plugin
 from benchbook.runner.plugins.discovery import discover, read_manifest
+from tests.waiting import HANG
 
 
 def cli(project: Path, *args: str) -> Result:
@@ -73,7 +74,7 @@ def test_new_scaffolds_a_plugin_whose_tests_pass_and_that_discovery_describes(pr
 
     # the plugin author's workflow: run the scaffolded tests with pytest, from elsewhere
     command = [sys.executable, "-m", "pytest", "-q", str(folder / "test_plugin.py"), "-p", "no:cacheprovider"]
-    run = subprocess.run(command, check=False, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(command, check=False, cwd=tmp_path, capture_output=True, text=True, timeout=HANG)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "7 passed" in run.stdout, run.stdout
     left = sorted(p.name for p in folder.iterdir() if p.name != "__pycache__")

@@ -25,6 +25,7 @@ import httpx
 import pytest
 
 from tests.live_server import served
+from tests.waiting import HANG
 
 PACKAGE = "benchbook_generated_client"
 
@@ -39,7 +40,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def document(server: str) -> dict[str, Any]:
-    served = httpx.get(f"{server}/openapi.json", timeout=10.0)
+    served = httpx.get(f"{server}/openapi.json", timeout=HANG)
     assert served.status_code == 200 and served.headers["content-type"] == "application/json"
     loaded = served.json()
     assert isinstance(loaded, dict)
@@ -57,7 +58,7 @@ def generated(document: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
     done = subprocess.run(
         [sys.executable, "-m", "openapi_python_client", "generate", "--path", str(work / "openapi.json"),
          "--output-path", str(out), "--meta", "none", "--config", str(work / "config.yaml")],
-        check=False, capture_output=True, text=True, timeout=300, cwd=work)
+        check=False, capture_output=True, text=True, timeout=HANG, cwd=work)
     printed = done.stdout + done.stderr
     assert done.returncode == 0, printed
     return out, printed

@@ -44,13 +44,14 @@ from benchbook.plugin import errors as sdk_errors
 from benchbook.runner.plugins import discovery
 from benchbook.runner.plugins import frames as host_frames
 from benchbook.runner.plugins.host import plugin_env
+from tests.waiting import HANG
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = ROOT / "docs" / "plugin-authoring.md"
 PROTOCOL = ROOT / "plugin-protocol"
 SCHEMA = PROTOCOL / "frames.schema.json"
 NODE = shutil.which("node")
-TIMEOUT = 60.0
+TIMEOUT = HANG
 SDK_KINDS = ("plugin_error", "invalid_input", "invalid_config", "invalid_output", "rpc_unavailable",
              "frame_too_large", "protocol_error", "capability_denied")
 """The kinds the brief for the guide names; the SDK's docstring table is read as well."""

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from tests.waiting import HANG
+
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH, so the JavaScript starter cannot run")
 
@@ -28,7 +30,7 @@ JS = PROTOCOL / "js"
 EXAMPLE = JS / "example-plugin.js"
 SDK = JS / "benchbook-plugin.js"
 FINAL = {"describe_result", "result", "error"}
-TIMEOUT = 60
+TIMEOUT = HANG
 
 
 @cache
