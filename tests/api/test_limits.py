@@ -264,11 +264,12 @@ def test_a_live_server_answers_long_targets_and_repeated_origins_in_the_envelope
     import httpx
 
     from tests.live_server import served
+    from tests.waiting import HANG
 
     # the log in a file, not a pipe: the access log line is 70 KB
     with served(tmp_path / "project", tmp_path / "server.log") as (root, port):
         base = root + "/api"
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        with socket.create_connection(("127.0.0.1", port), timeout=HANG) as conn:
             conn.sendall(b"GET /api/records?search=" + b"x" * 70_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                          b"Connection: close\r\n\r\n")
             answer = b""
@@ -285,7 +286,7 @@ def test_a_live_server_answers_long_targets_and_repeated_origins_in_the_envelope
         assert r.status_code == 400
         assert httpx.get(base + "/collections/x").status_code == 404
         # a second Host never reaches the app (h11 refuses the request): still the envelope
-        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        with socket.create_connection(("127.0.0.1", port), timeout=HANG) as conn:
             body = b'{"name": "y"}'
             conn.sendall(b"POST /api/collections HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n"
                          b"Content-Type: application/json\r\nContent-Length: 13\r\n\r\n" + body)
