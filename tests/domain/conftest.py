@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from benchbook.domain.records import lists as record_lists
+from tests.domain.data_sets import DataSets
 
 
 @pytest.fixture
@@ -19,3 +20,11 @@ def walks(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
     monkeypatch.setattr(record_lists, "_walked", watched)
     return found
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def data_sets(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> DataSets:
+    """The module's data sets on each backend in turn (test ids ``[sqlite]``, ``[postgres]``;
+    skipped, saying why, without a PostgreSQL server): see :class:`DataSets`."""
+    url = request.getfixturevalue("pg_database") if request.param == "postgres" else None
+    return DataSets(request.param, url, tmp_path_factory.mktemp(f"data-sets-{request.param}"))

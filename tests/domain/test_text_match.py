@@ -5,7 +5,6 @@ one statement pages and counts as before."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +20,7 @@ from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.writes import create_record, delete_records, update_record
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Field, Record
+from tests.domain.data_sets import DataSets
 
 VALUES = [
     {"label": 'say "hi" twice', "x": 1e20, "n": 12345, "note": "back\\slash and tab\there", "flag": True,
@@ -33,25 +33,29 @@ QUERIES = ["true", "rue", "fals", "null", "ull", "1,", ",", ":", "[", "]", "{", 
            "100%", "_enough", "%", "plain", "sample", "lab", "first", "renamed"]
 
 
-@pytest.fixture
-def db(empty_database: Database, tmp_path: Path) -> Iterator[Database]:
+def lab(ctx: Ctx) -> None:
     """Schemas site → sample (label, x, n, note), collection ``lab``: a site, three samples made
     in one batch and one alone, one of them edited and one deleted."""
-    with empty_database.session() as s, s.begin():
-        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
-        create_schema(ctx, {"name": "site", "fields": [{"name": "name", "type": "string"}]})
-        create_schema(ctx, {"name": "sample", "parent": "site", "display_template": "{label}", "fields": [
-            {"name": "label", "type": "string"}, {"name": "x", "type": "float"},
-            {"name": "n", "type": "integer"}, {"name": "note", "type": "string"},
-            {"name": "flag", "type": "boolean"}, {"name": "tags", "type": "tags"}]})
-        create_collection(ctx, {"name": "lab", "schemas": ["site", "sample"]})
-        site = create_record(ctx, "lab", {"schema_name": "site", "data": {"name": "North"}}).id
-        ids = bulk_create_records(ctx, "lab", [{"schema_name": "sample", "parent_record_id": site, "data": v}
-                                               for v in VALUES[:2]])
-        alone = create_record(ctx, "lab", {"schema_name": "sample", "parent_record_id": site, "data": VALUES[2]}).id
-        update_record(ctx, ids[0], {"data": {"note": "first edit"}})
-        delete_records(ctx, [s.get(Record, alone)], force=False)
-    yield empty_database
+    s = ctx.session
+    create_schema(ctx, {"name": "site", "fields": [{"name": "name", "type": "string"}]})
+    create_schema(ctx, {"name": "sample", "parent": "site", "display_template": "{label}", "fields": [
+        {"name": "label", "type": "string"}, {"name": "x", "type": "float"},
+        {"name": "n", "type": "integer"}, {"name": "note", "type": "string"},
+        {"name": "flag", "type": "boolean"}, {"name": "tags", "type": "tags"}]})
+    create_collection(ctx, {"name": "lab", "schemas": ["site", "sample"]})
+    site = create_record(ctx, "lab", {"schema_name": "site", "data": {"name": "North"}}).id
+    ids = bulk_create_records(ctx, "lab", [{"schema_name": "sample", "parent_record_id": site, "data": v}
+                                           for v in VALUES[:2]])
+    alone = create_record(ctx, "lab", {"schema_name": "sample", "parent_record_id": site, "data": VALUES[2]}).id
+    update_record(ctx, ids[0], {"data": {"note": "first edit"}})
+    delete_records(ctx, [s.get(Record, alone)], force=False)
+
+
+@pytest.fixture
+def db(data_sets: DataSets) -> Iterator[Database]:
+    """The data set of :func:`lab`, built once per backend: every test here only reads it."""
+    with data_sets.shared(lab) as database:
+        yield database
 
 
 def walked(monkeypatch: pytest.MonkeyPatch, s: Session, q: str, **page: Any) -> dict[str, Any]:
