@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -43,6 +44,12 @@ from benchbook.persistence.tables import (
     RecordCount,
     RecordDay,
 )
+
+# pytest keeps the test modules it has rewritten for its assertions in __pycache__ (git ignores
+# it), unless PYTHONDONTWRITEBYTECODE is set, as on some machines: then every test process
+# rewrites all of them again at each run (6 of the 12 s it took to collect). The setting stays
+# in force for everything else; only this process writes its cache.
+sys.dont_write_bytecode = False
 
 settings.register_profile(
     "ci", max_examples=100, derandomize=True, database=None, deadline=None, print_blob=True,

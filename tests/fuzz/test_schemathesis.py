@@ -251,14 +251,13 @@ def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool
 
 QUICK = max(1, settings.default.max_examples // 20)
 """Examples per operation in README's test command (profile ``ci``: 5): every operation, every
-check, a few requests each; :func:`test_every_operation_thoroughly` is the full run."""
-THOROUGH = settings.default.max_examples * 4 // 10
-"""Examples per operation of the full run (profile ``ci``: 40), marked ``deep``: .ci/run runs it
-after README's command (``pytest -m deep``)."""
+check, a few requests each; ``test_fuzz_deep.py`` is the full run (40 per operation)."""
 FUZZ_HEALTH = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
 
 
-def _send_and_check(case: schemathesis.Case[Any]) -> None:
+def send_and_check(case: schemathesis.Case[Any]) -> None:
+    """Make ``case`` valid where the document cannot say how (:mod:`tests.fuzz.valid`), send it
+    and run every check of schemathesis on the answer."""
     _use_known_values(case)
     _make_valid(case)
     # No `checks=`: every built-in check is enabled by default in schemathesis 4, and none is excluded.
@@ -268,14 +267,7 @@ def _send_and_check(case: schemathesis.Case[Any]) -> None:
 @schema.parametrize()
 @settings(max_examples=QUICK, deadline=None, suppress_health_check=FUZZ_HEALTH)  # profile: tests/conftest.py
 def test_every_operation(case: schemathesis.Case[Any]) -> None:
-    _send_and_check(case)
-
-
-@pytest.mark.deep
-@schema.parametrize()
-@settings(max_examples=THOROUGH, deadline=None, suppress_health_check=FUZZ_HEALTH)
-def test_every_operation_thoroughly(case: schemathesis.Case[Any]) -> None:
-    _send_and_check(case)
+    send_and_check(case)
 
 
 class _Workflow(schema.as_state_machine()):  # type: ignore[misc]
