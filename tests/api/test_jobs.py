@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.runner.automation_helpers import STATS, auto, gate, runs, wait_file, wait_for, workflow
+from tests.waiting import HANG
 
 __all__ = ["auto", "gate"]  # fixtures
 
@@ -281,7 +282,7 @@ def test_a_plugins_own_writes_are_part_of_the_run_and_commit_keeps_them_even_if_
 def test_a_step_past_its_timeout_a_deleted_record_and_a_deleted_workflow_fail_the_run_with_their_kind(
         api: Any, auto: dict[str, Any], gate: Path) -> None:
     workflow(api, "slow", {"record_schema": "sample", "triggers": {"manual": {}},
-                           "steps": [{"id": "nap", "plugin": "gate", "config": {"sleep": 5}, "inputs": {},
+                           "steps": [{"id": "nap", "plugin": "gate", "config": {"sleep": HANG}, "inputs": {},
                                       "timeout": 0.5}]})
     workflow(api, "count-words", {**STATS, "triggers": {"manual": {}}})
     workflow(api, "vanishing", {**STATS, "triggers": {"manual": {}}})
@@ -289,7 +290,8 @@ def test_a_step_past_its_timeout_a_deleted_record_and_a_deleted_workflow_fail_th
     slow = api.ok("POST", "/workflows/slow/run", 201, json={"record_id": one["id"]})
     slow = wait_for(api, slow["id"], "failed", "completed")
     assert (slow["error_details"]["kind"], slow["error_details"]["step"]) == ("timeout", "nap")
-    assert slow["step_executions"][0]["duration_ms"] < 4000
+    # the plugin sleeps HANG: only the step's timeout can have ended it (and long before)
+    assert slow["step_executions"][0]["duration_ms"] < HANG * 1000 / 2
     held, _ = _held(api, auto, gate)
     gone_record = api.ok("POST", "/workflows/count-words/run", 201, json={"record_id": one["id"]})
     gone_workflow = api.ok("POST", "/workflows/vanishing/run", 201, json={"record_id": two["id"]})

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.runner.automation_helpers import STATS, auto, gate, runs, workflow
+from tests.runner.automation_helpers import SDK_MANIFEST, STATS, auto, gate, runs, workflow
 from tests.runner.rawplugin import folder
 
 __all__ = ["auto", "gate"]  # fixtures
@@ -198,8 +198,7 @@ def run(ctx, inputs, config):
 
 def test_a_record_a_run_creates_and_then_edits_starts_its_workflows_as_created(
         api: Any, auto: dict[str, Any]) -> None:
-    folder(api.project.root / "plugins", "maker", MAKER,
-           manifest='command = ["{python}", "-m", "benchbook.plugin", "plugin.py"]\n')
+    folder(api.project.root / "plugins", "maker", MAKER, manifest=SDK_MANIFEST)
     api.ok("POST", "/plugins/refresh")
     workflow(api, "make-one", {"record_schema": "sample", "triggers": {"manual": {}},
                                "steps": [{"id": "m", "plugin": "maker"}]})

@@ -1,13 +1,12 @@
 """What the automation tests share: a lab (``study`` → ``sample``), workflow files, a tier-1 SDK
-plugin (``gate``) that can hold a step open, report problems, append to a text or fail, and
-waiting for runs.
+plugin (``gate``) that can hold a step open, report problems, append to a text or fail, waiting
+for runs (bounded only by :data:`tests.waiting.HANG`).
 
 Import the fixtures where they are used: ``from tests.runner.automation_helpers import auto, gate``.
 """
 from __future__ import annotations
 
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import yaml
 from benchbook.config import write_paused
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.runner.rawplugin import folder
+from tests.waiting import HANG, until
 
 STATS: dict[str, Any] = {
     "description": "Count the words of a sample's notes",
@@ -51,7 +51,7 @@ def run(ctx, inputs, config):
     where = inputs.get("folder")
     if config.get("wait") and where:
         open(os.path.join(where, "started"), "a").close()
-        deadline = time.time() + 60
+        deadline = time.time() + HANG_SECONDS  # only a hang (the gate never opened) reaches it
         while not os.path.exists(os.path.join(where, "open")) and time.time() < deadline:
             time.sleep(0.02)
     if config.get("sleep"):
@@ -65,7 +65,12 @@ def run(ctx, inputs, config):
     when = inputs.get("when")
     return {"text": (inputs.get("text") or "") + " x", "pid": os.getpid(), "problems": config.get("problems", 0),
             "when": when.isoformat() if when else None}
-'''
+'''.replace("HANG_SECONDS", repr(HANG))
+
+
+SDK_MANIFEST = f'command = ["{{python}}", "-m", "benchbook.plugin", "plugin.py"]\ntimeout = {HANG:g}\n'
+"""``plugin.toml`` of an SDK plugin (``plugin.py``) whose steps may take up to :data:`~tests.waiting.HANG`
+seconds unless a workflow step says otherwise: a step never races the default timeout (60 s)."""
 
 
 def workflow(api: Any, name: str, body: dict[str, Any]) -> None:
@@ -82,23 +87,26 @@ def clear_automation(api: Any) -> None:
     write_paused(api.project.root, False)
 
 
-def wait_for(api: Any, job_id: str, *statuses: str, timeout: float = 60) -> dict[str, Any]:
-    """Poll run ``job_id`` until its status is one of ``statuses``."""
-    deadline = time.monotonic() + timeout
-    while True:
+def wait_for(api: Any, job_id: str, *statuses: str) -> dict[str, Any]:
+    """Poll run ``job_id`` (``GET /jobs/{id}`` of ``api``, anything with ``ok(method, path)``)
+    until its status is one of ``statuses``, and return it. Only a hang reaches the bound
+    (:data:`~tests.waiting.HANG`); the error then shows the run as last seen."""
+    seen: dict[str, Any] = {}
+
+    def reached() -> dict[str, Any]:
         job: dict[str, Any] = api.ok("GET", f"/jobs/{job_id}")
-        if job["status"] in statuses:
-            return job
-        assert time.monotonic() < deadline, f"run still {job['status']} after {timeout} s: {job}"
-        time.sleep(0.02)
+        seen["job"] = job
+        return job if job["status"] in statuses else {}
+    try:
+        return until(reached, f"run {job_id} to be {' or '.join(statuses)}")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the run: {seen.get('job')}") from None
 
 
-def wait_file(path: Path, timeout: float = 60) -> None:
-    """Wait until ``path`` exists (the gate plugin marks that it started)."""
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} did not appear in {timeout} s"
-        time.sleep(0.02)
+def wait_file(path: Path) -> None:
+    """Wait until ``path`` exists (the gate plugin marks that it started); bounded only by
+    :data:`~tests.waiting.HANG`."""
+    until(path.exists, f"{path} to appear")
 
 
 def runs(api: Any, **params: Any) -> list[dict[str, Any]]:
@@ -106,12 +114,8 @@ def runs(api: Any, **params: Any) -> list[dict[str, Any]]:
     return list(reversed(api.ok("GET", "/jobs", params=params)))
 
 
-@pytest.fixture
-def auto(api: Any) -> Iterator[dict[str, Any]]:
-    """A lab in collection ``lab``: a ``study`` (title, lead) holding ``sample`` records (notes,
-    words, chars, site, flag, data, checksum, summary, taken_on); only the built-in plugins; no
-    workflow file; automation running. ``make(data)`` creates a sample under the study. Drained
-    and cleaned up afterwards."""
+def make_lab(api: Any) -> dict[str, Any]:
+    """Build the lab of :func:`auto` on ``api`` and return ``{"study": record, "make": make}``."""
     clear_automation(api)
     shutil.rmtree(api.project.root / "plugins", ignore_errors=True)
     make_schema(api, "study", [{"name": "title", "type": "string"}, {"name": "lead", "type": "string"}])
@@ -127,7 +131,16 @@ def auto(api: Any) -> Iterator[dict[str, Any]]:
 
     def make(data: dict[str, Any] | None = None) -> dict[str, Any]:
         return make_record(api, "lab", "sample", data or {}, parent=study["id"])
-    yield {"study": study, "make": make}
+    return {"study": study, "make": make}
+
+
+@pytest.fixture
+def auto(api: Any) -> Iterator[dict[str, Any]]:
+    """A lab in collection ``lab``: a ``study`` (title, lead) holding ``sample`` records (notes,
+    words, chars, site, flag, data, checksum, summary, taken_on); only the built-in plugins; no
+    workflow file; automation running. ``make(data)`` creates a sample under the study. Drained
+    and cleaned up afterwards."""
+    yield make_lab(api)
     write_paused(api.project.root, False)
     api.ok("POST", "/jobs/drain")
     clear_automation(api)
@@ -138,8 +151,7 @@ def gate(api: Any, auto: dict[str, Any], tmp_path: Path) -> Iterator[Path]:
     """The ``gate`` tier-1 SDK plugin in the project's ``plugins/``, discovered; yields a folder
     for its marker files (``started`` when a waiting step began; create ``open`` to let it go on).
     The gate is opened at the end."""
-    folder(api.project.root / "plugins", "gate", GATE_PLUGIN,
-           manifest='command = ["{python}", "-m", "benchbook.plugin", "plugin.py"]\n')
+    folder(api.project.root / "plugins", "gate", GATE_PLUGIN, manifest=SDK_MANIFEST)
     api.ok("POST", "/plugins/refresh")
     assert api.ok("GET", "/plugins/gate")["status"] == "ok"
     marks = tmp_path / "gate"

@@ -17,7 +17,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,9 +29,8 @@ from benchbook.runner.drain import Drain
 from benchbook.runner.plugins import processes, scratch
 from benchbook.runner.plugins.host import PluginProcess
 from tests.runner.rawplugin import contract, folder, script
+from tests.waiting import HANG, until
 
-HANG = 120.0
-"""Seconds after which a wait is a hang (never reached when things work, whatever the load)."""
 BENCHBOOK = [sys.executable, "-c", "from benchbook.cli.main import main; main()"]
 WITHOUT_SETPRIV = [sys.executable, "-c", ("from benchbook.runner.plugins import processes; "
                                           "processes._setpriv = lambda: None; from benchbook.cli.main import main; "
@@ -94,15 +92,6 @@ def started(pid: int) -> str | None:
     return None if fields[0] in ("Z", "X") else fields[19]
 
 
-def until(what: str, done: Callable[[], bool]) -> None:
-    """Poll ``done`` until it is true; fail after :data:`HANG` seconds (a hang, not a verdict)."""
-    deadline = time.monotonic() + HANG
-    while not done():
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up after {HANG:.0f} s waiting for {what}")
-        time.sleep(0.02)
-
-
 def running(pids: dict[str, tuple[int, str]]) -> dict[str, int]:
     """Those of ``pids`` (name → pid and start time) still running."""
     return {name: pid for name, (pid, start) in pids.items() if started(pid) == start}
@@ -128,7 +117,7 @@ def test_what_a_plugin_starts_is_gone_when_its_run_ends_whatever_session_it_move
         pids = pinned(json.loads((tmp_path / "pids.json").read_text()))
         assert running(pids).keys() == {"plugin", "same_group", "new_session", "daemon"}
         assert proc.scratch.is_relative_to(tmp_path / ".benchbook" / "scratch")
-    until("the plugin and everything it started to end", lambda: not running(pids))
+    until(lambda: not running(pids), "the plugin and everything it started to end")
     assert not any(scratch.root_of(tmp_path).glob("*/plugin-*"))
 
 
@@ -145,8 +134,8 @@ def test_a_plugin_started_by_a_thread_that_has_ended_lives_on(tmp_path: Path, la
     starter = threading.Thread(target=start)
     starter.start()
     starter.join()
-    until("the starting thread to leave the kernel's task list",
-          lambda: not Path(f"/proc/self/task/{box['thread']}").exists())
+    until(lambda: not Path(f"/proc/self/task/{box['thread']}").exists(),
+          "the starting thread to leave the kernel's task list")
     proc = box["proc"]
     assert isinstance(proc, PluginProcess)
     with proc:
@@ -167,7 +156,7 @@ def killed_host(tmp_path: Path, command: list[str] = BENCHBOOK) -> tuple[Project
                              "--inputs", '{"text": "a"}'], env={**os.environ, "TMPDIR": str(temp)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        until("the plugin's pids", lambda: (where / "pids.json").exists() or host.poll() is not None)
+        until(lambda: (where / "pids.json").exists() or host.poll() is not None, "the plugin's pids")
         assert host.poll() is None, host.communicate()[1].decode()
         pids = pinned(json.loads((where / "pids.json").read_text()))
         assert areas(project.root), "the host's scratch area is under the project"
@@ -175,7 +164,7 @@ def killed_host(tmp_path: Path, command: list[str] = BENCHBOOK) -> tuple[Project
         os.kill(host.pid, signal.SIGKILL)
         host.communicate()
     plugin = {"plugin": pids.pop("plugin")}
-    until("the plugin to die with its host", lambda: not running(plugin))
+    until(lambda: not running(plugin), "the plugin to die with its host")
     return project, pids, temp
 
 
@@ -215,7 +204,7 @@ def test_a_host_killed_mid_step_takes_its_plugin_along_and_a_restart_clears_the_
 
     said = restart(project)
 
-    until("the plugin's children to be killed", lambda: not running(children))
+    until(lambda: not running(children), "the plugin's children to be killed")
     assert not any(name.startswith(dead[0]) for name in areas(project.root))  # nor its lock file
     assert not scratch.stale(scratch.root_of(project.root))
     assert list(temp.iterdir()) == []  # nothing was ever written to the system's temporary folder
@@ -229,7 +218,7 @@ def test_a_host_killed_mid_step_takes_its_plugin_along_and_a_restart_clears_the_
 def test_without_setpriv_a_plugin_dies_with_its_host_all_the_same(tmp_path: Path) -> None:
     project, children, _ = killed_host(tmp_path, WITHOUT_SETPRIV)
     cleared_by_a_drain(project)
-    until("the plugin's children to be killed", lambda: not running(children))
+    until(lambda: not running(children), "the plugin's children to be killed")
 
 
 def test_a_command_that_cannot_be_run_fails_at_once(tmp_path: Path, launcher: str) -> None:
@@ -244,7 +233,7 @@ def test_a_sweep_never_touches_a_live_hosts_processes_or_scratch(tmp_path: Path)
     (tmp_path / "plugin.py").write_text(spawner(block=True))
     with PluginProcess([sys.executable, "plugin.py"], cwd=tmp_path, project_root=tmp_path) as proc:
         proc._send({"type": "run", "inputs": {"text": "a"}, "config": {}})
-        until("the plugin's pids", lambda: (tmp_path / "pids.json").exists())
+        until(lambda: (tmp_path / "pids.json").exists(), "the plugin's pids")
         pids = pinned(json.loads((tmp_path / "pids.json").read_text()))
         other = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
             from pathlib import Path
@@ -254,4 +243,4 @@ def test_a_sweep_never_touches_a_live_hosts_processes_or_scratch(tmp_path: Path)
         assert "killed=[], areas=0" in other.stdout
         assert running(pids).keys() == {"plugin", "same_group", "new_session", "daemon"}
         assert proc.scratch.is_dir()
-    until("the plugin and everything it started to end", lambda: not running(pids))
+    until(lambda: not running(pids), "the plugin and everything it started to end")

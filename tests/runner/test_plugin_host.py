@@ -14,21 +14,23 @@ import pytest
 from benchbook.runner.plugins.frames import MAX_FRAME_BYTES, StepFailed, port_problems, violation
 from benchbook.runner.plugins.host import PluginProcess
 from tests.runner.rawplugin import contract, script
+from tests.waiting import HANG, until
 
 DESCRIBE = contract(capabilities=["get_schema"])
 
 
-def running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie left for its reaper counts as ended)."""
-    for _ in range(50):
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
-            return False
-        if state in ("Z", "X"):
-            return False
-        time.sleep(0.05)
-    return True
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process now (a zombie left for its reaper counts as ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+def ended(pid: int) -> bool:
+    """Wait until process ``pid`` has ended (bounded only by :data:`~tests.waiting.HANG`)."""
+    return until(lambda: not alive(pid), f"process {pid} to end")
 
 
 def plugin(tmp_path: Path, body: str) -> list[str]:
@@ -38,8 +40,6 @@ def plugin(tmp_path: Path, body: str) -> list[str]:
 
 
 RUN = {"type": "run", "inputs": {"text": "a b c"}, "config": {}}
-HANG = 600.0
-"""A step timeout only a hang reaches: the verdicts below never depend on the machine's speed."""
 
 
 def test_a_run_relays_logs_answers_rpc_and_returns_the_result(tmp_path: Path) -> None:
@@ -66,11 +66,10 @@ def test_a_run_relays_logs_answers_rpc_and_returns_the_result(tmp_path: Path) ->
         return {"type": "rpc_result", "call_id": frame["call_id"], "result": {"name": "x"}}
 
     with PluginProcess(argv, cwd=tmp_path) as proc:
-        described = proc.request({"type": "describe"}, timeout=20)
+        described = proc.request({"type": "describe"}, timeout=HANG)
         assert described["id"] == "t"
-        final = proc.request(RUN, timeout=20, rpc=rpc, log=lambda s, m: logs.append((s, m)))
-        time.sleep(0.1)
-        again = proc.request(RUN, timeout=20, rpc=rpc)  # the same process serves the next step
+        final = proc.request(RUN, timeout=HANG, rpc=rpc, log=lambda s, m: logs.append((s, m)))
+        again = proc.request(RUN, timeout=HANG, rpc=rpc)  # the same process serves the next step
         pid = proc.proc.pid
         scratch = proc.scratch
         assert scratch.is_dir()
@@ -80,7 +79,7 @@ def test_a_run_relays_logs_answers_rpc_and_returns_the_result(tmp_path: Path) ->
     assert calls[0]["params"]["tool"] == "get_schema"
     assert ("log", "counting") in logs
     assert not scratch.exists()
-    assert not running(pid)
+    assert ended(pid)
 
 
 def test_the_plugin_gets_a_minimal_environment_and_a_scratch_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,7 +90,7 @@ def test_the_plugin_gets_a_minimal_environment_and_a_scratch_folder(tmp_path: Pa
             send({"type": "result", "outputs": {"env": dict(os.environ), "cwd": os.getcwd()}})
     """)
     with PluginProcess(argv, cwd=tmp_path) as proc:
-        final = proc.request(RUN, timeout=20)
+        final = proc.request(RUN, timeout=HANG)
         env = final["outputs"]["env"]
         assert env["BENCHBOOK_SCRATCH"] == str(proc.scratch)
         assert env["BENCHBOOK_RUN_MARKER"] == proc.marker
@@ -110,7 +109,7 @@ def test_an_rpc_call_without_a_handler_is_denied_and_the_plugin_may_go_on(tmp_pa
             send({"type": "result", "outputs": {"denied": answer["error"]["kind"]}})
     """)
     with PluginProcess(argv, cwd=tmp_path) as proc:
-        assert proc.request(RUN, timeout=20)["outputs"] == {"denied": "capability_denied"}
+        assert proc.request(RUN, timeout=HANG)["outputs"] == {"denied": "capability_denied"}
 
 
 FAILURES = {
@@ -190,21 +189,30 @@ def test_a_line_of_exactly_the_limit_is_a_frame(tmp_path: Path) -> None:
 
 
 def test_a_hanging_plugin_times_out_and_its_whole_process_group_is_killed(tmp_path: Path) -> None:
-    argv = plugin(tmp_path, """
+    """The plugin and its child sleep three times :data:`HANG`: only the kill of the group ends
+    them before that. The plugin is up (it answered describe) before the 1 s step starts, so the
+    timeout can only be the run's."""
+    argv = plugin(tmp_path, f"""
         import subprocess, time
-        child = subprocess.Popen(["sleep", "300"])
+        child = subprocess.Popen(["sleep", "{3 * HANG:.0f}"])
         for f in frames():
-            send({"type": "log", "message": str(child.pid)})
-            time.sleep(300)
+            if f["type"] == "describe":
+                send({{"type": "log", "message": str(child.pid)}})
+                send(DESCRIBE)
+            else:
+                time.sleep({3 * HANG})
     """)
     logs: list[tuple[str, str]] = []
     with PluginProcess(argv, cwd=tmp_path) as proc:
+        proc.request({"type": "describe"}, timeout=HANG, log=lambda s, m: logs.append((s, m)))
+        child = int(logs[0][1])
         started = time.monotonic()
         with pytest.raises(StepFailed) as caught:
-            proc.request(RUN, timeout=1.0, log=lambda s, m: logs.append((s, m)))
-        assert time.monotonic() - started < 6
+            proc.request(RUN, timeout=1.0)
+        assert time.monotonic() - started < HANG  # long before the plugin's sleep would have ended
+        assert not proc.alive()
     assert caught.value.kind == "timeout"
-    assert not running(int(logs[0][1]))
+    assert ended(child)  # within HANG: killed, not at the end of its sleep
 
 
 def test_megabytes_on_stderr_do_not_stall_the_plugin(tmp_path: Path) -> None:
@@ -217,9 +225,9 @@ def test_megabytes_on_stderr_do_not_stall_the_plugin(tmp_path: Path) -> None:
     """)
     lines: list[str] = []
     with PluginProcess(argv, cwd=tmp_path, log=lambda s, m: lines.append(m)) as proc:
-        assert proc.request(RUN, timeout=30)["outputs"] == {"words": 1}
-        time.sleep(0.2)
-    assert len(lines) == 40000
+        assert proc.request(RUN, timeout=HANG)["outputs"] == {"words": 1}
+    until(lambda: len(lines) >= 40000, "the 40,000 lines of standard error to be relayed")  # by the reader thread
+    assert len(lines) == 40000 and lines[-1].startswith("noise line 39999 ")
 
 
 def test_a_command_that_cannot_start_is_a_process_exit(tmp_path: Path) -> None:

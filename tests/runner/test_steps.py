@@ -24,6 +24,7 @@ from benchbook.runner.plugins.rpc import HostOperations
 from benchbook.runner.plugins.steps import StepRunner
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.runner.rawplugin import fake_runtime, folder
+from tests.waiting import HANG
 
 VECTORS = Path(__file__).resolve().parents[2] / "plugin-protocol" / "vectors"
 
@@ -118,7 +119,8 @@ def run_step(api: Any, plugin_id: str, inputs: dict[str, Any], config: dict[str,
             batch = entries.open_batch(ctx, "workflow", "test run")
             ctx.batch_id = batch.id
             outputs = runner.run_step(plugin, inputs, config, log=lambda st, m: logs.append((st, m)),
-                                      rpc_for=lambda scratch: HostOperations(ctx, record_id=record_id, scratch=scratch))
+                                      rpc_for=lambda scratch: HostOperations(ctx, record_id=record_id, scratch=scratch),
+                                      timeout=HANG)  # the verdicts never race a step's default timeout
             return outputs, logs, batch.id
     finally:
         if own:

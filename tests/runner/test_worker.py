@@ -4,14 +4,13 @@ runs a crash left running, a stop between steps, and the CLI import draining in-
 from __future__ import annotations
 
 import itertools
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 from starlette.testclient import TestClient
@@ -21,8 +20,9 @@ from benchbook.cli.main import build_cli
 from benchbook.config import Project
 from benchbook.persistence.tables import Job, WorkerLease, utcnow
 from benchbook.runner import queue, worker
-from tests.runner.automation_helpers import GATE_PLUGIN
+from tests.runner.automation_helpers import GATE_PLUGIN, SDK_MANIFEST, wait_file, wait_for
 from tests.runner.rawplugin import folder
+from tests.waiting import HANG
 
 STATS = {"record_schema": "sample", "triggers": {"record_created": {}, "manual": {}},
          "steps": [{"id": "stats", "plugin": "benchbook.text-stats", "inputs": {"text": "record.notes"}}],
@@ -56,21 +56,10 @@ def instance(project: Project, *, serving: bool) -> Iterator[Client]:
         app.services.db.engine.dispose()
 
 
-def wait_for(c: Client, job_id: str, *statuses: str, timeout: float = 30) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        job: dict[str, Any] = c.ok("GET", f"/jobs/{job_id}")
-        if job["status"] in statuses:
-            return job
-        assert time.monotonic() < deadline, job
-        time.sleep(0.05)
-
-
 def lab(project: Project, gate: bool = False) -> None:
     """A sample schema (notes, words) in collection ``lab``, the count workflow, plugins found."""
     if gate:
-        folder(project.root / "plugins", "gate", GATE_PLUGIN,
-               manifest='command = ["{python}", "-m", "benchbook.plugin", "plugin.py"]\n')
+        folder(project.root / "plugins", "gate", GATE_PLUGIN, manifest=SDK_MANIFEST)
     with instance(project, serving=False) as c:
         c.ok("POST", "/schemas", 201, json={"name": "sample", "fields": [
             {"name": "notes", "type": "string"}, {"name": "words", "type": "integer"}]})
@@ -108,7 +97,7 @@ def test_runs_queued_by_another_instance_are_picked_up_by_the_server_within_a_po
         assert queue.live_holder(server.app.services.db.engine) == server.holder
         rec = record(cli, "a b")  # another session's change: it leaves the run to the server
         [job] = cli.ok("GET", "/jobs")
-        job = wait_for(cli, job["id"], "completed", timeout=5)
+        job = wait_for(cli, job["id"], "completed")
         assert f"started by worker {server.holder}" in job["log"]
         assert cli.ok("GET", f"/records/{rec['id']}")["data"]["words"] == 2
         # a drain asked of the other instance waits for the server and reports how the runs ended
@@ -136,7 +125,7 @@ def test_two_servers_on_one_file_never_run_runs_at_once_and_the_second_takes_ove
             stack.close()  # the first server stops and gives the lease up; the second goes on
             rec = record(second, "y z")
             [job] = second.ok("GET", "/jobs", params={"record_id": rec["id"]})
-            job = wait_for(second, job["id"], "completed", timeout=5)
+            job = wait_for(second, job["id"], "completed")
             assert f"started by worker {second.holder}" in job["log"]
             assert queue.live_holder(second.app.services.db.engine) == second.holder
 
@@ -147,8 +136,7 @@ def test_a_second_server_starting_leaves_the_first_ones_run_alone(tmp_project: P
     with instance(tmp_project, serving=True) as first:
         rec = record(first, "a b")
         job = first.ok("POST", "/workflows/held/run", 201, json={"record_id": rec["id"]})
-        while not (tmp_path / "started").exists():
-            time.sleep(0.02)
+        wait_file(tmp_path / "started")
         with instance(tmp_project, serving=True) as second:
             assert second.ok("GET", f"/jobs/{job['id']}")["status"] == "running"  # not recovered
         (tmp_path / "open").touch()
@@ -156,8 +144,8 @@ def test_a_second_server_starting_leaves_the_first_ones_run_alone(tmp_project: P
 
 
 def _crashed(project: Project, *, lease_expired: bool) -> tuple[str, str]:
-    """A run left ``running`` by a worker that died holding the lease (expired by now or not) and
-    a run waiting behind it."""
+    """A run left ``running`` by a worker that died holding the lease (expired, or expiring a
+    day from now: :func:`_expire` ends it when the test says so) and a run waiting behind it."""
     with instance(project, serving=False) as c:
         db = c.app.services.db
         with db.session() as s, s.begin():
@@ -171,8 +159,16 @@ def _crashed(project: Project, *, lease_expired: bool) -> tuple[str, str]:
                                     trigger="manual")
             lease = s.get(WorkerLease, queue.LEASE)
             assert lease is not None
-            lease.expires_at = utcnow() + timedelta(seconds=-1 if lease_expired else 3)
+            lease.expires_at = utcnow() + (timedelta(seconds=-1) if lease_expired else timedelta(days=1))
         return dead.id, waiting.id
+
+
+def _expire(c: Client) -> None:
+    """The queue's lease runs out now (its holder did not renew it)."""
+    with c.app.services.db.session() as s, s.begin():
+        lease = s.get(WorkerLease, queue.LEASE)
+        assert lease is not None
+        lease.expires_at = utcnow() - timedelta(seconds=1)
 
 
 def test_a_run_left_running_by_a_crash_is_marked_interrupted_when_the_server_starts(tmp_project: Project) -> None:
@@ -192,21 +188,31 @@ def test_a_crashed_workers_lease_is_taken_over_once_it_expires(tmp_project: Proj
     with instance(tmp_project, serving=True) as server:
         assert server.ok("GET", f"/jobs/{dead}")["status"] == "running"  # its holder may still be alive
         assert server.ok("GET", f"/jobs/{waiting}")["status"] == "pending"
-        assert wait_for(server, waiting, "completed", timeout=15)["status"] == "completed"
+        _expire(server)  # now, and only now, may the server take the lease over
+        assert wait_for(server, waiting, "completed")["status"] == "completed"
         assert server.ok("GET", f"/jobs/{dead}")["error_details"]["kind"] == "interrupted"
         assert queue.live_holder(server.app.services.db.engine) == server.holder
 
 
 def test_a_server_stopping_ends_the_run_in_progress_before_its_next_step(
-        tmp_project: Project, tmp_path: Path) -> None:
+        tmp_project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     lab(tmp_project, gate=True)
     held_workflow(tmp_project, tmp_path)
+    real_stop = worker.Worker.stop
     with instance(tmp_project, serving=True) as server:
+        serving = worker.for_database(server.app.services.db, tmp_project)
+
+        def stop(self: worker.Worker, timeout: float = 10.0) -> None:
+            if self is not serving:
+                real_stop(self, timeout)
+                return
+            self._stopping.set()  # asked to stop (what stop does first), and only then
+            (tmp_path / "open").touch()  # does the step in progress finish
+            real_stop(self, HANG)  # the run ends before the server does
+        monkeypatch.setattr(worker.Worker, "stop", stop)
         rec = record(server, "a b")
         job = server.ok("POST", "/workflows/held/run", 201, json={"record_id": rec["id"]})
-        while not (tmp_path / "started").exists():
-            time.sleep(0.02)
-        threading.Timer(0.5, (tmp_path / "open").touch).start()  # the step in progress finishes
+        wait_file(tmp_path / "started")
     with instance(tmp_project, serving=False) as c:
         after = c.ok("GET", f"/jobs/{job['id']}")
         assert after["status"] == "failed" and after["error_details"]["kind"] == "interrupted"
