@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,25 +25,27 @@ from benchbook.limits import Limits, use
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Record
 from tests.conftest import statements_sent
+from tests.domain.data_sets import DataSets
 
 N = 2500
 EVEN = {"field": "flag", "op": "eq", "value": True}  # half the records: 1,250 matches
 
 
+def counted(ctx: Ctx) -> None:
+    """Schema ``cnt`` (n, flag) and collection ``cntlab``: ``N`` records, ``n`` 0 to N - 1,
+    ``flag`` true for the even ones."""
+    create_schema(ctx, {"name": "cnt", "fields": [{"name": "n", "type": "integer"},
+                                                  {"name": "flag", "type": "boolean"}]})
+    create_collection(ctx, {"name": "cntlab", "schemas": ["cnt"]})
+    bulk_create_records(ctx, "cntlab", [{"schema_name": "cnt", "data": {"n": i, "flag": i % 2 == 0}}
+                                        for i in range(N)])
+
+
 @pytest.fixture
-def db(empty_database: Database, tmp_path: Path) -> Iterator[Database]:
-    database = empty_database
-    with database.session() as s, s.begin():
-        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
-        create_schema(ctx, {"name": "cnt", "fields": [{"name": "n", "type": "integer"},
-                                                      {"name": "flag", "type": "boolean"}]})
-        create_collection(ctx, {"name": "cntlab", "schemas": ["cnt"]})
-        bulk_create_records(ctx, "cntlab", [{"schema_name": "cnt", "data": {"n": i, "flag": i % 2 == 0}}
-                                            for i in range(N)])
-    yield database
-    with database.session() as s, s.begin():
-        s.execute(text("DELETE FROM audit_entries"))
-        s.execute(text("DELETE FROM records"))
+def db(data_sets: DataSets) -> Iterator[Database]:
+    """The data set of :func:`counted`, built once per backend: every test here only reads it."""
+    with data_sets.shared(counted) as database:
+        yield database
 
 
 def page(database: Database, *, sort: list[str] | None = None, limit: int = 50, offset: int = 0,
