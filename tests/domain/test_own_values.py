@@ -28,21 +28,27 @@ from benchbook.persistence import own_values
 from benchbook.persistence.db import Database, alembic_config, upgrade
 from benchbook.persistence.tables import AuditEntry, Collection, Record
 from tests.conftest import statements_sent
+from tests.domain.data_sets import DataSets
+from tests.waiting import HANG
 
 CREATED = {"label": "first", "n": 1}
 
 
-@pytest.fixture
-def db(empty_database: Database, tmp_path: Path) -> Iterator[Database]:
+def lab(ctx: Ctx) -> None:
     """Schemas site → sample (label, n), collection ``lab`` with one site."""
-    with empty_database.session() as s, s.begin():
-        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
-        create_schema(ctx, {"name": "site", "fields": [{"name": "name", "type": "string"}]})
-        create_schema(ctx, {"name": "sample", "parent": "site", "display_template": "{label}", "fields": [
-            {"name": "label", "type": "string"}, {"name": "n", "type": "integer"}]})
-        create_collection(ctx, {"name": "lab", "schemas": ["site", "sample"]})
-        create_record(ctx, "lab", {"schema_name": "site", "data": {"name": "North"}})
-    yield empty_database
+    create_schema(ctx, {"name": "site", "fields": [{"name": "name", "type": "string"}]})
+    create_schema(ctx, {"name": "sample", "parent": "site", "display_template": "{label}", "fields": [
+        {"name": "label", "type": "string"}, {"name": "n", "type": "integer"}]})
+    create_collection(ctx, {"name": "lab", "schemas": ["site", "sample"]})
+    create_record(ctx, "lab", {"schema_name": "site", "data": {"name": "North"}})
+
+
+@pytest.fixture
+def db(data_sets: DataSets) -> Iterator[Database]:
+    """The data set of :func:`lab` for this test alone: every test here writes (on SQLite a copy
+    of the file built once per module, without migrating a new file for each test)."""
+    with data_sets.fresh(lab) as database:
+        yield database
 
 
 def ctx_of(s: Session) -> Ctx:
@@ -471,7 +477,7 @@ def test_entries_written_before_0017_are_converted_in_the_background(db: Databas
         assert history_storage.count_whole(s) == 6 + 1
     state = history_storage.HistoryStorage(db.engine)
     with statements_sent(db.engine) as sent:  # each step counts what it converts
-        assert state.start() and state.wait(30) and state.total == 7 and state.done == 5 + 6 + 1
+        assert state.start() and state.wait(HANG) and state.total == 7 and state.done == 5 + 6 + 1
     if db.engine.dialect.name == "postgresql":  # a writer of one of the records waits for the conversion
         assert any("FROM records" in sql and "FOR SHARE" in sql for sql in sent)
     assert all("data" not in stored_create(db, rid) for rid in [*kept, site])
@@ -505,7 +511,7 @@ def test_entries_written_before_0023_drop_their_identity_in_the_background(db: D
         assert history_storage.count_whole(s) == 6 + 1  # five creates (the site's too), a delete, the edit
     state = history_storage.HistoryStorage(db.engine)
     with statements_sent(db.engine) as sent:
-        assert state.start() and state.wait(30) and state.done == 6 + 1
+        assert state.start() and state.wait(HANG) and state.done == 6 + 1
     if db.engine.dialect.name == "postgresql":  # a writer of one of the records waits for the conversion
         assert any("FROM records" in sql and "FOR SHARE" in sql for sql in sent)
     names = {"schema_name": "sample", "collection": "lab"}
