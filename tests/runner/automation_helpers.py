@@ -1,11 +1,14 @@
 """What the automation tests share: a lab (``study`` → ``sample``), workflow files, a tier-1 SDK
 plugin (``gate``) that can hold a step open, report problems, append to a text or fail, waiting
-for runs (bounded only by :data:`tests.waiting.HANG`).
+for runs (bounded only by :data:`tests.waiting.HANG`), and plugin registration with each
+plugin folder described once per test process (:func:`register_plugins`).
 
 Import the fixtures where they are used: ``from tests.runner.automation_helpers import auto, gate``.
 """
 from __future__ import annotations
 
+import copy
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +18,8 @@ import pytest
 import yaml
 
 from benchbook.config import write_paused
+from benchbook.domain import plugins as registry
+from benchbook.runner.plugins import discovery
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.runner.rawplugin import folder
 from tests.waiting import HANG, until
@@ -114,6 +119,32 @@ def runs(api: Any, **params: Any) -> list[dict[str, Any]]:
     return list(reversed(api.ok("GET", "/jobs", params=params)))
 
 
+_DESCRIBED: dict[tuple[Any, ...], list[Any]] = {}
+
+
+def register_plugins(api: Any) -> None:
+    """Make the registry hold the built-ins and the plugins of the project's ``plugins/``, as
+    ``POST /plugins/refresh`` does (``discovery.discover``, then ``registry.replace_all`` under
+    the write lock), describing each content of that folder once per test process: a tier-1
+    describe starts a Python subprocess (about 0.5 s with coverage), and the fixtures register
+    the same few plugins again for hundreds of tests. Tests of discovery itself call the
+    endpoint."""
+    plugins_dir = api.project.root / "plugins"
+    folders = sorted(f for f in plugins_dir.iterdir() if f.is_dir()) if plugins_dir.is_dir() else []
+    key = (str(plugins_dir), os.environ.get("BENCHBOOK_CONTAINER_RUNTIME"),
+           tuple((f.name, tuple((p.name, p.read_bytes()) for p in sorted(f.iterdir()) if p.is_file()))
+                 for f in folders))
+    found = _DESCRIBED.get(key)
+    if found is None:
+        found = discovery.discover(plugins_dir)
+        if all(d.status == "ok" for d in found):  # a failed describe is tried again next time
+            _DESCRIBED[key] = found
+    db = api.app.services.db
+    with db.session() as s, s.begin():
+        db.write_lock(s)
+        registry.replace_all(s, copy.deepcopy(found))  # it renames clashing ids in place
+
+
 def make_lab(api: Any) -> dict[str, Any]:
     """Build the lab of :func:`auto` on ``api`` and return ``{"study": record, "make": make}``."""
     clear_automation(api)
@@ -127,7 +158,7 @@ def make_lab(api: Any) -> dict[str, Any]:
                 parent="study")
     make_collection(api, "lab", ["study", "sample"])
     study = make_record(api, "lab", "study", {"title": "Lake", "lead": "Ada Lovelace"})
-    api.ok("POST", "/plugins/refresh")
+    register_plugins(api)
 
     def make(data: dict[str, Any] | None = None) -> dict[str, Any]:
         return make_record(api, "lab", "sample", data or {}, parent=study["id"])
@@ -152,7 +183,7 @@ def gate(api: Any, auto: dict[str, Any], tmp_path: Path) -> Iterator[Path]:
     for its marker files (``started`` when a waiting step began; create ``open`` to let it go on).
     The gate is opened at the end."""
     folder(api.project.root / "plugins", "gate", GATE_PLUGIN, manifest=SDK_MANIFEST)
-    api.ok("POST", "/plugins/refresh")
+    register_plugins(api)
     assert api.ok("GET", "/plugins/gate")["status"] == "ok"
     marks = tmp_path / "gate"
     marks.mkdir()

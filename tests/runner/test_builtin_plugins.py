@@ -24,6 +24,7 @@ from benchbook.runner.plugins.frames import StepFailed
 from benchbook.runner.plugins.rpc import HostOperations, enforcing
 from benchbook.runner.plugins.steps import StepRunner
 from tests.api.helpers import make_collection, make_record, make_schema
+from tests.runner.automation_helpers import register_plugins
 
 NEW = ("benchbook.set-fields", "benchbook.import-table", "benchbook.attach-files")
 
@@ -117,7 +118,7 @@ def lab(api: Any) -> Iterator[dict[str, Any]]:
     sample = make_record(api, "lab", "sample", {
         "code": "S-001", "site": "North", "taken_on": "2024-05-03", "taken_at": "2024-05-03T09:30:00+00:00",
         "depth_m": 2.345, "count": 7, "tags": ["lake", "winter"]})
-    api.ok("POST", "/plugins/refresh")
+    register_plugins(api)
     yield {"sample": sample}
 
 

@@ -23,6 +23,7 @@ from benchbook.runner.plugins.frames import StepFailed, parse_plugin_line, viola
 from benchbook.runner.plugins.rpc import HostOperations
 from benchbook.runner.plugins.steps import StepRunner
 from tests.api.helpers import make_collection, make_record, make_schema
+from tests.runner.automation_helpers import register_plugins
 from tests.runner.rawplugin import fake_runtime, folder
 from tests.waiting import HANG
 
@@ -102,7 +103,7 @@ def lab(api: Any) -> Iterator[dict[str, Any]]:
     big = bytes(range(256)) * 5000  # 1.28 MB: goes through a scratch file
     large = api.ok("POST", "/files", 201, files={"file": ("large.bin", big)})
     record = make_record(api, "lab", "sample", {"site": "North", "small": small["sha256"], "large": large["sha256"]})
-    api.ok("POST", "/plugins/refresh")
+    register_plugins(api)  # each plugin described once per test process
     yield {"record": record, "big": big}
 
 
