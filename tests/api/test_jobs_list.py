@@ -9,7 +9,7 @@ import pytest
 
 from benchbook.persistence.tables import Job, utcnow
 from benchbook.runner import queue
-from tests.runner.automation_helpers import STATS, auto, runs, workflow
+from tests.runner.automation_helpers import STATS, auto, clear_automation, kept, make_lab, runs, workflow
 
 __all__ = ["auto"]  # fixtures
 
@@ -17,10 +17,10 @@ FAILS = {"record_schema": "sample", "triggers": {"manual": {}},
          "steps": [{"id": "site", "plugin": "benchbook.text-stats", "inputs": {"text": "record.site"}}]}
 
 
-@pytest.fixture
-def history(api: Any, auto: dict[str, Any]) -> dict[str, Any]:
-    """Runs of three kinds: count-words for three records (created), then by hand for one;
-    ``fails`` by hand for two records without a site (failed) and one with (completed)."""
+def make_history(api: Any, auto: dict[str, Any]) -> dict[str, Any]:
+    """Runs of three kinds in the lab ``auto`` (:func:`make_lab`): count-words for three records
+    (created), then by hand for one; ``fails`` by hand for two records without a site (failed)
+    and one with (completed). Returns the three records."""
     workflow(api, "count-words", STATS)
     workflow(api, "fails", FAILS)
     a, b, c = (auto["make"]({"notes": n}) for n in ("a", "b b", "c c c"))
@@ -34,11 +34,36 @@ def history(api: Any, auto: dict[str, Any]) -> dict[str, Any]:
     return {"a": a, "b": b, "c": c}
 
 
+@pytest.fixture
+def history(api: Any, auto: dict[str, Any]) -> dict[str, Any]:
+    """:func:`make_history`'s runs, for a test that changes them."""
+    return make_history(api, auto)
+
+
+def _kept_history(api: Any) -> dict[str, Any]:
+    made = make_history(api, make_lab(api))
+    clear_automation(api)  # no workflow file outlives the build: later tests' records start nothing
+    return made
+
+
+def _runs_now(api: Any) -> Any:
+    return api.ok("GET", "/jobs", params={"limit": 500})
+
+
+@pytest.fixture
+def seen(backend_app: Any) -> tuple[Any, dict[str, Any]]:
+    """The app and :func:`make_history`'s records, for tests that only read the runs: built once
+    per backend, and again when another test changed the run list (every other test empties the
+    tables first)."""
+    return backend_app, kept(backend_app, "test_jobs_list.history", _kept_history, _runs_now)
+
+
 def ids(items: list[dict[str, Any]]) -> set[str]:
     return {j["id"] for j in items}
 
 
-def test_the_run_list_filters(api: Any, history: dict[str, Any]) -> None:
+def test_the_run_list_filters(seen: tuple[Any, dict[str, Any]]) -> None:
+    api, history = seen
     every = runs(api)
     assert len(every) == 7 and api.ok("GET", "/jobs/count") == {"count": 7}
     a = history["a"]["id"]
@@ -76,7 +101,8 @@ def test_the_run_list_filters(api: Any, history: dict[str, Any]) -> None:
     ({"field": "finished_at", "op": "is_null", "value": False}, 7),
     ({"field": "started_at", "op": "lt", "value": "2000-01-01T00:00:00"}, 0),
 ])
-def test_the_run_filter_tree(api: Any, history: dict[str, Any], tree: dict[str, Any], expected: int) -> None:
+def test_the_run_filter_tree(seen: tuple[Any, dict[str, Any]], tree: dict[str, Any], expected: int) -> None:
+    api, _ = seen
     assert api.ok("GET", "/jobs/count", params={"filter": json.dumps(tree)})["count"] == expected
     assert len(api.ok("GET", "/jobs", params={"filter": json.dumps(tree)})) == expected
 
@@ -90,24 +116,17 @@ def test_the_run_filter_tree(api: Any, history: dict[str, Any], tree: dict[str, 
     (json.dumps({"and": []}), "non-empty list"),
     (json.dumps({"field": "status", "op": "in", "value": "failed"}), "list of strings"),
 ])
-def test_a_bad_filter_tree_is_a_422_naming_the_problem(api: Any, auto: dict[str, Any], filter_text: str,
+def test_a_bad_filter_tree_is_a_422_naming_the_problem(seen: tuple[Any, dict[str, Any]], filter_text: str,
                                                          words: str) -> None:
+    api, _ = seen
     for path in ("/jobs", "/jobs/count", "/jobs/failure-groups"):
         r = api.get(path, params={"filter": filter_text})
         assert r.status_code == 422 and words in r.json()["detail"], (path, r.text)
         assert r.json()["errors"][0]["loc"][:2] == ["query", "filter"]
 
 
-def test_the_filter_fields_are_described(api: Any) -> None:
-    fields = api.ok("GET", "/jobs/filter-fields")
-    assert {f["name"] for f in fields} >= {"workflow_name", "status", "trigger", "schema_name", "record_id", "error",
-                                          "error_kind", "depth", "created_at", "finished_at"}
-    status = next(f for f in fields if f["name"] == "status")
-    assert status["choices"] == ["pending", "running", "completed", "failed", "cancelled"]
-    assert all(set(f) == {"name", "label", "description", "type", "operators", "choices"} for f in fields)
-
-
-def test_sort_and_pages(api: Any, history: dict[str, Any]) -> None:
+def test_sort_and_pages(seen: tuple[Any, dict[str, Any]]) -> None:
+    api, _ = seen
     newest = api.ok("GET", "/jobs")
     assert [j["created_at"] for j in newest] == sorted((j["created_at"] for j in newest), reverse=True)
     by_name = api.ok("GET", "/jobs", params={"sort": "workflow_name"})
@@ -119,6 +138,30 @@ def test_sort_and_pages(api: Any, history: dict[str, Any]) -> None:
     page = api.ok("GET", "/jobs", params={"limit": 3, "offset": 2})
     assert [j["id"] for j in page] == [j["id"] for j in newest[2:5]]
     assert len(api.ok("GET", "/jobs", params={"limit": 500})) == 7
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/jobs/delete", {}), ("/jobs/delete", {"ids": None, "filter": None}), ("/jobs/delete", {"ids": []}),
+    ("/jobs/delete", {"ids": ["x"] * 1001}), ("/jobs/delete", {"ids": ["x"], "filter": {"field": "status",
+                                                                                       "op": "eq", "value": "a"}}),
+    ("/jobs/rerun", {}), ("/jobs/rerun", {"ids": []}), ("/jobs/rerun", {"ids": ["x"] * 201}),
+    ("/jobs/rerun", {"filter": {"field": "nope", "op": "eq", "value": 1}}), ("/jobs/delete", {"nope": 1}),
+])
+def test_rerun_and_delete_bodies_past_their_limits_are_a_422(seen: tuple[Any, dict[str, Any]], path: str,
+                                                              body: dict[str, Any]) -> None:
+    api, _ = seen
+    before = _runs_now(api)
+    assert api.post(path, json=body).status_code == 422
+    assert _runs_now(api) == before  # refused whole: nothing rerun or deleted
+
+
+def test_the_filter_fields_are_described(api: Any) -> None:
+    fields = api.ok("GET", "/jobs/filter-fields")
+    assert {f["name"] for f in fields} >= {"workflow_name", "status", "trigger", "schema_name", "record_id", "error",
+                                          "error_kind", "depth", "created_at", "finished_at"}
+    status = next(f for f in fields if f["name"] == "status")
+    assert status["choices"] == ["pending", "running", "completed", "failed", "cancelled"]
+    assert all(set(f) == {"name", "label", "description", "type", "operators", "choices"} for f in fields)
 
 
 @pytest.mark.parametrize("params", [{"limit": 501}, {"limit": 0}, {"offset": -1}, {"sort": "error"},
@@ -177,18 +220,6 @@ def test_delete_by_ids_and_by_filter(api: Any, history: dict[str, Any]) -> None:
     assert api.ok("POST", "/jobs/delete", json={"filter": {"and": [{"field": "depth", "op": "gte", "value": 0}]}}) \
         == {"deleted": 2}
     assert runs(api) == []
-
-
-@pytest.mark.parametrize(("path", "body"), [
-    ("/jobs/delete", {}), ("/jobs/delete", {"ids": None, "filter": None}), ("/jobs/delete", {"ids": []}),
-    ("/jobs/delete", {"ids": ["x"] * 1001}), ("/jobs/delete", {"ids": ["x"], "filter": {"field": "status",
-                                                                                       "op": "eq", "value": "a"}}),
-    ("/jobs/rerun", {}), ("/jobs/rerun", {"ids": []}), ("/jobs/rerun", {"ids": ["x"] * 201}),
-    ("/jobs/rerun", {"filter": {"field": "nope", "op": "eq", "value": 1}}), ("/jobs/delete", {"nope": 1}),
-])
-def test_rerun_and_delete_bodies_past_their_limits_are_a_422(api: Any, auto: dict[str, Any], path: str,
-                                                              body: dict[str, Any]) -> None:
-    assert api.post(path, json=body).status_code == 422
 
 
 @pytest.mark.parametrize("body", [{"ids": ["x"], "filter": None}, {"ids": None, "filter": {}}, {"filter": {}}])

@@ -1,7 +1,8 @@
 """What the automation tests share: a lab (``study`` → ``sample``), workflow files, a tier-1 SDK
 plugin (``gate``) that can hold a step open, report problems, append to a text or fail, waiting
-for runs (bounded only by :data:`tests.waiting.HANG`), and plugin registration with each
-plugin folder described once per test process (:func:`register_plugins`).
+for runs (bounded only by :data:`tests.waiting.HANG`), plugin registration with each plugin
+folder described once per test process (:func:`register_plugins`), and data built once and kept
+for the tests that only read it (:func:`kept`).
 
 Import the fixtures where they are used: ``from tests.runner.automation_helpers import auto, gate``.
 """
@@ -10,9 +11,9 @@ from __future__ import annotations
 import copy
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import yaml
@@ -21,8 +22,11 @@ from benchbook.config import write_paused
 from benchbook.domain import plugins as registry
 from benchbook.runner.plugins import discovery
 from tests.api.helpers import make_collection, make_record, make_schema
+from tests.conftest import empty_tables
 from tests.runner.rawplugin import folder
 from tests.waiting import HANG, until
+
+T = TypeVar("T")
 
 STATS: dict[str, Any] = {
     "description": "Count the words of a sample's notes",
@@ -143,6 +147,26 @@ def register_plugins(api: Any) -> None:
     with db.session() as s, s.begin():
         db.write_lock(s)
         registry.replace_all(s, copy.deepcopy(found))  # it renames clashing ids in place
+
+
+_KEPT: dict[tuple[str, int], tuple[Any, Any]] = {}
+
+
+def kept(backend: Any, name: str, build: Callable[[Any], T], state: Callable[[Any], Any]) -> T:
+    """Data that tests only read, built by ``build(backend)`` on emptied tables once per backend
+    (``backend``: the session's app, the ``backend_app`` fixture) and reused while
+    ``state(backend)`` is what it was right after the build. ``state`` must show rows the build
+    made (their ids): any other test empties the tables first (the ``api`` fixture), so the next
+    use sees another state and builds again. A test that uses it must not change what ``state``
+    shows."""
+    key = (name, id(backend))
+    found = _KEPT.get(key)
+    if found is not None and state(backend) == found[1]:
+        return found[0]  # type: ignore[no-any-return]
+    empty_tables(backend)
+    built = build(backend)
+    _KEPT[key] = (built, state(backend))
+    return built
 
 
 def make_lab(api: Any) -> dict[str, Any]:

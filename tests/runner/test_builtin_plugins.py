@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import io
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -24,7 +24,7 @@ from benchbook.runner.plugins.frames import StepFailed
 from benchbook.runner.plugins.rpc import HostOperations, enforcing
 from benchbook.runner.plugins.steps import StepRunner
 from tests.api.helpers import make_collection, make_record, make_schema
-from tests.runner.automation_helpers import register_plugins
+from tests.runner.automation_helpers import kept, register_plugins
 
 NEW = ("benchbook.set-fields", "benchbook.import-table", "benchbook.attach-files")
 
@@ -96,10 +96,9 @@ def zipped(members: dict[str, bytes], *, directories: tuple[str, ...] = ()) -> b
     return buffer.getvalue()
 
 
-@pytest.fixture
-def lab(api: Any) -> Iterator[dict[str, Any]]:
+def make_lab(api: Any) -> dict[str, Any]:
     """Collection ``lab``: ``sample`` records (top level) with ``measurement`` children, whose
-    ``name`` is a uniqueness key among siblings."""
+    ``name`` is a uniqueness key among siblings; ``{"sample": S-001}``."""
     make_schema(api, "sample", [
         {"name": "code", "type": "string"}, {"name": "site", "type": "string"},
         {"name": "taken_on", "type": "date"}, {"name": "taken_at", "type": "datetime"},
@@ -119,7 +118,33 @@ def lab(api: Any) -> Iterator[dict[str, Any]]:
         "code": "S-001", "site": "North", "taken_on": "2024-05-03", "taken_at": "2024-05-03T09:30:00+00:00",
         "depth_m": 2.345, "count": 7, "tags": ["lake", "winter"]})
     register_plugins(api)
-    yield {"sample": sample}
+    return {"sample": sample}
+
+
+@pytest.fixture
+def lab(api: Any) -> dict[str, Any]:
+    """:func:`make_lab` for a test that writes."""
+    return make_lab(api)
+
+
+def _make_untouched(api: Any) -> dict[str, Any]:
+    lab_ = make_lab(api)
+    return {"lab": lab_, "samples": make_samples(api, lab_)}
+
+
+def _records_now(api: Any) -> Any:
+    r = api.get("/collections/lab/records", params={"limit": 1000})
+    return r.status_code, r.json()
+
+
+@pytest.fixture
+def untouched(backend_app: Any) -> tuple[Any, dict[str, Any], dict[str, dict[str, Any]]]:
+    """The app, :func:`make_lab`'s lab and :func:`make_samples`' samples for tests whose step
+    fails and must write nothing: built once per backend, and again when the lab's records are
+    not what the build left (every other test empties the tables first; a step that wrote
+    anyway changes them too)."""
+    built = kept(backend_app, "test_builtin_plugins.lab", _make_untouched, _records_now)
+    return backend_app, built["lab"], built["samples"]
 
 
 # ------------------------------------------------------------------------------ registration
@@ -168,7 +193,8 @@ def test_set_fields_renders_templates_over_the_record_and_inputs_in_one_update(a
     ("{inputs.z}", {}, "invalid_config", "there is no input 'z' for {inputs.z} (inputs: a, b, c, d, e)"),
 ])
 def test_set_fields_fails_on_a_bad_template_and_writes_nothing(
-        api: Any, lab: dict[str, Any], template: str, inputs: dict[str, Any], kind: str, words: str) -> None:
+        untouched: Any, template: str, inputs: dict[str, Any], kind: str, words: str) -> None:
+    api, lab, _ = untouched
     rec = lab["sample"]
     failed = failure(api, "benchbook.set-fields", inputs, {"fields": {"label": template, "count": 1}},
                      record_id=rec["id"])
@@ -176,7 +202,8 @@ def test_set_fields_fails_on_a_bad_template_and_writes_nothing(
     assert api.ok("GET", f"/records/{rec['id']}")["data"]["count"] == 7
 
 
-def test_set_fields_refused_values_fail_the_step_with_the_domains_reason(api: Any, lab: dict[str, Any]) -> None:
+def test_set_fields_refused_values_fail_the_step_with_the_domains_reason(untouched: Any) -> None:
+    api, lab, _ = untouched
     failed = failure(api, "benchbook.set-fields", {}, {"fields": {"count": "{site}"}}, record_id=lab["sample"]["id"])
     assert failed.kind == "invalid" and "count" in failed.message
 
@@ -336,15 +363,17 @@ def test_import_table_numbers_rows_as_the_sheet_does(api: Any, lab: dict[str, An
     ("a.csv", b"name\n" + b"x\n" * 50, {"schema": "measurement", "max_bytes": 100}, "invalid_input",
      "a.csv is 105 bytes, more than max_bytes (100)"),
 ])
-def test_import_table_refuses_what_it_cannot_import(api: Any, lab: dict[str, Any], name: str, content: bytes,
+def test_import_table_refuses_what_it_cannot_import(untouched: Any, name: str, content: bytes,
                                                      config: dict[str, Any], kind: str, words: str) -> None:
+    api, lab, _ = untouched
     sha = upload(api, name, content)
     failed = failure(api, "benchbook.import-table", {"file": sha}, config, record_id=lab["sample"]["id"])
     assert failed.kind == kind and words in failed.message
     assert children(api, lab["sample"]["id"]) == []
 
 
-def test_import_table_names_the_sheets_when_the_chosen_one_is_missing(api: Any, lab: dict[str, Any]) -> None:
+def test_import_table_names_the_sheets_when_the_chosen_one_is_missing(untouched: Any) -> None:
+    api, lab, _ = untouched
     sha = upload(api, "results.xlsx", workbook())
     for sheet, words in (("Summary", "has no sheet 'Summary' (sheets: Notes, Data)"), (3, "has 2 sheet(s)")):
         failed = failure(api, "benchbook.import-table", {"file": sha}, {"schema": "measurement", "sheet": sheet},
@@ -364,14 +393,19 @@ def test_workbook_cells_are_sent_typed_for_their_field(value: Any, field_type: s
 
 
 # ------------------------------------------------------------------------------ attach-files
-@pytest.fixture
-def samples(api: Any, lab: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def make_samples(api: Any, lab: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """S-001 (the lab's, count 7), S-002, S-003 twice (an ambiguous key), S-004."""
     made = {"S-001": lab["sample"]}
     for code, count in (("S-002", 1), ("S-003", 2), ("S-004", 3)):
         made[code] = make_record(api, "lab", "sample", {"code": code, "count": count})
     make_record(api, "lab", "sample", {"code": "S-003"})
     return made
+
+
+@pytest.fixture
+def samples(api: Any, lab: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """:func:`make_samples` for a test that writes."""
+    return make_samples(api, lab)
 
 
 def sha256(content: bytes) -> str:
@@ -479,8 +513,8 @@ def test_attach_files_reports_members_it_cannot_read(api: Any, samples: dict[str
     (zipped({"a.jpg": b"1"}), {"schema": "nope"}, "not_found", "nope"),
 ])
 def test_attach_files_refuses_oversized_archives_and_bad_config_before_writing(
-        api: Any, samples: dict[str, dict[str, Any]], archive: bytes, config: dict[str, Any], kind: str,
-        words: str) -> None:
+        untouched: Any, archive: bytes, config: dict[str, Any], kind: str, words: str) -> None:
+    api, _, samples = untouched
     sha = upload(api, "photos.zip", archive)
     failed = failure(api, "benchbook.attach-files", {"archive": sha},
                      {"schema": "sample", "key_field": "code", "target_field": "photo", **config},
