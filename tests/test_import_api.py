@@ -85,6 +85,9 @@ def test_bad_requests(api: Any) -> None:
     assert out.status_code == 422 and "expected an object" in out.json()["detail"]
     out = upload(api, "w", "day.csv", b"date\n2012-01-01\n", schema="day", create_schema="true")
     assert out.status_code == 409
+    make_schema(api, "night", WEATHER)  # exists, but w is not for it: a clash with what is stored, as a write's
+    out = upload(api, "w", "a.csv", b"date\n2012-01-01\n", schema="night")
+    assert out.status_code == 409 and out.json()["detail"] == "collection 'w' is not for schema 'night'"
     no_file = api.post("/collections/w/import", files={"schema": (None, "day")})  # multipart without the file
     assert no_file.status_code == 422 and "file" in no_file.text
 

@@ -50,10 +50,12 @@ from schemathesis.openapi.checks import UseAfterFree
 from starlette.testclient import TestClient
 
 from benchbook.app import create_app
-from benchbook.config import Project
+from benchbook.config import Project, write_paused
 from benchbook.domain.ai import config as ai_config
 from tests.fuzz import valid
 
+# One app and its data serve every test of the module: it runs on one xdist worker, in order
+# (--dist loadscope, pyproject.toml), so what a case meets never depends on how tests were shared.
 pytestmark = pytest.mark.fuzz
 
 # The Host guard only answers requests addressed to this computer (never loosened for tests).
@@ -193,6 +195,10 @@ def _make_valid(case: schemathesis.Case[Any]) -> None:
     holding a file, which it then takes for invalid."""
     assert _Seed.valid is not None
     valid.make_valid(case, _Seed.valid)
+    if case.method.upper() == "POST" and case.path.endswith("/rerun"):
+        # a fuzzed POST /automation/stop may have paused automation, and reruns are then refused
+        # as invalid (422, spec *Automation switch*): a valid rerun is sent with automation running
+        write_paused(APP.services.project.root, False)
 
 
 def _use_known_values(case: schemathesis.Case[Any]) -> None:

@@ -40,7 +40,7 @@ from benchbook.domain.catalog.lookup import (
     schema_names,
 )
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import BenchbookError, Invalid, NotFound
+from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import ID_BATCH, id_stream
 from benchbook.domain.imports.columns import SPECIAL_COLUMNS, blank, cell_value, match_columns
@@ -278,7 +278,7 @@ class _Import:
             collection = found
             schema = _schema(self.s, opts.schema)
             if schema.name not in schema_names(self.s, collection.id):
-                raise Invalid(f"collection {collection.name!r} is not for schema {schema.name!r}")
+                raise Conflict(f"collection {collection.name!r} is not for schema {schema.name!r}")  # as a record write
             meta = self.meta(schema.id)
             fixed = _Plan(meta, match_columns(self.table.columns, meta.fields, self.skip))
         elif "schema_name" not in self.index:
