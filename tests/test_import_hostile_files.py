@@ -199,14 +199,15 @@ def test_a_sparse_json_file_imports_within_raised_limits(tmp_project: Project) -
 
 # ----------------------------------------------------------- finding 2: a workbook's blank rows
 
-def test_the_probes_workbook_of_a_million_blank_rows_is_refused(api: Any) -> None:
+def test_the_probes_workbook_of_a_million_blank_rows_is_refused(tmp_project: Project) -> None:
     """A few KB declaring ``A1:XFD1048576``, a header in A1 and one cell in row 1,048,576: its
     blank rows count as cells (past the 1,000,000 a small file may span) and as rows, and no row
-    is padded to the declared width."""
-    setup_api(api)
+    is padded to the declared width. (On SQLite only: the refusal comes while the file is read,
+    before the database is asked anything, and reading a million rows takes seconds.)"""
     content = tall_sheet(1_048_576)
     assert len(content) < 8000
-    text = detail(upload(api, "tall.xlsx", content, dry_run="true"))
+    with limited(tmp_project, {}) as api:
+        text = detail(upload(api, "tall.xlsx", content, dry_run="true"))
     assert text.startswith("tall.xlsx spans more than 1,000,000 cells") and "import_cells_per_byte" in text
     with use(Limits(import_cells_per_byte=1000)), pytest.raises(Invalid, match="more than 1,000,000 rows.*blank rows"):
         read_table(content, "tall.xlsx")
