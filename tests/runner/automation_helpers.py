@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-from benchbook.config import write_paused
+from benchbook.config import read_paused, write_paused
 from benchbook.domain import plugins as registry
 from benchbook.runner.plugins import discovery
 from tests.api.helpers import make_collection, make_record, make_schema
@@ -89,11 +89,18 @@ def workflow(api: Any, name: str, body: dict[str, Any]) -> None:
     (where / f"{name}.yaml").write_text(yaml.safe_dump({"name": name, **body}, sort_keys=False))
 
 
+def resume(root: Path) -> None:
+    """Automation running in the project at ``root`` (``benchbook.toml`` rewritten only when it
+    was paused)."""
+    if read_paused(root):
+        write_paused(root, False)
+
+
 def clear_automation(api: Any) -> None:
     """No workflow files, automation running."""
     shutil.rmtree(api.project.root / "workflows", ignore_errors=True)
     (api.project.root / "workflows").mkdir()
-    write_paused(api.project.root, False)
+    resume(api.project.root)
 
 
 def wait_for(api: Any, job_id: str, *statuses: str) -> dict[str, Any]:
@@ -196,7 +203,7 @@ def auto(api: Any) -> Iterator[dict[str, Any]]:
     workflow file; automation running. ``make(data)`` creates a sample under the study. Drained
     and cleaned up afterwards."""
     yield make_lab(api)
-    write_paused(api.project.root, False)
+    resume(api.project.root)
     api.ok("POST", "/jobs/drain")
     clear_automation(api)
 
