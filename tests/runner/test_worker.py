@@ -91,8 +91,10 @@ def test_the_server_worker_runs_what_a_change_queued_without_being_asked(tmp_pro
         assert server.ok("GET", f"/records/{rec['id']}")["data"]["words"] == 3
 
 
-def test_runs_queued_by_another_instance_are_picked_up_by_the_server_within_a_poll(tmp_project: Project) -> None:
-    lab(tmp_project)
+def test_runs_queued_by_another_instance_are_picked_up_by_the_server_within_a_poll(
+        tmp_project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lab(tmp_project, gate=True)
+    held_workflow(tmp_project, tmp_path)
     with instance(tmp_project, serving=True) as server, instance(tmp_project, serving=False) as cli:
         assert queue.live_holder(server.app.services.db.engine) == server.holder
         rec = record(cli, "a b")  # another session's change: it leaves the run to the server
@@ -100,8 +102,17 @@ def test_runs_queued_by_another_instance_are_picked_up_by_the_server_within_a_po
         job = wait_for(cli, job["id"], "completed")
         assert f"started by worker {server.holder}" in job["log"]
         assert cli.ok("GET", f"/records/{rec['id']}")["data"]["words"] == 2
-        # a drain asked of the other instance waits for the server and reports how the runs ended
-        record(cli, "c")
+        # a drain asked of the other instance waits for the server and reports how the runs ended:
+        # the run is held at its gate until that drain has seen it waiting (it counts the runs
+        # waiting when it starts), however soon the server takes it
+        cli.ok("POST", "/workflows/held/run", 201, json={"record_id": rec["id"]})
+        seen_active = queue.active_ids
+
+        def active_then_open(s: Any) -> list[str]:
+            active: list[str] = seen_active(s)
+            (tmp_path / "open").touch()
+            return active
+        monkeypatch.setattr(queue, "active_ids", active_then_open)
         assert cli.ok("POST", "/jobs/drain") == {"ran": 1, "completed": 1, "failed": 0, "cancelled": 0}
 
 
