@@ -37,25 +37,35 @@ from benchbook.persistence.tables import (
     field_statistics_name,
 )
 from tests.conftest import field_indexes
+from tests.domain.data_sets import DataSets
 
 FIELDS = [{"name": "n", "type": "integer"}, {"name": "x", "type": "float"}, {"name": "label", "type": "string"},
           {"name": "day", "type": "date"}, {"name": "flag", "type": "boolean"}, {"name": "tags", "type": "tags"}]
 
 
+def ixlab(ctx: Ctx) -> None:
+    """Schema ``ixitem`` (``FIELDS``), collection ``ixlab``: 3,000 records, each field holding a
+    value (``n`` 0 to 2,999)."""
+    create_schema(ctx, {"name": "ixitem", "fields": FIELDS})
+    create_collection(ctx, {"name": "ixlab", "schemas": ["ixitem"]})
+    bulk_create_records(ctx, "ixlab", [{"schema_name": "ixitem", "data": {
+        "n": i, "x": i / 3, "label": f"w{i % 50}", "day": f"2024-01-{1 + i % 28:02d}", "flag": i % 2 == 0,
+        "tags": ["a"]}} for i in range(3000)])
+
+
 @pytest.fixture
-def db(empty_database: Database, tmp_path: Path) -> Iterator[Database]:
-    database = empty_database
-    with database.session() as s, s.begin():
-        ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
-        create_schema(ctx, {"name": "ixitem", "fields": FIELDS})
-        create_collection(ctx, {"name": "ixlab", "schemas": ["ixitem"]})
-        bulk_create_records(ctx, "ixlab", [{"schema_name": "ixitem", "data": {
-            "n": i, "x": i / 3, "label": f"w{i % 50}", "day": f"2024-01-{1 + i % 28:02d}", "flag": i % 2 == 0,
-            "tags": ["a"]}} for i in range(3000)])
-    yield database
-    with database.session() as s, s.begin():
-        s.execute(text("DELETE FROM audit_entries"))
-        s.execute(text("DELETE FROM records"))
+def db(data_sets: DataSets) -> Iterator[Database]:
+    """The data set of :func:`ixlab` for a test that only reads it (built once per backend; on
+    SQLite a copy of its own, so that one test's ``ANALYZE`` leaves the next one's plans alone)."""
+    with data_sets.shared(ixlab) as database:
+        yield database
+
+
+@pytest.fixture
+def own_db(data_sets: DataSets) -> Iterator[Database]:
+    """The data set of :func:`ixlab` built for this test alone, which writes to it."""
+    with data_sets.fresh(ixlab) as database:
+        yield database
 
 
 def field_ids(database: Database) -> dict[str, str]:
@@ -70,15 +80,15 @@ def indexes(database: Database) -> set[str]:
         return field_indexes(conn)
 
 
-def test_scalar_fields_get_an_index_and_lose_it_when_purged(db: Database) -> None:
-    ids = field_ids(db)
-    assert {field_index_name(ids[n]) for n in ("n", "x", "label", "day")} <= indexes(db)
-    assert not {field_index_name(ids[n]) for n in ("flag", "tags")} & indexes(db)
-    with db.session() as s, s.begin():
+def test_scalar_fields_get_an_index_and_lose_it_when_purged(own_db: Database) -> None:
+    ids = field_ids(own_db)
+    assert {field_index_name(ids[n]) for n in ("n", "x", "label", "day")} <= indexes(own_db)
+    assert not {field_index_name(ids[n]) for n in ("flag", "tags")} & indexes(own_db)
+    with own_db.session() as s, s.begin():
         ctx = Ctx(session=s, actor="tester", files_dir=Path("."))
         delete_field(ctx, "ixitem", "label")
         purge_field(ctx, "ixitem", "label")
-    assert field_index_name(ids["label"]) not in indexes(db)
+    assert field_index_name(ids["label"]) not in indexes(own_db)
 
 
 def plans(database: Database, query: RecordQuery) -> list[str]:
@@ -225,12 +235,12 @@ TREES = [None, {"field": "label", "op": "eq", "value": "w7"},
          {"and": [{"field": "n", "op": "gt", "value": 1000}, {"field": "x", "op": "lt", "value": 800}]}]
 
 
-def test_a_walked_sort_index_gives_the_same_pages(db: Database, tmp_path: Path,
+def test_a_walked_sort_index_gives_the_same_pages(own_db: Database, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """SQLite walks the sort field's index for a page when that is quick (record_lists._sorted_page)
     and sorts every match otherwise: both give the same page and total, records without a value
     last, whatever the budget, for every sort, filter and offset (also past the valued records)."""
-    with db.session() as s, s.begin():  # records without the sort values come last
+    with own_db.session() as s, s.begin():  # records without the sort values come last
         ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
         bulk_create_records(ctx, "ixlab", [{"schema_name": "ixitem", "data": {"label": "w7", "flag": True}}
                                            for _ in range(30)])
@@ -240,11 +250,11 @@ def test_a_walked_sort_index_gives_the_same_pages(db: Database, tmp_path: Path,
         monkeypatch.setattr(record_lists, "SORT_ALL_UP_TO", 0)  # walk, however few match
         for budget in (10**9, 0):  # walk to the end / give the walk up at once
             monkeypatch.setattr(record_lists, "WALK_MS", budget)
-            with db.session() as s, use(Limits(count_ms=60_000)):  # exact, however loaded the machine
+            with own_db.session() as s, use(Limits(count_ms=60_000)):  # exact, however loaded the machine
                 page = list_page(s, "ixlab", query, limit=50, offset=offset)
             pages.append(([item["id"] for item in page["items"]], page["total"]))
             assert page["total_exact"]  # 3,030 records count well within the budget
-        with db.session() as s:
+        with own_db.session() as s:
             collection = find_collection(s, "ixlab")
             ids, total, exact = record_lists._page(s, query, collection, query.conditions(s, collection),
                                                    limit=50, offset=offset)
@@ -259,20 +269,21 @@ BASE_SORT_CASES = [["created_at:desc"], ["created_at", "n:desc"], ["updated_at:d
 
 
 @pytest.mark.parametrize("schema", ["ixnamed", None])
-def test_a_page_sorted_by_a_base_column_walks_its_index(db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         walks: list[object], schema: str | None) -> None:
+def test_a_page_sorted_by_a_base_column_walks_its_index(own_db: Database, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch, walks: list[object],
+                                                         schema: str | None) -> None:
     """Newest first, recently changed and by name (migration 0016): the page walked along the
     column's index is the page a sort of every match gives, with the same total, names repeated
     and missing, with and without ``schema``; on SQLite the walk answers (at 1,000,000 records
     newest first took 679 ms sorted, 24 ms walked), and PostgreSQL's plan reads the index."""
-    with db.session() as s, s.begin():
+    with own_db.session() as s, s.begin():
         ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
         create_schema(ctx, {"name": "ixnamed", "display_template": "{label}", "fields": FIELDS})
         create_collection(ctx, {"name": "ixnamedlab", "schemas": ["ixnamed"]})
         for chunk in range(3):  # three chunks: three creation times, ties within each
             bulk_create_records(ctx, "ixnamedlab", [{"schema_name": "ixnamed", "data": {
                 "n": i, "label": f"w{i % 7}" if i % 5 else None}} for i in range(chunk * 200, chunk * 200 + 200)])
-    with db.session() as s, s.begin():  # some changed later: updated_at differs from created_at
+    with own_db.session() as s, s.begin():  # some changed later: updated_at differs from created_at
         ctx = Ctx(session=s, actor="tester", files_dir=tmp_path)
         for record in s.scalars(select(Record).where(Record.natural_name.is_not(None)).limit(40)):
             update_record(ctx, record.id, {"data": {"n": -1}})
@@ -281,23 +292,23 @@ def test_a_page_sorted_by_a_base_column_walks_its_index(db: Database, tmp_path: 
         if schema is None and "." in sort[0]:
             continue
         query = RecordQuery(schema=schema, sort=sort)
-        with db.session() as s, use(Limits(count_ms=60_000)):
+        with own_db.session() as s, use(Limits(count_ms=60_000)):
             page = list_page(s, "ixnamedlab", query, limit=50, offset=offset)
             collection = find_collection(s, "ixnamedlab")
             ids, total, _ = record_lists._page(s, query, collection, query.conditions(s, collection),
                                                limit=50, offset=offset)
         assert ([item["id"] for item in page["items"]], page["total"]) == (ids, total), (sort, offset)
         assert (total, page["total_exact"]) == (600, True)
-    if db.engine.dialect.name == "sqlite":
+    if own_db.engine.dialect.name == "sqlite":
         assert len([w for w in walks if w]) >= 10  # the pages among records holding the sort value
         return
-    with db.session() as s:
+    with own_db.session() as s:
         collection = find_collection(s, "ixnamedlab")
         query = RecordQuery(schema=schema, sort=["created_at:desc"])
         statement = select(Record.id).where(*query.conditions(s, collection)).order_by(
             *query.order_by(s, collection)).limit(50)
-        sql = str(statement.compile(db.engine, compile_kwargs={"literal_binds": True}))
-    with db.engine.begin() as conn:
+        sql = str(statement.compile(own_db.engine, compile_kwargs={"literal_binds": True}))
+    with own_db.engine.begin() as conn:
         conn.execute(text("ANALYZE records"))
         conn.execute(text("SET LOCAL enable_seqscan = off"))
         conn.execute(text("SET LOCAL enable_sort = off"))  # 600 records: priced as a large table is
@@ -305,16 +316,17 @@ def test_a_page_sorted_by_a_base_column_walks_its_index(db: Database, tmp_path: 
     assert "Index Scan Backward using ix_records_created_at" in plan, plan
 
 
-def test_a_missing_sort_index_still_sorts(db: Database, caplog: pytest.LogCaptureFixture,
+def test_a_missing_sort_index_still_sorts(data_sets: DataSets, caplog: pytest.LogCaptureFixture,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    if db.engine.dialect.name != "sqlite":
+    if data_sets.backend != "sqlite":
         pytest.skip("the index walk is SQLite's")
     monkeypatch.setattr(record_lists, "SORT_ALL_UP_TO", 0)  # walk, however few match
-    with db.engine.begin() as conn:
-        conn.execute(text(f"DROP INDEX {field_index_name(field_ids(db)['n'])}"))
-    query = RecordQuery(schema="ixitem", sort=["n:desc"])
-    with db.session() as s:
-        page = list_page(s, "ixlab", query, limit=5, offset=0)
+    with data_sets.fresh(ixlab) as db:  # its own: it drops an index
+        with db.engine.begin() as conn:
+            conn.execute(text(f"DROP INDEX {field_index_name(field_ids(db)['n'])}"))
+        query = RecordQuery(schema="ixitem", sort=["n:desc"])
+        with db.session() as s:
+            page = list_page(s, "ixlab", query, limit=5, offset=0)
     assert [item["data"]["n"] for item in page["items"]] == [2999, 2998, 2997, 2996, 2995]
     assert page["total"] == 3000 and "without the index walk" in caplog.text
 
