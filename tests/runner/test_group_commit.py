@@ -15,6 +15,7 @@ from benchbook.runner import engine
 from tests.api.helpers import make_record
 from tests.api.test_events_listing import same_pages
 from tests.runner.test_drain import STATS, enqueue, lab, write
+from tests.waiting import HANG
 
 
 def samples(api: Any, n: int) -> list[str]:
@@ -25,8 +26,9 @@ def samples(api: Any, n: int) -> list[str]:
     return records
 
 
-def drain_all(api: Any, group_seconds: float = 60.0) -> tuple[list[tuple[str, str]], int, drain_module.Drain]:
-    """Drain the queue with grouping (a long group: every run that may share a commit does);
+def drain_all(api: Any, group_seconds: float = HANG) -> tuple[list[tuple[str, str]], int, drain_module.Drain]:
+    """Drain the queue with grouping (a group only a hang outlives: every run that may share a
+    commit does, however slow the machine);
     returns what ``execute_next`` answered, the commits made, and the drain."""
     db, project = api.app.services.db, api.project
     commits: list[int] = []
@@ -98,7 +100,7 @@ def test_an_error_that_ends_the_drain_keeps_nothing_of_the_open_group(api: Any) 
     records = samples(api, 3)
     ids = enqueue(api, records)
     db = api.app.services.db
-    with pytest.raises(RuntimeError), drain_module.Drain(chain=db, group_seconds=60) as drain:
+    with pytest.raises(RuntimeError), drain_module.Drain(chain=db, group_seconds=HANG) as drain:
         assert engine.execute_next(db, api.project, drain=drain) == (ids[0], "completed")
         assert engine.execute_next(db, api.project, drain=drain) == (ids[1], "completed")
         assert drain.group is not None and drain.group.runs == 2
@@ -119,12 +121,12 @@ def test_only_runs_of_built_in_steps_are_grouped() -> None:
     quick = drain_module.Claimed("A", "quick", "R", 0, "manual", "B1")
     slow = drain_module.Claimed("C", "slow", "R", 0, "manual", "B2")
     session: Any = object()
-    drain = drain_module.Drain(chain=object(), group_seconds=60)  # type: ignore[arg-type]
+    drain = drain_module.Drain(chain=object(), group_seconds=HANG)  # type: ignore[arg-type]
     built_in = {"quick"}.__contains__
     assert not drain.keeps_open(session, slow, quick, built_in)  # the first run ran a plugin outside
     assert not drain.keeps_open(session, quick, slow, built_in)
     assert not drain.keeps_open(session, quick, None, built_in)
     assert drain.group is None
     assert drain.keeps_open(session, quick, quick, built_in) and drain.group is not None
-    assert not drain_module.Drain(chain=None, group_seconds=60).keeps_open(session, quick, quick, built_in)
+    assert not drain_module.Drain(chain=None, group_seconds=HANG).keeps_open(session, quick, quick, built_in)
     assert not drain_module.Drain(chain=object()).keeps_open(session, quick, quick, built_in)  # type: ignore[arg-type]
