@@ -9,6 +9,7 @@ Import the fixtures where they are used: ``from tests.runner.automation_helpers 
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -20,7 +21,7 @@ import yaml
 
 from benchbook.config import read_paused, write_paused
 from benchbook.domain import plugins as registry
-from benchbook.runner.plugins import discovery
+from benchbook.runner.plugins import container, discovery
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.conftest import empty_tables
 from tests.runner.rawplugin import folder
@@ -133,27 +134,39 @@ def runs(api: Any, **params: Any) -> list[dict[str, Any]]:
 _DESCRIBED: dict[tuple[Any, ...], list[Any]] = {}
 
 
-def register_plugins(api: Any) -> None:
-    """Make the registry hold the built-ins and the plugins of the project's ``plugins/``, as
-    ``POST /plugins/refresh`` does (``discovery.discover``, then ``registry.replace_all`` under
-    the write lock), describing each content of that folder once per test process: a tier-1
-    describe starts a Python subprocess (about 0.5 s with coverage), and the fixtures register
-    the same few plugins again for hundreds of tests. Tests of discovery itself call the
-    endpoint."""
-    plugins_dir = api.project.root / "plugins"
-    folders = sorted(f for f in plugins_dir.iterdir() if f.is_dir()) if plugins_dir.is_dir() else []
-    key = (str(plugins_dir), os.environ.get("BENCHBOOK_CONTAINER_RUNTIME"),
-           tuple((f.name, tuple((p.name, p.read_bytes()) for p in sorted(f.iterdir()) if p.is_file()))
-                 for f in folders))
+def _described(key: tuple[Any, ...], describe: Callable[[], list[Any]]) -> list[Any]:
     found = _DESCRIBED.get(key)
     if found is None:
-        found = discovery.discover(plugins_dir)
+        found = describe()
         if all(d.status == "ok" for d in found):  # a failed describe is tried again next time
             _DESCRIBED[key] = found
+    return copy.deepcopy(found)  # replace_all renames clashing ids in place
+
+
+def _describe_folder(where: Path, runtime: str) -> list[Any]:
+    return [discovery.describe_folder(where, runtime)]
+
+
+def register_plugins(api: Any) -> None:
+    """Make the registry hold the built-ins and the plugins of the project's ``plugins/``, as
+    ``POST /plugins/refresh`` does (what ``discovery.discover`` finds, in its order, then
+    ``registry.replace_all`` under the write lock), describing each plugin folder once per test
+    process and content: a tier-1 describe starts a Python subprocess (about 0.5 s with
+    coverage), and the fixtures register the same few plugins again for hundreds of tests. Tests
+    of discovery itself call the endpoint."""
+    plugins_dir = api.project.root / "plugins"
+    runtime = container.runtime_command()
+    found = _described(("in-process",), lambda: discovery.discover(Path(os.devnull)))  # not a folder: no plugins/
+    folders = sorted(plugins_dir.iterdir()) if plugins_dir.is_dir() else []
+    for where in folders:
+        if where.is_dir() and (where / discovery.MANIFEST).is_file():
+            content = tuple((f.name, f.read_bytes()) for f in sorted(where.iterdir()) if f.is_file())
+            found += _described((str(where), runtime, content), functools.partial(_describe_folder, where, runtime))
+    discovery.installed_in_process.cache_clear()  # as a discovery does
     db = api.app.services.db
     with db.session() as s, s.begin():
         db.write_lock(s)
-        registry.replace_all(s, copy.deepcopy(found))  # it renames clashing ids in place
+        registry.replace_all(s, found)
 
 
 _KEPT: dict[tuple[str, int], tuple[Any, Any]] = {}

@@ -197,7 +197,7 @@ def test_a_plugin_breaking_its_output_contract_fails_the_step(api: Any, tmp_path
             f = json.loads(line)
             out.write(json.dumps(D if f["type"] == "describe" else {"type": "result", "outputs": {"n": "x"}}) + "\\n")
     '''))
-    api.ok("POST", "/plugins/refresh")
+    register_plugins(api)
     with pytest.raises(StepFailed) as caught:
         run_step(api, "liar", {}, {})
     assert caught.value.kind == "invalid_output"
@@ -309,7 +309,7 @@ def test_a_refused_write_leaves_nothing_behind_and_the_plugin_goes_on(api: Any, 
     api.ok("PUT", "/schemas/sample/unique-keys", json={"keys": [["site"]]})
     folder(api.project.root / "plugins", "clasher", CLASHER,
            manifest='command = ["{python}", "-m", "benchbook.plugin", "plugin.py"]\n')
-    api.ok("POST", "/plugins/refresh")
+    register_plugins(api)
     outputs, _, batch_id = run_step(api, "clasher", {}, {})
     assert outputs == {"kinds": ["created", "conflict", "created"]}
     sites = sorted(r["data"]["site"] for r in api.ok("GET", "/collections/lab/records?limit=50")["items"])
