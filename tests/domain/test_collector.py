@@ -26,6 +26,7 @@ from benchbook.domain.records import bulk, lists, rows
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.lists import RecordQuery, delete_by_query
 from benchbook.persistence.db import Database
+from tests.waiting import HANG
 
 
 @pytest.fixture(autouse=True)
@@ -71,20 +72,20 @@ def test_overlapping_blocks_in_threads_turn_it_on_when_the_last_one_ends() -> No
     def first() -> None:
         with collector.paused():
             first_in.set()
-            first_may_end.wait(10)
+            first_may_end.wait(HANG)
         first_ended.set()
 
     def second() -> None:
-        first_in.wait(10)
+        first_in.wait(HANG)
         with collector.paused():
             second_in.set()
-            first_ended.wait(10)
+            first_ended.wait(HANG)
             seen["after the first ended"] = gc.isenabled()
 
     threads = [threading.Thread(target=first), threading.Thread(target=second)]
     for t in threads:
         t.start()
-    second_in.wait(10)
+    second_in.wait(HANG)
     first_may_end.set()
     for t in threads:
         t.join(10)
