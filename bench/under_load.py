@@ -1,12 +1,12 @@
 """The test suite's verdict idle and under a saturating CPU load must be the same (issue 38).
 
-    python bench/under_load.py [--burners 4] [--only idle|load] [-- PYTEST ARGS]
+    python bench/under_load.py [--burners 4] [--only idle|load] [--reports DIR] [-- PYTEST ARGS]
 
 Runs README's test command (``python -m pytest -n 2 --cov``, or the pytest arguments given after
 ``--``) twice from the repository root: once on an idle machine, once while ``--burners``
 processes spin on the CPU (a Python busy loop each, stopped as soon as the run ends, so the
 load is bounded by the run). Each run writes a JUnit XML report; the script prints, for each
-run, its wall time and its counts (passed, failed, error, skipped), then every test whose
+run, its wall time and its counts (the reports are kept in ``--reports`` when given) (passed, failed, error, skipped), then every test whose
 outcome differs between the two runs. The exit status is 1 when the verdicts differ (a test
 whose outcome depends on the machine's load) or when either run failed.
 
@@ -82,11 +82,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--burners", type=int, default=4, help="busy processes during the loaded run")
     parser.add_argument("--only", choices=["idle", "load"], help="run only one of the two")
+    parser.add_argument("--reports", type=Path, help="keep the JUnit reports (idle.xml, load.xml) in this folder")
     parser.add_argument("pytest_args", nargs="*", help="pytest arguments (default: README's -n 2 --cov)")
     args = parser.parse_args()
     pytest_args = args.pytest_args or README_ARGS
     runs: dict[str, tuple[dict[str, str], float, int]] = {}
-    with tempfile.TemporaryDirectory(prefix="benchbook-under-load-") as tmp:
+    if args.reports:
+        args.reports.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="benchbook-under-load-") as scratch:
+        tmp = str(args.reports or scratch)
         for label, burners in (("idle", 0), ("load", args.burners)):
             if args.only and args.only != label:
                 continue
