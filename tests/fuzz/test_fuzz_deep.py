@@ -1,6 +1,7 @@
-"""The full schemathesis fuzz: every operation with 40 generated requests (profile ``ci``; 200
-with ``HYPOTHESIS_PROFILE=deep``), where README's command sends 5 (``test_schemathesis.py``, whose
-app, seeded data and checks this run shares).
+"""The full schemathesis fuzz: every operation with schemathesis's coverage phase (boundary
+cases) and 40 generated requests (profile ``ci``; 200 with ``HYPOTHESIS_PROFILE=deep``), where
+README's command sends 5 generated ones (``test_schemathesis.py``, whose app, seeded data and
+checks this run shares).
 
 Marked ``deep``: README's command leaves it out (pyproject.toml's addopts), ``.ci/run`` runs it
 after that command with ``pytest -m deep``. ``conftest.py`` does not even collect this module
