@@ -10,6 +10,7 @@ import pytest
 
 from benchbook.limits import Limits
 from benchbook.pacing import PAGE_READS, PagingMiddleware
+from tests import own_loop
 
 
 class Handlers:
@@ -79,7 +80,7 @@ def test_pages_wait_for_a_place_in_arrival_order_and_quick_reads_never_wait() ->
         await asyncio.gather(*tasks)
         assert [p for p in inner.started if p in pages] == pages
         assert inner.most == 2
-    asyncio.run(scenario())
+    own_loop.run(scenario)
 
 
 def test_a_place_is_given_back_when_the_answer_starts_or_the_handler_fails() -> None:
@@ -102,7 +103,7 @@ def test_a_place_is_given_back_when_the_answer_starts_or_the_handler_fails() -> 
         assert inner.started[-1] == "/api/collections/c/record-counts"
         inner.finish("/api/collections/c/record-counts")
         await third
-    asyncio.run(scenario())
+    own_loop.run(scenario)
 
 
 @pytest.mark.parametrize(("method", "path", "paced"), [
@@ -125,7 +126,7 @@ def test_which_requests_are_paced(method: str, path: str, paced: bool) -> None:
             inner.finish(p)
         await asyncio.gather(held, probe)
         return waited
-    assert asyncio.run(scenario()) is paced
+    assert own_loop.run(scenario) is paced
 
 
 def test_the_default_is_two_places() -> None:
@@ -145,6 +146,6 @@ def test_one_app_serves_several_event_loops() -> None:
         await first
         inner.finish("/api/collections/c/records")
         await second
-    asyncio.run(contended())
-    asyncio.run(contended())  # a second loop, as a second test client over the same app
+    own_loop.run(contended)
+    own_loop.run(contended)  # a second loop, as a second test client over the same app
     assert inner.most == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 
 from benchbook.domain.errors import BenchbookError
+from tests import own_loop
 from tests.api.helpers import make_collection, make_record, make_schema
 
 
@@ -88,7 +89,7 @@ def _post_streamed(api, messages, length):
              "headers": [(b"host", b"127.0.0.1"),
                          (b"content-type", f"multipart/form-data; boundary={BOUNDARY}".encode()),
                          (b"content-length", str(length).encode())]}
-    asyncio.run(api.app(scope, receive, send))
+    own_loop.run(lambda: api.app(scope, receive, send))  # a web test's browser may hold this thread's loop
     status = next(m["status"] for m in sent if m["type"] == "http.response.start")
     body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
     return status, json.loads(body) if body else None
