@@ -1,5 +1,7 @@
 """A live ``benchbook serve`` (uvicorn in a subprocess) for the tests that need real HTTP: the
-web page in Chromium, a generated client, limits that only the real server applies."""
+web page in Chromium, a generated client, limits that only the real server applies; and the
+same app served by uvicorn in a thread of the test process (:func:`served_in_thread`) where the
+server process itself is not what is tested."""
 from __future__ import annotations
 
 import os
@@ -7,6 +9,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -16,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.waiting import HANG
+from tests.waiting import HANG, until
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 START_SECONDS = HANG
@@ -99,3 +102,33 @@ def live_server(project: Path, log_path: Path, *, args: Sequence[str] = (),
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@contextmanager
+def served_in_thread(project: Path) -> Iterator[str]:
+    """The app on ``project`` as ``benchbook serve`` builds it (``create_app(..., resume_history=True)``,
+    uvicorn with serve's HTTP options) served by uvicorn in a thread of this process on a free
+    port; yields its base URL once uvicorn has started, and stops it afterwards. For tests where
+    a browser or client is what is tested, not the server process: a subprocess costs each
+    module about 2 s more to start (an interpreter, every import, coverage)."""
+    import uvicorn
+
+    from benchbook.app import create_app
+    from benchbook.cli.serve import http_options
+    from benchbook.config import Project
+
+    opened = Project.open(project)
+    app = create_app(opened, resume_history=True)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                           **http_options(opened.limits)))
+    thread = threading.Thread(target=server.run, name="benchbook-test-server", daemon=True)
+    thread.start()
+    try:
+        until(lambda: server.started or not thread.is_alive(), "uvicorn to start")
+        assert server.started, "uvicorn stopped before it started (see the log above)"
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(HANG)
+        app.services.db.engine.dispose()

@@ -1,5 +1,7 @@
 """Browser fixtures for the web app's tests: Playwright for Python driving Debian's headless
-``chromium`` (``executable_path``; no browser download), against a real ``benchbook serve``.
+``chromium`` (``executable_path``; no browser download), against the app as ``benchbook serve``
+builds it, served by uvicorn on a real port (in a thread of the test process:
+``tests/live_server.served_in_thread``; ``test_offline.py`` stops a real ``benchbook serve``).
 
 - ``browser`` (one per test process) and ``page`` (a fresh context per test, 1400×900; the test
   fails if the page throws an uncaught error or logs a console error other than a failed request
@@ -25,7 +27,7 @@ from benchbook.config import Project
 from benchbook.demo import build_demo
 from benchbook.persistence.db import open_database
 from benchbook.runner import worker
-from tests.live_server import served
+from tests.live_server import served_in_thread
 from tests.waiting import HANG
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -72,11 +74,6 @@ def page(browser: Any) -> Iterator[Any]:
     assert not errors, f"the page threw: {errors}"
 
 
-def _serve_project(root: Path, project: Path) -> Iterator[str]:
-    with served(project, root / "server.log") as (base, _port):
-        yield base
-
-
 @pytest.fixture(scope="session")
 def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo project built once per test process (runs drained): each module serves a copy."""
@@ -96,7 +93,8 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory, demo_template: Path) -
     """``benchbook serve`` over a fresh copy of the demo project; yields its base URL."""
     root = tmp_path_factory.mktemp("web-demo")
     shutil.copytree(demo_template, root / "project")
-    yield from _serve_project(root, root / "project")
+    with served_in_thread(root / "project") as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
@@ -104,4 +102,5 @@ def empty_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``benchbook serve`` over a fresh empty project; yields its base URL."""
     root = tmp_path_factory.mktemp("web-empty")
     Project.init(root / "project")
-    yield from _serve_project(root, root / "project")
+    with served_in_thread(root / "project") as base:
+        yield base
