@@ -2,7 +2,7 @@
 
     python bench/under_load.py [--burners 4] [--only idle|load] [--reports DIR] [-- PYTEST ARGS]
 
-Runs README's test command (``python -m pytest -n 2 --cov``, or the pytest arguments given after
+Runs README's test command (``python -m pytest -n 3 --cov``, or the pytest arguments given after
 ``--``) twice from the repository root: once on an idle machine, once while ``--burners``
 processes spin on the CPU (a Python busy loop each, stopped as soon as the run ends, so the
 load is bounded by the run). Each run writes a JUnit XML report; the script prints, for each
@@ -26,7 +26,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-README_ARGS = ["-n", "2", "--cov"]
+README_ARGS = ["-n", "3", "--cov"]
 
 
 def _burn(stop: multiprocessing.synchronize.Event) -> None:
@@ -83,7 +83,7 @@ def main() -> int:
     parser.add_argument("--burners", type=int, default=4, help="busy processes during the loaded run")
     parser.add_argument("--only", choices=["idle", "load"], help="run only one of the two")
     parser.add_argument("--reports", type=Path, help="keep the JUnit reports (idle.xml, load.xml) in this folder")
-    parser.add_argument("pytest_args", nargs="*", help="pytest arguments (default: README's -n 2 --cov)")
+    parser.add_argument("pytest_args", nargs="*", help="pytest arguments (default: README's -n 3 --cov)")
     args = parser.parse_args()
     pytest_args = args.pytest_args or README_ARGS
     runs: dict[str, tuple[dict[str, str], float, int]] = {}
