@@ -16,7 +16,9 @@ import pytest
 import schemathesis
 from hypothesis import settings
 
-from tests.fuzz.test_schemathesis import FUZZ_HEALTH, schema, send_and_check
+from tests.fuzz.test_schemathesis import FUZZ_HEALTH, _project, schema, send_and_check
+
+__all__ = ["_project"]  # its autouse fixture: the app served and its data seeded for this module too
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.deep]
 
