@@ -36,8 +36,9 @@ def _reading(session: Session) -> tuple[dict[str, Any], list[Any]]:
     active = (select(Job.status, func.count().label("n"), func.min(Job.created_at).label("created_at"),
                      literal(None, Job.finished_at.type).label("finished_at"))
               .where(Job.status.in_(queue.ACTIVE)).group_by(Job.status))
+    busy = select(Job.id).where(Job.status.in_(queue.ACTIVE)).exists()  # idle: no batch, nothing to scan
     recent = (select(Job.status, literal(1).label("n"), Job.created_at, Job.finished_at)
-              .where(Job.finished_at.is_not(None), Job.status.in_(queue.FINISHED))
+              .where(Job.finished_at.is_not(None), Job.status.in_(queue.FINISHED), busy)
               .order_by(Job.finished_at.desc()).limit(BATCH_SCAN).subquery())
     rows = session.execute(union_all(active, select(recent))).all()
     waiting = [r for r in rows if r.finished_at is None]
