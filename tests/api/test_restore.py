@@ -115,3 +115,20 @@ def test_referrers(api):
     fox = make_record(api, "c", "species", {"name": "fox"})
     seen = make_record(api, "c", "obs", {"of": fox["id"]})
     assert [r["id"] for r in api.ok("GET", f"/records/{fox['id']}/referrers")] == [seen["id"]]
+
+
+def test_a_record_restore_plan_names_the_record_its_collection_and_what_comes_back(api):
+    """Every key of the plan a client shows (found by mutation testing: the record's id, name and
+    collection were never checked)."""
+    ids = tree(api)
+    api.ok("DELETE", f"/records/{ids['sample']['id']}", 204, params={"force": "true"})
+    deleted = api.ok("GET", f"/records/{ids['sample']['id']}")
+    collection = api.ok("GET", "/collections/lab")
+    plan = api.ok("GET", f"/records/{ids['sample']['id']}/restore-plan")
+    assert plan == {"kind": "record", "id": ids["sample"]["id"], "name": deleted["natural_name"],
+                    "collection": "lab", "collection_id": collection["id"], "deleted_at": deleted["deleted_at"],
+                    "schema_name": None, "blocked": None, "blocked_by": None, "conflict": None,
+                    "parents_needed": None, "records": 3, "can_restore": True}
+    api.ok("POST", f"/records/{ids['sample']['id']}/restore")
+    again = api.ok("GET", f"/records/{ids['sample']['id']}/restore-plan")
+    assert (again["can_restore"], again["records"], again["blocked"]) == (False, 0, "the record is not deleted")
