@@ -17,9 +17,9 @@ T = TypeVar("T")
 
 def run(make: Callable[[], Awaitable[T]]) -> T:
     """``asyncio.run(make())`` in a thread of its own; returns what it returned (raises what it
-    raised). ``make`` builds the coroutine there, so none is left unawaited here."""
+    raised). The coroutine is made in that thread, so none is ever left unawaited here."""
     async def main() -> T:
         return await make()
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="own-loop") as pool:
-        return pool.submit(asyncio.run, main()).result()
+        return pool.submit(lambda: asyncio.run(main())).result()

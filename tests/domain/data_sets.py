@@ -92,9 +92,10 @@ class DataSets:
     def _build(self, url: str, build: Build) -> Database:
         database = open_empty_database(url)
         if database.engine.dialect.name == "postgresql":
-            # the rows the emptying deleted, gone (autovacuum may be off, or late): a few builds
-            # of 3,000 records left dead rows that made text_match's scans of audit_entries 50
-            # times slower in the next module
+            # dead rows gone (autovacuum may be off, or late): the emptying truncates the tables
+            # holding rows, but rows a test deleted itself stay behind as dead rows, and a few
+            # builds of 3,000 records deleted row by row made text_match's scans of audit_entries
+            # 50 times slower in the next module
             names = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
             with database.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
                 conn.execute(text(f"VACUUM {names}"))
