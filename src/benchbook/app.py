@@ -50,9 +50,9 @@ from benchbook.web import routes as web_routes
 
 log = logging.getLogger("benchbook")
 
-#: The document's paths a ``--sync-only`` server serves: what syncing devices call. Sync itself
-#: does not exist yet, so a device can only check that the server is up.
-SYNC_PATHS = frozenset({"/health"})
+#: The document's paths a ``--sync-only`` server serves: what syncing devices call (docs/sync.md);
+#: never the admin's devices list, invites or revokes, nor anything else.
+SYNC_PATHS = frozenset({"/health", "/sync/hello", "/sync/join", "/sync/push", "/sync/feed", "/sync/snapshot/{kind}"})
 
 
 def load_document() -> dict[str, Any]:

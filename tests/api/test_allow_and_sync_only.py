@@ -76,7 +76,7 @@ def test_sync_only_serves_health(sync_client):
 @pytest.mark.parametrize("path", [
     "/", "/static/app.js", "/docs", "/docs/", "/docs/index.html", "/openapi.json", "/api/openapi.json",
     "/api/ui", "/api/ui/", "/api/swagger.json", "/api/collections", "/api/records/0123abcd",
-    "/api/audit/events", "/api/schemas",
+    "/api/audit/events", "/api/schemas", "/api/sync/devices", "/api/remote", "/api/remote/conflicts",
 ])
 def test_sync_only_answers_404_for_everything_else(sync_client, path):
     for method in ("GET", "HEAD"):
@@ -94,3 +94,15 @@ def test_sync_only_refuses_writes_with_404(sync_client):
 def test_sync_only_keeps_the_host_guard(sync_client):
     r = sync_client.get("/api/health", headers={"host": "evil.example"})
     assert r.status_code == 403 and "Host" in r.json()["detail"]
+
+
+def test_sync_only_serves_what_devices_call_and_asks_them_for_a_token(sync_client):
+    for method, path in (("GET", "/api/sync/hello"), ("GET", "/api/sync/feed"), ("POST", "/api/sync/push"),
+                         ("GET", "/api/sync/snapshot/catalog")):
+        r = sync_client.request(method, path, json={"entries": []} if method == "POST" else None)
+        assert r.status_code == 401 and "device token" in r.json()["detail"], (method, path, r.text)
+    r = sync_client.post("/api/sync/join", json={"invite": "bbi_not-a-real-one"})
+    assert r.status_code == 401 and "invite" in r.json()["detail"]
+    for method, path in (("POST", "/api/sync/devices"), ("POST", "/api/sync/devices/laptop/revoke"),
+                         ("POST", "/api/remote/sync"), ("POST", "/api/remote/connect")):
+        assert sync_client.request(method, path, json={}).status_code == 404, (method, path)

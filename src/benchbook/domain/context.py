@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,21 @@ class RecordChange:
     dataset_id: str
     before: dict[str, Any]
     after: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a change applied by sync was made (docs/sync.md): the entry it arrived as keeps its
+    ``entry_id``, ``actor`` and ``timestamp``; ``device`` is the name the authority stamped
+    from the device's token (never from a request body); ``seq`` the authority's number when the
+    entry is pulled onto a device (None while an authority applies a push)."""
+
+    entry_id: str
+    actor: str | None
+    timestamp: datetime
+    device: str | None
+    batch_id: str | None = None
+    seq: int | None = None
 
 
 @dataclass
@@ -43,3 +59,7 @@ class Ctx:
     job_id: str | None = None
     workflow: str | None = None
     depth: int = 0
+    origin: Origin | None = None
+    """Set while sync applies a change made elsewhere: the one audit entry the change writes
+    takes the origin's id, actor, time and device, and the change starts no workflow (a change
+    runs its workflows where it was made)."""

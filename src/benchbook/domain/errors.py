@@ -4,6 +4,8 @@
 
     BenchbookError (status 400)        {detail}, or {detail, errors} when ``errors`` lists each
      │                                  problem as {loc, msg, type, input, ctx} like request validation
+     ├── Unauthorized (401)             a sync call without a device token the authority knows, or
+     │                                  with a revoked one (docs/sync.md)
      ├── NotFound (404)                 a thing the URL names (path or query) does not exist (or is
      │                                  deleted): the target is not there
      ├── Conflict (409)                 name taken, uniqueness clash, live children block a delete; a
@@ -42,6 +44,12 @@ class BenchbookError(Exception):
         if self.errors:
             body["errors"] = self.errors
         return body
+
+
+class Unauthorized(BenchbookError):
+    """A sync call's device token is missing, unknown or revoked (401, docs/sync.md)."""
+
+    status = 401
 
 
 class NotFound(BenchbookError):

@@ -21,7 +21,8 @@ def services() -> Services:
     return scope["state"]["services"]  # type: ignore[no-any-return]
 
 
-def _header(name: str) -> str | None:
+def header(name: str) -> str | None:
+    """The current request's header ``name`` (lower case), stripped; None when absent or empty."""
     for key, value in scope.get("headers", []):
         if key.decode("latin-1").lower() == name:
             return value.decode("latin-1").strip() or None
@@ -45,7 +46,7 @@ def write() -> Iterator[Ctx]:
     queued = False
     with svc.db.session() as session, session.begin():
         svc.db.write_lock(session)  # SQLite: wait for the other writers (bounded: DatabaseBusy → 503)
-        batch_id = _header(BATCH_HEADER)
+        batch_id = header(BATCH_HEADER)
         if batch_id:
             try:
                 audit.get_batch(session, batch_id)

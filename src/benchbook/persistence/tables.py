@@ -323,7 +323,15 @@ class AuditEntry(Base):
     request_id: Mapped[str | None] = mapped_column(String(64))
     dataset_id: Mapped[str | None] = mapped_column(String(32))
     schema_id: Mapped[str | None] = mapped_column(String(32))
+    # sync (migration 0027, docs/sync.md): the authority's number of the entry; the device name
+    # the authority stamped; the entry's sync rows (spec *Audit entry* ``sync``)
+    seq: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    device: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    sync: Mapped[list[Any] | None] = mapped_column(JSONType, nullable=True)
     __table_args__ = (
+        Index("ix_audit_entries_seq", "seq", unique=True),
+        Index("ix_audit_entries_unsequenced", "id", sqlite_where=text("seq IS NULL"),
+              postgresql_where=text("seq IS NULL")),
         Index("ix_audit_entries_entity", "entity_type", "entity_id"),
         # a schema's and a collection's own history (GET /schemas/{name}/audit, /collections/{name}/audit):
         # only their entries, not every record entry filed under them (migration 0008)
@@ -405,6 +413,48 @@ class CatalogToken(Base):
     __tablename__ = "catalog_token"
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     token: Mapped[str] = mapped_column(String(64))
+
+
+class SyncDevice(Base):
+    """A device of this project as an authority (docs/sync.md): its one-use invite and its token,
+    both kept only as sha256 digests (the secrets are shown once, never stored)."""
+
+    __tablename__ = "sync_devices"
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    invite_sha256: Mapped[str | None] = mapped_column(String(64), unique=True)
+    invite_expires_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    token_sha256: Mapped[str | None] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    joined_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    last_seen_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class SyncAnswer(Base):
+    """The authority's answer to one pushed entry (``{id, status, seq, rows}``), written in the
+    push's transaction: a resend gets it back and changes nothing (docs/sync.md)."""
+
+    __tablename__ = "sync_answers"
+    entry_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    device: Mapped[str] = mapped_column(String(100))
+    answer: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SyncState(Base):
+    """One row (id 1): this project's sync id and, as an authority, ``head`` (the last sequence
+    number given); as a device, the remote it follows and how far it has read its feed."""
+
+    __tablename__ = "sync_state"
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    project_id: Mapped[str] = mapped_column(String(32))
+    head: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
+    remote_url: Mapped[str | None] = mapped_column(Text, nullable=True)
+    remote_device: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    remote_project_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    cursor: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
+    last_sync_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class Job(Base):

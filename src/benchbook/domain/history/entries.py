@@ -20,6 +20,7 @@ from benchbook.domain.errors import Invalid, NotFound
 from benchbook.domain.history.own_values import whole_values
 from benchbook.domain.ids import new_id
 from benchbook.domain.records.rows import value_changes
+from benchbook.domain.sync import rows as sync_rows
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Field, Record, utcnow
 
 ACTIONS = ("create", "update", "delete", "restore", "purge")
@@ -34,12 +35,17 @@ def write(ctx: Ctx, action: str, entity_type: str, entity_id: str, *,
     """Add one audit entry to ``ctx.session`` (flushed with the change's transaction).
 
     ``changes``: ``[{field, label, dtype, before, after, deleted}]`` in schema order;
-    ``old``/``new``: the spec's ``old_data``/``new_data``.
+    ``old``/``new``: the spec's ``old_data``/``new_data``. While sync applies a change made
+    elsewhere (``ctx.origin``), the entry takes that change's id, actor, time, batch and device.
     """
+    origin = ctx.origin
     entry = AuditEntry(id=new_id(), action=action, entity_type=entity_type, entity_id=entity_id,
                        timestamp=utcnow(), actor=ctx.actor, changes=changes or [], old_data=old,
                        new_data=new, batch_id=ctx.batch_id, request_id=ctx.request_id,
                        dataset_id=dataset_id, schema_id=schema_id)
+    if origin is not None:  # a change made elsewhere, applied by sync: its entry as it was made
+        entry.id, entry.actor, entry.timestamp = origin.entry_id, origin.actor, origin.timestamp
+        entry.device, entry.seq, entry.batch_id = origin.device, origin.seq, origin.batch_id
     ctx.session.add(entry)  # its flush notes it for the batch figures (history.batch_figures)
     return entry
 
@@ -228,9 +234,9 @@ def entry_responses(session: Session, entries: list[AuditEntry]) -> list[dict[st
         out.append({
             "id": e.id, "action": e.action, "entity_type": e.entity_type, "entity_id": e.entity_id,
             "timestamp": e.timestamp.isoformat(), "actor": e.actor, "changes": changes,
-            "device": None, **whole.get(e.id, {"new_data": e.new_data, "old_data": e.old_data}),
+            "device": e.device, **whole.get(e.id, {"new_data": e.new_data, "old_data": e.old_data}),
             "now": _now(e, records) if e.entity_type == "record" else None,
-            "sync": [], "batch_id": e.batch_id,
+            "sync": sync_rows.shown(e.sync), "batch_id": e.batch_id,
         })
     return out
 

@@ -257,11 +257,17 @@ def entry_row(ctx: Ctx, action: str, rec: Record | Row[Any], *, changes: list[di
               old: dict[str, Any] | None, new: dict[str, Any] | None, at: datetime | None = None) -> dict[str, Any]:
     """The ``audit_entries`` row (column dict) of ``action`` on record ``rec`` at ``at`` (now
     when not given), for :func:`insert_entries`: what :func:`audit.write` adds through the ORM,
-    without it. Its ``id`` is None: :func:`insert_entries` makes the ids."""
-    return {"id": None, "action": action, "entity_type": "record", "entity_id": rec.id,
-            "timestamp": at or utcnow(),
-            "actor": ctx.actor, "changes": changes, "old_data": old, "new_data": new, "batch_id": ctx.batch_id,
-            "request_id": ctx.request_id, "dataset_id": rec.dataset_id, "schema_id": rec.schema_id}
+    without it. Its ``id`` is None: :func:`insert_entries` makes the ids; while sync applies a
+    change made elsewhere (``ctx.origin``) it is that change's entry's, with its actor, time,
+    batch and device."""
+    row = {"id": None, "action": action, "entity_type": "record", "entity_id": rec.id,
+           "timestamp": at or utcnow(),
+           "actor": ctx.actor, "changes": changes, "old_data": old, "new_data": new, "batch_id": ctx.batch_id,
+           "request_id": ctx.request_id, "dataset_id": rec.dataset_id, "schema_id": rec.schema_id}
+    if (origin := ctx.origin) is not None:  # a change made elsewhere, applied by sync (entries.write)
+        row.update(id=origin.entry_id, actor=origin.actor, timestamp=origin.timestamp, device=origin.device,
+                   seq=origin.seq, batch_id=origin.batch_id)
+    return row
 
 
 def _set_loaded(records: Sequence[Record | Row[Any]], **values: Any) -> None:

@@ -46,7 +46,7 @@ _RECORDS: Table = Record.__table__  # type: ignore[assignment]
 _UPDATE_RECORD = update(_RECORDS).where(_RECORDS.c.id == bindparam("record_id"))  # SET: the columns given
 
 
-def _sync_links(session: Session, rec: Record, meta: SchemaMeta, *, new: bool = False) -> None:
+def keep_links(session: Session, rec: Record, meta: SchemaMeta, *, new: bool = False) -> None:
     """Mirror ``rec``'s reference and file values into ``record_links``: its old links are
     dropped unless it is ``new`` or its schema never had a field that links (live or deleted)."""
     if not new and any(f.type in REFERENCE_TYPES or f.type in FILE_TYPES for f in meta.by_id.values()):
@@ -59,8 +59,9 @@ def _sync_links(session: Session, rec: Record, meta: SchemaMeta, *, new: bool = 
 
 
 def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
-                  cache: SchemaCache | None = None) -> Record:
-    """Create a record from a RecordCreate ``body`` in collection ``dataset_name``.
+                  cache: SchemaCache | None = None, record_id: str | None = None) -> Record:
+    """Create a record from a RecordCreate ``body`` in collection ``dataset_name``; its id is
+    new, or ``record_id`` (sync: the id the record was made with on a device).
 
     Raises ``NotFound`` (collection, schema, parent or field unknown), ``Invalid`` (bad values),
     ``Conflict`` (schema not in the collection, wrong parent, uniqueness key taken).
@@ -84,14 +85,14 @@ def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
     parent = check_parent(s, meta, collection, body.get("parent_record_id"), ["body", "parent_record_id"])
     data = coerce_data(s, meta, collection, body.get("data") or {})
     now = utcnow()
-    rec = Record(id=new_id(), dataset_id=collection.id, schema_id=schema.id,
+    rec = Record(id=record_id or new_id(), dataset_id=collection.id, schema_id=schema.id,
                  parent_id=parent.id if parent else None, data=data, created_at=now, updated_at=now)
     inherited = inherited_name_values(s, cache, [rec], {collection.id: collection.timezone})
     rec.natural_name = record_name(meta, data, collection.timezone, inherited.get(rec.id))
     s.add(rec)
     s.flush()
     check_unique(s, rec, schema, meta.fields)
-    _sync_links(s, rec, meta, new=True)
+    keep_links(s, rec, meta, new=True)
     ctx.changes.append(RecordChange("created", rec.id, schema.id, collection.id, {}, dict(data)))
     insert_entries(s, [create_entry(ctx, rec, meta, collection, now)])  # a statement now: before any later change
     return rec
@@ -127,7 +128,7 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
     for key, value in values.items():
         set_committed_value(rec, key, value)
     check_unique(s, rec, meta.schema, meta.fields)
-    _sync_links(s, rec, meta)
+    keep_links(s, rec, meta)
     follow_names(s, cache, [rec.id])  # descendants whose names use its fields (same transaction)
     changed_ids = {c["field"] for c in changes}
     ident = edit_identity(rec, meta, collection)

@@ -1,0 +1,134 @@
+"""A device's sync rows and their resolutions (``GET /remote/conflicts``,
+``POST /remote/conflicts/{id}/resolve``, ``resolve-many``; docs/sync.md *Resolving*).
+
+A row lives on the device's own audit entry it is about (``sync``); its id is
+``<entry id>.<index>``. Resolutions:
+
+- ``theirs``: keep what the authority has (the device shows it already): the row is closed.
+- ``mine`` / ``value``: an ordinary edit of the field to ``yours`` / the given ``value``, synced
+  like any edit; 409 when the field changed here since the row was made, unless ``force``.
+- ``delete``: for an edit against a delete, let the delete stand: the device deletes the record
+  too when it still holds it live.
+- ``retry``: send the entry again (after a fix elsewhere): a refused create goes as the record
+  now stands.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from benchbook.domain.catalog.lookup import SchemaCache
+from benchbook.domain.context import Ctx
+from benchbook.domain.errors import Conflict, Invalid, NotFound
+from benchbook.domain.records import writes
+from benchbook.domain.records.rows import find_record
+from benchbook.domain.sync import outbox, rows
+from benchbook.persistence.tables import AuditEntry, Record
+
+PARENT = "parent_record_id"
+TAKES = ("theirs", "mine", "value", "delete", "retry")
+
+
+def _with_rows(session: Session) -> list[AuditEntry]:
+    return list(session.scalars(select(AuditEntry).where(AuditEntry.sync.is_not(None)).order_by(AuditEntry.id)))
+
+
+def _listed(entry: AuditEntry, index: int, r: dict[str, Any]) -> dict[str, Any]:
+    return {"id": f"{entry.id}.{index}", "entry_id": entry.id, "entity_type": entry.entity_type,
+            "entity_id": entry.entity_id, "field": r.get("field"), **rows.shown([r])[0]}
+
+
+def list_rows(session: Session, *, status: str | None = "open", kind: str | None = None,
+              record_id: str | None = None) -> list[dict[str, Any]]:
+    """SyncConflict rows (the spec's keys plus ``id``, ``entry_id``, ``entity_type``,
+    ``entity_id``, ``field``), oldest first, filtered by ``status``, ``kind`` and record."""
+    out = []
+    for entry in _with_rows(session):
+        if record_id and entry.entity_id != record_id.strip().upper():
+            continue
+        for index, r in enumerate(entry.sync or []):
+            if (status is None or r.get("status") == status) and (kind is None or r.get("kind") == kind):
+                out.append(_listed(entry, index, r))
+    return out
+
+
+def open_count(session: Session) -> int:
+    """Open rows on this device (``GET /remote`` ``open_conflicts``)."""
+    return len(list_rows(session))
+
+
+def _find(session: Session, row_id: str) -> tuple[AuditEntry, int, dict[str, Any]]:
+    entry_id, _, index = row_id.strip().upper().partition(".")
+    entry = session.get(AuditEntry, entry_id)
+    if entry is None or not index.isdigit() or int(index) >= len(entry.sync or []):
+        raise NotFound(f"sync row {row_id!r} not found")
+    return entry, int(index), dict((entry.sync or [])[int(index)])
+
+
+def resolve(ctx: Ctx, row_id: str, take: str, *, value: Any = None, force: bool = False) -> dict[str, Any]:
+    """Resolve row ``row_id`` by ``take`` (:data:`TAKES`); returns the row as listed. Raises
+    ``NotFound``, ``Invalid`` (a take that does not apply to the row's kind, or a row resolved
+    already) and ``Conflict`` (``mine``/``value`` when the field changed since, without ``force``)."""
+    s = ctx.session
+    entry, index, r = _find(s, row_id)
+    if r.get("status") != "open":
+        raise Invalid(f"sync row {row_id} is resolved already ({r.get('resolution')})")
+    if take not in TAKES:
+        raise Invalid(f"take must be one of {', '.join(TAKES)}")
+    if take in ("mine", "value"):
+        if r["kind"] != "conflict" and not (r["kind"] == "rejected" and r.get("field")):
+            raise Invalid(f"'{take}' resolves a conflict about one field; this row is {r['kind']!r}")
+        _set_field(ctx, entry.entity_id, r, r.get("yours") if take == "mine" else value, force=force)
+    elif take == "delete":
+        if r["kind"] != "edit_vs_delete":
+            raise Invalid("'delete' resolves an edit against a delete")
+        rec = s.get(Record, entry.entity_id)
+        if rec is not None and rec.deleted_at is None:
+            writes.delete_records(ctx, [rec], force=True)
+    elif take == "retry":
+        if entry.action == "create" and entry.entity_type == "record":
+            _as_it_stands(s, entry)
+    r.update(status="resolved", resolution=take)
+    kept = list(entry.sync or [])
+    kept[index] = r
+    s.execute(update(AuditEntry).where(AuditEntry.id == entry.id).values(sync=kept))
+    if take == "retry":
+        outbox.send_again(s, entry.id)
+    return _listed(entry, index, r)
+
+
+def resolve_many(ctx: Ctx, row_ids: list[str], take: str, *, force: bool = False) -> dict[str, Any]:
+    """Resolve each of ``row_ids`` by ``take`` in one transaction: ``{resolved, rows}``; the
+    first that cannot be resolved raises and nothing is resolved."""
+    done = [resolve(ctx, row_id, take, force=force) for row_id in row_ids]
+    return {"resolved": len(done), "rows": done}
+
+
+def _set_field(ctx: Ctx, record_id: str, r: dict[str, Any], value: Any, *, force: bool) -> None:
+    rec = find_record(ctx.session, record_id)
+    key = r.get("field")
+    current = rec.parent_id if key == PARENT else rec.data.get(key)
+    if current != r.get("theirs") and not force:
+        raise Conflict(f"{r.get('field_label')} changed here since this row was made; pass force to set it anyway")
+    if key == PARENT:
+        writes.update_record(ctx, record_id, {PARENT: value})
+        return
+    meta = SchemaCache(ctx.session).meta(rec.schema_id)
+    field = meta.by_id.get(str(key))
+    if field is None:
+        raise Invalid(f"the field {r.get('field_label')!r} no longer exists in this project")
+    writes.update_record(ctx, record_id, {"data": {field.name: value}})
+
+
+def _as_it_stands(session: Session, entry: AuditEntry) -> None:
+    """A refused create sent again carries the record's values as they are now (the fix made
+    since): its ``new_data`` takes them."""
+    rec = session.get(Record, entry.entity_id)
+    if rec is None:
+        return
+    new = dict(entry.new_data or {})
+    new["data"] = dict(rec.data)
+    new["parent_record_id"] = rec.parent_id
+    session.execute(update(AuditEntry).where(AuditEntry.id == entry.id).values(new_data=new))

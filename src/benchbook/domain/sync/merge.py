@@ -1,0 +1,228 @@
+"""A pushed entry applied at the authority (docs/sync.md *Merging*).
+
+Every entry goes through the same domain rules as an API write (types, restrictions, uniqueness
+keys, live parent, collection and schema), under an :class:`~benchbook.domain.context.Origin`
+(its entry keeps the device's id, actor and time, stamped with the device's name), inside a
+savepoint of its own: a refusal undoes that entry alone.
+
+An edit is merged field by field, three ways, with the entry's before value as the base: the
+authority's value equal to the base takes the device's; equal to the device's needs nothing;
+anything else is a ``conflict`` row and the authority keeps its value. A move
+(``parent_record_id``) merges as one more value. An edit that meets a delete, either way, is an
+``edit_vs_delete`` row and applies nothing: the edit is never silently lost.
+
+Answers: ``{id, status, seq, rows}``, ``status`` one of :data:`STATUSES`. An entry that changed
+something has its answer stored (``sync_answers``) in the same transaction: a resend gets the
+same answer and changes nothing twice. One that changed nothing (rejected, deferred, a conflict
+on every field) is weighed again when sent again, which is what ``retry`` is for.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
+from benchbook.domain.context import Ctx
+from benchbook.domain.errors import BenchbookError
+from benchbook.domain.records import writes
+from benchbook.domain.records.rows import live_descendants, purge_records, restore_records, soft_delete_records
+from benchbook.domain.sync import feed, wire
+from benchbook.domain.sync.rows import row
+from benchbook.persistence.tables import AuditEntry, Collection, Record, SyncAnswer, utcnow
+
+STATUSES = ("applied", "merged", "duplicate", "conflict", "rejected", "deferred")
+PARENT = "parent_record_id"
+
+
+def push(ctx: Ctx, device: str, entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """PushResult ``{results: [{id, status, seq, rows}], head}`` for ``entries`` (wire entries,
+    in the order the device made them), applied in ``ctx``'s transaction, stamped ``device``."""
+    s = ctx.session
+    deleting = {e["entity_id"] for e in entries if e.get("entity_type") == "record" and e.get("action") == "delete"}
+    answers = []
+    for entry in entries:
+        stored = s.get(SyncAnswer, entry["id"])
+        if stored is not None:
+            answers.append(dict(stored.answer))
+            continue
+        if s.scalar(select(AuditEntry.id).where(AuditEntry.id == entry["id"])) is not None:
+            answers.append({"id": entry["id"], "status": "duplicate", "seq": None, "rows": []})
+            continue
+        answers.append(_one(ctx, device, entry, deleting))
+    head = feed.number(s)
+    seqs = dict(s.execute(select(AuditEntry.id, AuditEntry.seq).where(
+        AuditEntry.id.in_([a["id"] for a in answers if a["status"] in ("applied", "merged", "conflict")]))).all())
+    for answer in answers:
+        if answer["status"] in ("applied", "merged", "conflict") and answer["seq"] is None:
+            answer["seq"] = seqs.get(answer["id"])
+            if answer["seq"] is not None or answer["status"] != "conflict":
+                s.merge(SyncAnswer(entry_id=answer["id"], device=device, answer=answer, created_at=utcnow()))
+    s.flush()
+    return {"results": answers, "head": head}
+
+
+def _one(ctx: Ctx, device: str, entry: dict[str, Any], deleting: set[str]) -> dict[str, Any]:
+    """The answer to one entry not seen before, its changes made inside a savepoint."""
+    s = ctx.session
+    ctx.origin = wire.origin(entry, device=device)
+    savepoint = s.begin_nested()
+    try:
+        wire.ensure_batch(s, entry.get("batch"))
+        if entry.get("entity_type") != "record":
+            status, rows = "rejected", [row(
+                "rejected", attempted=entry.get("action", ""),
+                message=f"a change to a {entry.get('entity_type')} is made on the authority in this version "
+                        "(schemas, fields, collections and views reach devices, not the other way yet)",
+                changes=entry.get("changes") or None)]
+        else:
+            status, rows = _record(ctx, entry, deleting)
+    except BenchbookError as exc:
+        savepoint.rollback()
+        status, rows = "rejected", [row("rejected", attempted=entry.get("action", ""), message=exc.detail,
+                                        changes=_typed(s, entry))]
+    else:
+        if status in ("rejected", "deferred") or (status == "conflict" and not _wrote(s, entry["id"])):
+            savepoint.rollback()
+        else:
+            savepoint.commit()
+    finally:
+        ctx.origin = None
+        ctx.changes.clear()  # a change that arrives by sync starts no workflow here
+    return {"id": entry["id"], "status": status, "seq": None, "rows": rows}
+
+
+def _wrote(session: Session, entry_id: str) -> bool:
+    session.flush()
+    return session.scalar(select(AuditEntry.id).where(AuditEntry.id == entry_id)) is not None
+
+
+def _typed(session: Session, entry: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """What a refused record entry held, as changes (field id, label, before, after)."""
+    old = (entry.get("old_data") or {}).get("data") or {}
+    new = (entry.get("new_data") or {}).get("data") or {}
+    meta = _meta(session, entry.get("schema_id"))
+    return [{"field": k, "label": _label(meta, k), "before": old.get(k), "after": new.get(k)}
+            for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)] or None
+
+
+def _meta(session: Session, schema_id: str | None) -> SchemaMeta | None:
+    try:
+        return SchemaCache(session).meta(schema_id) if schema_id else None
+    except BenchbookError:
+        return None
+
+
+def _label(meta: SchemaMeta | None, field_id: str) -> str:
+    if field_id == PARENT:
+        return "parent"
+    field = meta.by_id.get(field_id) if meta else None
+    return (field.label or field.name) if field else field_id
+
+
+def _by_name(meta: SchemaMeta, data: dict[str, Any]) -> dict[str, Any]:
+    """Values keyed by field id as a request body's (field name → value); a field this project
+    deleted or never had keeps its id, which the rules then refuse by name."""
+    return {(meta.by_id[k].name if k in meta.by_id else k): v for k, v in data.items()}
+
+
+def _record(ctx: Ctx, entry: dict[str, Any], deleting: set[str]) -> tuple[str, list[dict[str, Any]]]:
+    s, action, record_id = ctx.session, entry["action"], entry["entity_id"]
+    rec = s.get(Record, record_id)
+    if action == "create":
+        if rec is not None:
+            return "merged", []
+        new = entry.get("new_data") or {}
+        collection = s.get(Collection, entry.get("dataset_id"))
+        meta = SchemaCache(s).meta(entry["schema_id"])
+        body = {"schema_name": meta.schema.name, "parent_record_id": new.get(PARENT),
+                "data": _by_name(meta, new.get("data") or {})}
+        writes.create_record(ctx, collection.name if collection else str(entry.get("dataset_id")), body,
+                             record_id=record_id)
+        return "applied", []
+    if rec is None:  # its create was refused or is still on its way; purged here: nothing to edit
+        if action in ("delete", "purge", "restore"):
+            return "merged", []
+        return "deferred", [row("rejected", attempted=action, message="the record is not at the authority: its "
+                                "creation was refused or was purged there", changes=_typed(s, entry))]
+    if action == "update":
+        return _update(ctx, rec, entry)
+    if action == "delete":
+        return _delete(ctx, rec, entry, deleting)
+    if action == "restore":
+        if rec.deleted_at is None:
+            return "merged", []
+        restore_records(ctx, [rec])
+        return "applied", []
+    if action == "purge":
+        purge_records(ctx, [rec])
+        return "applied", []
+    return "rejected", [row("rejected", attempted=action, message=f"unknown action {action!r}")]
+
+
+def _theirs_actor(session: Session, record_id: str) -> str | None:
+    """Who made the authority's current version of the record: the actor (or device) of its
+    latest entry."""
+    latest = session.execute(select(AuditEntry.actor, AuditEntry.device).where(
+        AuditEntry.entity_type == "record", AuditEntry.entity_id == record_id)
+        .order_by(AuditEntry.timestamp.desc(), AuditEntry.id.desc()).limit(1)).first()
+    return (latest.device or latest.actor) if latest else None
+
+
+def _update(ctx: Ctx, rec: Record, entry: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    s = ctx.session
+    old, new = entry.get("old_data") or {}, entry.get("new_data") or {}
+    meta = SchemaCache(s).meta(rec.schema_id)
+    if rec.deleted_at is not None:
+        return "conflict", [row("edit_vs_delete", attempted="update", changes=_typed(s, entry),
+                                message="the record was deleted at the authority; the edit is kept here",
+                                theirs_actor=_theirs_actor(s, rec.id))]
+    mine_data, base_data = new.get("data") or {}, old.get("data") or {}
+    take: dict[str, Any] = {}
+    rows: list[dict[str, Any]] = []
+    already = False
+    pairs = [(k, base_data.get(k), mine_data.get(k), rec.data.get(k)) for k in mine_data]
+    if old.get(PARENT) != new.get(PARENT):
+        pairs.append((PARENT, old.get(PARENT), new.get(PARENT), rec.parent_id))
+    for key, base, mine, current in pairs:
+        if current == mine:
+            already = True
+        elif current == base:
+            take[key] = mine
+        else:
+            rows.append(row("conflict", attempted="update", field=key, field_label=_label(meta, key), yours=mine,
+                            theirs=current, base=base, theirs_actor=_theirs_actor(s, rec.id),
+                            message="both sides changed this field; the authority's value is kept"))
+    if take:
+        body: dict[str, Any] = {"data": _by_name(meta, {k: v for k, v in take.items() if k != PARENT})}
+        if PARENT in take:
+            body[PARENT] = take[PARENT]
+        writes.update_record(ctx, rec.id, body)
+    if rows:
+        return "conflict", rows
+    return ("merged" if already or not take else "applied"), []
+
+
+def _delete(ctx: Ctx, rec: Record, entry: dict[str, Any], deleting: set[str]) -> tuple[str, list[dict[str, Any]]]:
+    s = ctx.session
+    if rec.deleted_at is not None:
+        return "merged", []
+    seen = (entry.get("old_data") or {}).get("data")
+    meta = SchemaCache(s).meta(rec.schema_id)
+    if seen is not None and {k: v for k, v in seen.items() if v is not None} != \
+            {k: v for k, v in rec.data.items() if v is not None}:
+        edited = [{"field": k, "label": _label(meta, k), "before": seen.get(k), "after": rec.data.get(k)}
+                  for k in dict.fromkeys([*seen, *rec.data]) if seen.get(k) != rec.data.get(k)]
+        return "conflict", [row("edit_vs_delete", attempted="delete", changes=edited,
+                                theirs_actor=_theirs_actor(s, rec.id),
+                                message="the record was edited at the authority after this device last saw it; "
+                                        "it is not deleted there")]
+    added = [r for r in live_descendants(s, [rec.id]) if r.id not in deleting]
+    if added:
+        return "conflict", [row("edit_vs_delete", attempted="delete", theirs_actor=_theirs_actor(s, added[0].id),
+                                message=f"{len(added)} record(s) were added under it at the authority; "
+                                        "it is not deleted there")]
+    batch = entry.get("batch") or {}
+    soft_delete_records(ctx, [rec], op=batch.get("id") or entry["id"])
+    return "applied", []

@@ -1,0 +1,72 @@
+"""Handlers of the ``sync`` tag: the authority's side (docs/sync.md). Device calls name their
+device by token only (``Authorization: Bearer``); the admin's calls (devices) are never served
+by ``--sync-only``."""
+from __future__ import annotations
+
+from typing import Any
+
+from benchbook.domain.errors import Conflict
+from benchbook.domain.sync import devices, feed, merge, snapshot, state
+from benchbook.handlers.uow import header, read, write
+
+Body = dict[str, Any]
+
+
+def _device(session: Any) -> str:
+    return devices.verify(session, header("authorization"))
+
+
+def hello() -> tuple[Body, int]:
+    with write() as ctx:
+        name = _device(ctx.session)
+        devices.seen(ctx.session, name)
+        row = state.get(ctx.session)
+        return {"project_id": row.project_id, "device": name, "head": feed.number(ctx.session),
+                "empty": not state.holds_data(ctx.session)}, 200
+
+
+def join(body: Body) -> tuple[Body, int]:
+    with write() as ctx:
+        s = ctx.session
+        if state.following(s) is not None:
+            raise Conflict("this project follows an authority itself: a device cannot join it")
+        empty = not state.holds_data(s)
+        if body.get("holds_data") and not empty:
+            raise Conflict("both this authority and the joining project hold data: one of them must be empty "
+                           "(the empty one is filled from the other); the invite is still unused")
+        name, token = devices.join(s, body["invite"])
+        return {"token": token, "device": name, "project_id": state.get(s).project_id, "empty": empty}, 200
+
+
+def push(body: Body) -> tuple[Body, int]:
+    with write() as ctx:
+        name = _device(ctx.session)
+        devices.seen(ctx.session, name)
+        return merge.push(ctx, name, body["entries"]), 200
+
+
+def feed_page(after: int = 0, limit: int = feed.PAGE) -> tuple[Body, int]:
+    with write() as ctx:  # numbering what is not numbered yet writes
+        _device(ctx.session)
+        return feed.page(ctx.session, after, limit), 200
+
+
+def snapshot_of(kind: str) -> tuple[Body, int]:
+    with read() as s:
+        _device(s)
+        return snapshot.take(s, kind), 200
+
+
+def list_devices() -> tuple[list[Body], int]:
+    with read() as s:
+        return devices.list_devices(s), 200
+
+
+def create_device(body: Body) -> tuple[Body, int]:
+    with write() as ctx:
+        return devices.invite(ctx.session, body["name"]), 201
+
+
+def revoke_device(name: str) -> tuple[Body, int]:
+    with write() as ctx:
+        return devices.revoke(ctx.session, name), 200

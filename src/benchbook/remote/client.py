@@ -1,0 +1,75 @@
+"""The authority's sync endpoints as a device calls them (DESIGN.md *Sync*), over ``httpx``.
+
+Every failure is a domain error with a plain message naming the authority's address: it cannot
+be reached or answered nonsense (``BadGateway``, 502), the token is refused (``Unauthorized``,
+401, e.g. revoked), or it refused the call (its own status and ``detail``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from benchbook.domain.errors import BadGateway, BenchbookError, Conflict, Invalid, NotFound, Unauthorized
+
+TIMEOUT = httpx.Timeout(60.0, connect=10.0)
+"""Per request: a push of :data:`benchbook.domain.sync.outbox.BATCH` entries or a feed page
+is one request."""
+_BY_STATUS: dict[int, type[BenchbookError]] = {401: Unauthorized, 404: NotFound, 409: Conflict, 422: Invalid}
+
+
+class Authority:
+    """The authority at ``url`` (its address, the ``/api`` prefix added here), called with the
+    device ``token`` when given. Use as a context manager (one connection pool)."""
+
+    def __init__(self, url: str, token: str | None = None, *, transport: httpx.BaseTransport | None = None) -> None:
+        self.url = url.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(base_url=self.url + "/api", headers=headers, timeout=TIMEOUT,
+                                  transport=transport, follow_redirects=False)
+
+    def __enter__(self) -> Authority:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.close()
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise BadGateway(f"the authority at {self.url} cannot be reached: {type(exc).__name__}: {exc}") from None
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.status_code >= 400:
+            detail = body.get("detail") if isinstance(body, dict) else None
+            error = _BY_STATUS.get(response.status_code, BadGateway)
+            raise error(f"the authority at {self.url} answered {response.status_code}: "
+                        f"{detail or response.reason_phrase}")
+        if not isinstance(body, dict):
+            raise BadGateway(f"the authority at {self.url} answered something that is not a JSON object")
+        return body
+
+    def hello(self) -> dict[str, Any]:
+        """``GET /sync/hello``: ``{project_id, device, head, empty}``."""
+        return self._call("GET", "/sync/hello")  # type: ignore[no-any-return]
+
+    def join(self, invite: str, *, holds_data: bool = False) -> dict[str, Any]:
+        """``POST /sync/join``: ``{token, device, project_id}``; ``holds_data`` lets the authority
+        refuse (409, the invite unused) when it holds data too."""
+        return self._call("POST", "/sync/join",  # type: ignore[no-any-return]
+                          json={"invite": invite, "holds_data": holds_data})
+
+    def push(self, entries: list[dict[str, Any]]) -> dict[str, Any]:
+        """``POST /sync/push``: ``{results, head}``."""
+        return self._call("POST", "/sync/push", json={"entries": entries})  # type: ignore[no-any-return]
+
+    def feed(self, after: int, limit: int) -> dict[str, Any]:
+        """``GET /sync/feed``: ``{entries, head, more}``."""
+        return self._call("GET", "/sync/feed", params={"after": after, "limit": limit})  # type: ignore[no-any-return]
+
+    def snapshot(self, kind: str) -> dict[str, Any]:
+        """``GET /sync/snapshot/{kind}``."""
+        return self._call("GET", f"/sync/snapshot/{kind}")  # type: ignore[no-any-return]

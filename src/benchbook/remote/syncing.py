@@ -1,0 +1,152 @@
+"""Connect, sync and disconnect a device (docs/sync.md; DESIGN.md *Sync*: ``/remote``).
+
+One sync is pull → push → pull. Each feed page is applied, and the cursor saved, in one
+transaction: a process killed between the two applies the page again next time, which finds
+every entry held and changes nothing. Each push's answers are kept in one transaction; a reply
+lost on the way is asked for again by sending the same entries, which the authority answers
+from what it stored (no change made twice).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from benchbook.config import Project
+from benchbook.domain.errors import BenchbookError, Conflict
+from benchbook.domain.sync import conflicts, outbox, replica, snapshot, state
+from benchbook.persistence.db import Database
+from benchbook.persistence.tables import SyncDevice, utcnow
+from benchbook.remote import token as tokens
+from benchbook.remote.client import Authority
+
+PAGE = 1000
+"""Entries asked for per feed page."""
+
+
+@contextmanager
+def _writing(db: Database) -> Iterator[Session]:
+    with db.session() as session, session.begin():
+        db.write_lock(session)
+        yield session
+
+
+def status(db: Database, project: Project) -> dict[str, Any]:
+    """RemoteStatus: ``{url, device, project_id, connected, last_sync_at, pending,
+    open_conflicts, error}`` (all null, ``connected`` false, when no authority is followed)."""
+    with db.session() as s:
+        row = state.following(s)
+        out: dict[str, Any] = {"url": None, "device": None, "project_id": None, "connected": False,
+                               "last_sync_at": None, "pending": outbox.count(s) if row else 0,
+                               "open_conflicts": conflicts.open_count(s) if row else 0, "error": None}
+        if row is not None:
+            out.update(url=row.remote_url, device=row.remote_device, project_id=row.remote_project_id,
+                       connected=tokens.read(project.root) is not None,
+                       last_sync_at=row.last_sync_at.isoformat() if row.last_sync_at else None, error=row.error)
+        return out
+
+
+def connect(db: Database, project: Project, url: str, invite: str) -> dict[str, Any]:
+    """Follow the authority at ``url`` with a one-use ``invite``: an empty project then copies
+    it (one sync). Raises ``Conflict`` when this project already follows one or has devices of
+    its own, or when both it and the authority hold data (the invite stays unused)."""
+    with db.session() as s:
+        if state.following(s) is not None:
+            raise Conflict("this project already follows an authority: disconnect first")
+        if s.scalar(select(func.count()).select_from(SyncDevice)):
+            raise Conflict("this project is an authority (it has devices): it cannot follow another")
+        local = state.holds_data(s)
+    with Authority(url) as authority:
+        joined = authority.join(invite, holds_data=local)
+    tokens.write(project.root, joined["token"])
+    with _writing(db) as s:
+        row = state.get(s)
+        row.remote_url, row.remote_device, row.remote_project_id = url.rstrip("/"), joined["device"], joined["project_id"]
+        row.cursor, row.error = 0, None
+    summary = sync(db, project)
+    return {**status(db, project), "summary": summary}
+
+
+def disconnect(db: Database, project: Project) -> dict[str, Any]:
+    """Stop following: the token is forgotten, history and data stay; own changes not yet sent
+    stay unsent (connecting again later would need a fresh, empty project or authority)."""
+    with _writing(db) as s:
+        row = state.following(s)
+        if row is not None:
+            row.remote_url = row.remote_device = row.remote_project_id = None
+            row.error = None
+    tokens.forget(project.root)
+    return status(db, project)
+
+
+def sync(db: Database, project: Project) -> dict[str, int]:
+    """One sync: pull, push, pull. Returns SyncSummary ``{pushed, pulled, conflicts, rejected,
+    files_sent, files_received}``. Raises ``Conflict`` when no authority is followed, and the
+    authority's errors (the message is kept as ``GET /remote`` ``error``)."""
+    with db.session() as s:
+        row = state.following(s)
+        if row is None:
+            raise Conflict("this project follows no authority: connect it first (POST /remote/connect)")
+        url = row.remote_url
+    token = tokens.read(project.root)
+    summary = {"pushed": 0, "pulled": 0, "conflicts": 0, "rejected": 0, "files_sent": 0, "files_received": 0}
+    try:
+        with Authority(str(url), token) as authority:
+            summary["pulled"] += _pull(db, authority)
+            _push(db, authority, summary)
+            summary["pulled"] += _pull(db, authority)
+    except BenchbookError as exc:
+        with _writing(db) as s:
+            state.get(s).error = exc.detail
+        raise
+    with _writing(db) as s:
+        row = state.get(s)
+        row.last_sync_at, row.error = utcnow(), None
+    return summary
+
+
+def _pull(db: Database, authority: Authority) -> int:
+    """Read the feed from the cursor to its head; returns how many entries were new here."""
+    pulled = 0
+    catalog_read = False
+    while True:
+        with db.session() as s:
+            cursor = state.get(s).cursor
+        page = authority.feed(cursor, PAGE)
+        entries = page["entries"]
+        if not entries:
+            return pulled
+        snap = None if catalog_read else authority.snapshot("catalog")
+        with _writing(db) as s:
+            if snap is not None:
+                snapshot.apply_catalog(s, snap)
+                catalog_read = True
+            pulled += replica.apply_page(s, entries)
+            row = state.get(s)
+            row.cursor = max(row.cursor, entries[-1]["seq"])
+        if not page.get("more"):
+            return pulled
+
+
+def _push(db: Database, authority: Authority, summary: dict[str, int]) -> None:
+    """Send every own change not yet answered, :data:`outbox.BATCH` at a time."""
+    after = None
+    while True:
+        with db.session() as s:
+            entries = outbox.next_batch(s, after)
+        if not entries:
+            return
+        answer = authority.push(entries)
+        with _writing(db) as s:
+            outbox.record_answers(s, answer["results"])
+        for result in answer["results"]:
+            summary["pushed"] += result["status"] != "deferred"
+            for r in result.get("rows") or []:
+                summary["rejected" if r["kind"] == "rejected" else "conflicts"] += 1
+        after = entries[-1]["id"]
+
+
+__all__ = ["connect", "disconnect", "status", "sync"]

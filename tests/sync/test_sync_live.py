@@ -1,0 +1,172 @@
+"""Sync end to end: an authority and devices as projects served on loopback (issue 34)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.api.helpers import make_collection, make_record, make_schema
+
+FIELDS = [{"name": "code", "type": "string", "required": True}, {"name": "site", "type": "string"},
+          {"name": "depth_m", "type": "float"}]
+
+
+def _setup(side):
+    make_schema(side, "sample", FIELDS, display_template="{code}", unique_keys=[["code"]]) \
+        if False else make_schema(side, "sample", FIELDS, display_template="{code}")
+    make_collection(side, "lake", ["sample"])
+    return [make_record(side, "lake", "sample", {"code": f"S{i}", "site": "North", "depth_m": i}) for i in range(3)]
+
+
+def _records(side):
+    rows = side.ok("GET", "/collections/lake/records", params={"limit": 100})
+    items = rows["items"] if isinstance(rows, dict) else rows
+    return {r["id"]: r["data"] for r in items}
+
+
+def test_an_empty_project_joins_and_copies_the_authority(lab):
+    authority = lab.project("authority")
+    made = _setup(authority)
+    device = lab.follow(authority, "laptop")
+    assert _records(device) == _records(authority) and len(made) == 3
+    remote = device.ok("GET", "/remote")
+    assert remote["connected"] and remote["device"] == "laptop" and remote["pending"] == 0
+    assert remote["url"] == authority.url and remote["error"] is None and remote["last_sync_at"]
+    joined = authority.ok("GET", "/sync/devices")
+    assert [(d["name"], d["state"]) for d in joined] == [("laptop", "joined")]
+    # the device's history holds the authority's entries, same ids
+    theirs = {e["id"] for e in authority.ok("GET", "/audit", params={"limit": 100})["items"]}
+    mine = {e["id"] for e in device.ok("GET", "/audit", params={"limit": 100})["items"]}
+    assert theirs == mine
+
+
+def test_edits_of_different_fields_merge_and_the_same_field_conflicts(lab):
+    authority = lab.project("authority")
+    first = _setup(authority)[0]
+    laptop = lab.follow(authority, "laptop")
+    laptop.ok("PATCH", f"/records/{first['id']}", json={"data": {"site": "South"}})
+    authority.ok("PATCH", f"/records/{first['id']}", json={"data": {"depth_m": 9.5}})
+    summary = laptop.sync()
+    assert summary["pushed"] == 1 and summary["conflicts"] == 0
+    both = {"code": "S0", "site": "South", "depth_m": 9.5}
+    assert _records(authority)[first["id"]] == both == _records(laptop)[first["id"]]
+    # the same field on both sides: a conflict row, the authority's value kept everywhere
+    laptop.ok("PATCH", f"/records/{first['id']}", json={"data": {"site": "East"}})
+    authority.ok("PATCH", f"/records/{first['id']}", json={"data": {"site": "West"}})
+    summary = laptop.sync()
+    assert summary["conflicts"] == 1
+    assert _records(laptop)[first["id"]]["site"] == "West" == _records(authority)[first["id"]]["site"]
+    rows = laptop.ok("GET", "/remote/conflicts")
+    assert len(rows) == 1
+    row = rows[0]
+    assert {k: row[k] for k in ("kind", "field_label", "yours", "theirs", "base", "theirs_actor", "status")} == {
+        "kind": "conflict", "field_label": "site", "yours": "East", "theirs": "West", "base": "South",
+        "theirs_actor": "authority", "status": "open"}
+    entry = laptop.ok("GET", f"/audit/{row['entry_id']}")
+    assert [r["kind"] for r in entry["sync"]] == ["conflict"]
+    assert set(entry["sync"][0]) == {"kind", "field_label", "yours", "theirs", "base", "theirs_actor", "status",
+                                     "resolution", "message", "attempted", "changes"}
+    # mine: an ordinary synced edit, which then wins everywhere
+    laptop.ok("POST", f"/remote/conflicts/{row['id']}/resolve", json={"take": "mine"})
+    laptop.sync()
+    assert _records(laptop)[first["id"]]["site"] == "East" == _records(authority)[first["id"]]["site"]
+    assert laptop.ok("GET", "/remote/conflicts") == []
+    assert laptop.ok("GET", "/remote")["open_conflicts"] == 0
+
+
+def test_changes_travel_between_two_devices_stamped_with_the_device(lab):
+    authority = lab.project("authority")
+    first = _setup(authority)[0]
+    laptop, field = lab.follow(authority, "laptop"), lab.follow(authority, "field")
+    created = make_record(laptop, "lake", "sample", {"code": "L1", "site": "Dock"})
+    laptop.ok("PATCH", f"/records/{first['id']}", json={"data": {"depth_m": 4.0}})
+    assert laptop.ok("GET", "/remote")["pending"] == 2
+    laptop.sync()
+    assert laptop.ok("GET", "/remote")["pending"] == 0
+    field.sync()
+    assert _records(field) == _records(authority) == _records(laptop)
+    assert _records(field)[created["id"]]["code"] == "L1"
+    history = authority.ok("GET", "/audit", params={"entity_id": created["id"]})["items"]
+    assert [(e["action"], e["device"], e["actor"]) for e in history] == [("create", "laptop", "laptop")]
+    on_field = field.ok("GET", "/audit", params={"entity_id": created["id"]})["items"]
+    assert [(e["id"], e["device"]) for e in on_field] == [(history[0]["id"], "laptop")]
+
+
+def test_edit_against_delete_either_way_keeps_the_edit(lab):
+    authority = lab.project("authority")
+    a, b = _setup(authority)[:2]
+    laptop = lab.follow(authority, "laptop")
+    # the device edits what the authority deleted
+    laptop.ok("PATCH", f"/records/{a['id']}", json={"data": {"site": "Kept"}})
+    authority.ok("DELETE", f"/records/{a['id']}", 204)
+    assert laptop.sync()["conflicts"] == 1
+    row = laptop.ok("GET", "/remote/conflicts")[0]
+    assert row["kind"] == "edit_vs_delete" and row["attempted"] == "update"
+    assert [c["after"] for c in row["changes"]] == ["Kept"]
+    # the device deletes what the authority edited: not deleted there
+    authority.ok("PATCH", f"/records/{b['id']}", json={"data": {"site": "Edited"}})
+    laptop_sees = laptop.ok("GET", f"/records/{b['id']}")
+    assert laptop_sees["data"]["site"] == "North"
+    laptop.ok("DELETE", f"/records/{b['id']}", 204)
+    assert laptop.sync()["conflicts"] == 1
+    assert authority.ok("GET", f"/records/{b['id']}")["data"]["site"] == "Edited"
+    kinds = sorted(r["attempted"] for r in laptop.ok("GET", "/remote/conflicts", params={"kind": "edit_vs_delete"}))
+    assert kinds == ["delete", "update"]
+
+
+def test_a_revoked_device_is_refused_and_keeps_its_changes(lab):
+    authority = lab.project("authority")
+    first = _setup(authority)[0]
+    laptop = lab.follow(authority, "laptop")
+    authority.ok("POST", "/sync/devices/laptop/revoke")
+    laptop.ok("PATCH", f"/records/{first['id']}", json={"data": {"site": "Offline"}})
+    r = laptop.http.post("/remote/sync")
+    assert r.status_code == 401 and "revoked" in r.json()["detail"]
+    remote = laptop.ok("GET", "/remote")
+    assert remote["pending"] == 1 and "revoked" in remote["error"]
+    assert _records(laptop)[first["id"]]["site"] == "Offline"
+    assert _records(authority)[first["id"]]["site"] == "North"
+
+
+@pytest.mark.parametrize("when", ["twice"])
+def test_a_push_sent_again_changes_nothing_twice_and_a_forged_device_is_ignored(lab, when):
+    authority = lab.project("authority")
+    first = _setup(authority)[0]
+    laptop = lab.follow(authority, "laptop")
+    token = (laptop.root / ".sync-token").read_text().strip()
+    assert oct((laptop.root / ".sync-token").stat().st_mode & 0o777) == "0o600"
+    laptop.ok("PATCH", f"/records/{first['id']}", json={"data": {"depth_m": 1.5}})
+    entry = laptop.ok("GET", "/audit", params={"entity_id": first["id"], "limit": 1})["items"][0]
+    wire = {k: entry[k] for k in ("id", "action", "entity_type", "entity_id", "timestamp", "actor",
+                                  "old_data", "new_data")}
+    wire.update(device="someone-else", schema_id=None, dataset_id=None, changes=[], batch=None)
+    headers = {"Authorization": f"Bearer {token}"}
+    answers = [authority.ok("POST", "/sync/push", json={"entries": [wire]}, headers=headers) for _ in range(2)]
+    assert answers[0]["results"] == answers[1]["results"]
+    assert answers[0]["results"][0]["status"] == "applied"
+    history = authority.ok("GET", "/audit", params={"entity_id": first["id"]})["items"]
+    edits = [e for e in history if e["action"] == "update"]
+    assert [(e["id"], e["device"]) for e in edits] == [(entry["id"], "laptop")]
+    r = authority.http.post("/sync/push", json={"entries": [wire]}, headers={"Authorization": "Bearer nope"})
+    assert r.status_code == 401
+
+
+def test_a_uniqueness_key_taken_offline_on_both_sides_is_refused_kept_and_retried(lab):
+    authority = lab.project("authority")
+    _setup(authority)
+    authority.ok("PUT", "/schemas/sample/unique-keys", json={"keys": [["code"]]})
+    laptop = lab.follow(authority, "laptop")
+    taken = make_record(authority, "lake", "sample", {"code": "X1", "site": "Authority"})
+    mine = make_record(laptop, "lake", "sample", {"code": "X1", "site": "Laptop"})
+    summary = laptop.sync()
+    assert summary["rejected"] == 1
+    row = laptop.ok("GET", "/remote/conflicts", params={"kind": "rejected"})[0]
+    assert row["entity_id"] == mine["id"] and row["attempted"] == "create" and "code" in row["message"]
+    assert mine["id"] not in _records(authority)
+    assert _records(laptop)[mine["id"]]["code"] == "X1"  # what the user typed stays
+    assert _records(laptop)[taken["id"]]["code"] == "X1"
+    # the fix, then retry: the record goes as it now stands
+    laptop.ok("PATCH", f"/records/{mine['id']}", json={"data": {"code": "X2"}})
+    laptop.ok("POST", f"/remote/conflicts/{row['id']}/resolve", json={"take": "retry"})
+    laptop.sync()
+    assert _records(authority)[mine["id"]] == {"code": "X2", "site": "Laptop"} == _records(laptop)[mine["id"]]
+    assert laptop.ok("GET", "/remote")["pending"] == 0
+    assert laptop.ok("GET", "/remote/conflicts") == []
