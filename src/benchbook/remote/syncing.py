@@ -8,7 +8,7 @@ from what it stored (no change made twice).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -25,6 +25,15 @@ from benchbook.remote.client import Authority
 
 PAGE = 1000
 """Entries asked for per feed page."""
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``: ``stage`` ``pull`` or ``push``, entries done so far and the
+total known now (a pull's total is the authority's head less the cursor, a push's the entries
+that waited when it began)."""
+
+
+def _quiet(stage: str, done: int, total: int) -> None:
+    """No progress shown."""
 
 
 @contextmanager
@@ -82,10 +91,11 @@ def disconnect(db: Database, project: Project) -> dict[str, Any]:
     return status(db, project)
 
 
-def sync(db: Database, project: Project) -> dict[str, int]:
+def sync(db: Database, project: Project, progress: Progress = _quiet) -> dict[str, int]:
     """One sync: pull, push, pull. Returns SyncSummary ``{pushed, pulled, conflicts, rejected,
-    files_sent, files_received}``. Raises ``Conflict`` when no authority is followed, and the
-    authority's errors (the message is kept as ``GET /remote`` ``error``)."""
+    files_sent, files_received}``; ``progress`` is told how far each stage is (:data:`Progress`).
+    Raises ``Conflict`` when no authority is followed, and the authority's errors (the message is
+    kept as ``GET /remote`` ``error``)."""
     with db.session() as s:
         row = state.following(s)
         if row is None:
@@ -95,9 +105,9 @@ def sync(db: Database, project: Project) -> dict[str, int]:
     summary = {"pushed": 0, "pulled": 0, "conflicts": 0, "rejected": 0, "files_sent": 0, "files_received": 0}
     try:
         with Authority(str(url), token) as authority:
-            summary["pulled"] += _pull(db, authority)
-            _push(db, authority, summary)
-            summary["pulled"] += _pull(db, authority)
+            summary["pulled"] += _pull(db, authority, progress)
+            _push(db, authority, summary, progress)
+            summary["pulled"] += _pull(db, authority, progress)
     except BenchbookError as exc:
         with _writing(db) as s:
             state.get(s).error = exc.detail
@@ -108,10 +118,11 @@ def sync(db: Database, project: Project) -> dict[str, int]:
     return summary
 
 
-def _pull(db: Database, authority: Authority) -> int:
+def _pull(db: Database, authority: Authority, progress: Progress) -> int:
     """Read the feed from the cursor to its head; returns how many entries were new here."""
-    pulled = 0
+    pulled = read = 0
     catalog_read = False
+    start: int | None = None
     while True:
         with db.session() as s:
             cursor = state.get(s).cursor
@@ -127,13 +138,19 @@ def _pull(db: Database, authority: Authority) -> int:
             pulled += replica.apply_page(s, entries)
             row = state.get(s)
             row.cursor = max(row.cursor, entries[-1]["seq"])
+        start = cursor if start is None else start
+        read += len(entries)
+        progress("pull", read, max(read, int(page["head"]) - start))
         if not page.get("more"):
             return pulled
 
 
-def _push(db: Database, authority: Authority, summary: dict[str, int]) -> None:
+def _push(db: Database, authority: Authority, summary: dict[str, int], progress: Progress) -> None:
     """Send every own change not yet answered, :data:`outbox.BATCH` at a time."""
     after = None
+    with db.session() as s:
+        total = outbox.count(s)
+    sent = 0
     while True:
         with db.session() as s:
             entries = outbox.next_batch(s, after)
@@ -147,6 +164,8 @@ def _push(db: Database, authority: Authority, summary: dict[str, int]) -> None:
             for r in result.get("rows") or []:
                 summary["rejected" if r["kind"] == "rejected" else "conflicts"] += 1
         after = entries[-1]["id"]
+        sent += len(entries)
+        progress("push", sent, max(sent, total))
 
 
 __all__ = ["connect", "disconnect", "status", "sync"]
