@@ -52,7 +52,8 @@ log = logging.getLogger("benchbook")
 
 #: The document's paths a ``--sync-only`` server serves: what syncing devices call (docs/sync.md);
 #: never the admin's devices list, invites or revokes, nor anything else.
-SYNC_PATHS = frozenset({"/health", "/sync/hello", "/sync/join", "/sync/push", "/sync/feed", "/sync/snapshot/{kind}"})
+SYNC_PATHS = frozenset({"/health", "/sync/hello", "/sync/join", "/sync/push", "/sync/feed", "/sync/snapshot/{kind}",
+                        "/sync/files/missing", "/sync/files/{sha256}"})
 
 
 def load_document() -> dict[str, Any]:

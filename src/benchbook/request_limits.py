@@ -28,6 +28,9 @@ log = logging.getLogger("benchbook")
 
 #: The upload route (``POST``), whose body may be as large as ``upload_bytes``.
 UPLOAD_PATHS = frozenset({"/api/files", "/api/files/"})
+#: A device's upload of a file's content to the authority (``PUT``; docs/sync.md *Files*), as
+#: large as ``upload_bytes`` like ``POST /files``.
+SYNC_UPLOAD_PATH = re.compile(r"/api/sync/files/[^/]+/?")
 #: The import route (``POST``), whose body is a file as large as ``import_bytes`` and a form.
 IMPORT_PATH = re.compile(r"/api/collections/[^/]+/import/?")
 FORM_ALLOWANCE = 64 * 1024
@@ -46,6 +49,8 @@ class BodyTooLarge(BenchbookError):
 
 def body_limit(scope: Scope, limits: Limits) -> tuple[int, str]:
     """``(bytes, setting name)``: how large this request's body may be."""
+    if scope.get("method", "GET").upper() == "PUT" and SYNC_UPLOAD_PATH.fullmatch(scope.get("path", "")):
+        return limits.upload_bytes, "upload_bytes"
     if scope.get("method", "GET").upper() == "POST":
         path = scope.get("path", "")
         if path in UPLOAD_PATHS:

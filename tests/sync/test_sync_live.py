@@ -170,3 +170,34 @@ def test_a_uniqueness_key_taken_offline_on_both_sides_is_refused_kept_and_retrie
     assert _records(authority)[mine["id"]] == {"code": "X2", "site": "Laptop"} == _records(laptop)[mine["id"]]
     assert laptop.ok("GET", "/remote")["pending"] == 0
     assert laptop.ok("GET", "/remote/conflicts") == []
+
+
+def test_files_travel_once_by_sha256_and_a_corrupted_upload_is_refused(lab):
+    import hashlib
+
+    authority = lab.project("authority")
+    make_schema(authority, "scan", [{"name": "code", "type": "string"}, {"name": "image", "type": "file"}])
+    make_collection(authority, "lake", ["scan"])
+    laptop, field = lab.follow(authority, "laptop"), lab.follow(authority, "field")
+    content = b"\x89PNG not really, but bytes " * 1000
+    sha = laptop.ok("POST", "/files", 201, files={"file": ("scan-1.png", content)})["sha256"]
+    made = make_record(laptop, "lake", "scan", {"code": "A", "image": sha})
+    assert laptop.sync()["files_sent"] == 1
+    assert authority.http.get(f"/files/{sha}").content == content
+    assert laptop.sync()["files_sent"] == 0  # once
+    summary = field.sync()
+    assert summary["files_received"] == 1
+    got = field.http.get(f"/files/{sha}")
+    assert got.content == content and hashlib.sha256(got.content).hexdigest() == sha
+    assert field.ok("GET", f"/files/{sha}/info")["filename"] == "scan-1.png"
+    assert field.ok("GET", f"/records/{made['id']}")["data"]["image"] == sha
+    # content that is not what its name says is refused, and nothing is stored
+    token = (laptop.root / ".sync-token").read_text().strip()
+    other = hashlib.sha256(b"promised").hexdigest()
+    r = authority.http.put(f"/sync/files/{other}", files={"file": ("x.bin", b"something else")},
+                           headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 422 and "nothing was stored" in r.json()["detail"]
+    assert authority.http.get(f"/files/{other}/info").status_code == 404
+    assert not [p for p in (authority.root / "files").rglob("*") if p.name.startswith(".upload-")]
+    r = authority.http.put(f"/sync/files/{other}", files={"file": ("x.bin", b"promised")})
+    assert r.status_code == 401

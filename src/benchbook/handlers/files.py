@@ -1,6 +1,8 @@
 """Handlers of the ``files`` tag."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from connexion.context import scope
@@ -15,23 +17,30 @@ from benchbook.validation import parsed_form
 Body = dict[str, Any]
 
 
-def upload_file(file: Any = None) -> tuple[Body, int]:
-    """``POST /files``: the ``file`` part was streamed into a spool in the files folder while the
-    request was validated (``validation.StreamingMultiPartValidator``; Connexion then passes no
-    ``file``); it is moved into place once, in the write's transaction."""
+@contextmanager
+def uploaded_part(file: Any = None) -> Iterator[UploadFile]:
+    """The request's ``file`` part, streamed into a spool in the files folder while the request
+    was validated (``validation.StreamingMultiPartValidator``; Connexion then passes no
+    ``file``). Every part's spool is closed on the way out (a kept one is gone already). Raises
+    ``Invalid`` when the part is not a file."""
     form = parsed_form(scope)
     upload = form.get("file") if form is not None else file
     try:
         if not isinstance(upload, UploadFile):
             raise Invalid("Request validation failed", [error_entry(
                 ["body", "file"], "part 'file' must be a file (a part with a filename)", "type", None)])
-        with write() as ctx:
-            row = domain.store(ctx.session, ctx.files_dir, upload.file, upload.filename or "")
-            return domain.file_response(row), 201
+        yield upload
     finally:
         for _, part in (form.multi_items() if form is not None else [("file", file)]):
             if isinstance(part, UploadFile):
                 part.file.close()
+
+
+def upload_file(file: Any = None) -> tuple[Body, int]:
+    """``POST /files``: the content is moved into place once, in the write's transaction."""
+    with uploaded_part(file) as upload, write() as ctx:
+        row = domain.store(ctx.session, ctx.files_dir, upload.file, upload.filename or "")
+        return domain.file_response(row), 201
 
 
 def download_file(sha256: str, filename: str | None = None) -> FileResponse:

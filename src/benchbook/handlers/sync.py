@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from starlette.responses import FileResponse
+
+from benchbook.domain import files as store
 from benchbook.domain.errors import Conflict
-from benchbook.domain.sync import devices, feed, merge, snapshot, state
-from benchbook.handlers.uow import header, read, write
+from benchbook.domain.sync import devices, feed, files, merge, snapshot, state
+from benchbook.handlers.files import uploaded_part
+from benchbook.handlers.uow import header, read, services, write
 
 Body = dict[str, Any]
 
@@ -70,3 +74,25 @@ def create_device(body: Body) -> tuple[Body, int]:
 def revoke_device(name: str) -> tuple[Body, int]:
     with write() as ctx:
         return devices.revoke(ctx.session, name), 200
+
+
+def files_missing(body: Body) -> tuple[Body, int]:
+    with read() as s:
+        _device(s)
+        return {"missing": files.missing(s, services().project.files_dir, body["sha256"])}, 200
+
+
+def upload_file(sha256: str, file: Any = None) -> tuple[Body, int]:
+    """``PUT /sync/files/{sha256}``: the ``file`` part was streamed into a spool in the files
+    folder while the request was validated (as for ``POST /files``); kept only when its hash is
+    ``sha256``."""
+    with uploaded_part(file) as upload, write() as ctx:
+        _device(ctx.session)
+        return files.accept(ctx.session, ctx.files_dir, sha256, upload.file, upload.filename or ""), 201
+
+
+def download_file(sha256: str) -> FileResponse:
+    with read() as s:
+        _device(s)
+        row, path = store.find_file(s, services().project.files_dir, sha256)
+    return FileResponse(path, filename=row.filename, media_type="application/octet-stream")

@@ -6,6 +6,8 @@ be reached or answered nonsense (``BadGateway``, 502), the token is refused (``U
 """
 from __future__ import annotations
 
+from email.message import Message
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -39,18 +41,25 @@ class Authority:
             response = self._http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             raise BadGateway(f"the authority at {self.url} cannot be reached: {type(exc).__name__}: {exc}") from None
+        if response.status_code >= 400:
+            self._raise(response)
         try:
             body = response.json()
         except ValueError:
             body = None
-        if response.status_code >= 400:
-            detail = body.get("detail") if isinstance(body, dict) else None
-            error = _BY_STATUS.get(response.status_code, BadGateway)
-            raise error(f"the authority at {self.url} answered {response.status_code}: "
-                        f"{detail or response.reason_phrase}")
         if not isinstance(body, dict):
             raise BadGateway(f"the authority at {self.url} answered something that is not a JSON object")
         return body
+
+    def _raise(self, response: httpx.Response) -> None:
+        """Raise the domain error of a 4xx or 5xx answer, its ``detail`` in the message."""
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        detail = body.get("detail") if isinstance(body, dict) else None
+        error = _BY_STATUS.get(response.status_code, BadGateway)
+        raise error(f"the authority at {self.url} answered {response.status_code}: {detail or response.reason_phrase}")
 
     def hello(self) -> dict[str, Any]:
         """``GET /sync/hello``: ``{project_id, device, head, empty}``."""
@@ -73,3 +82,29 @@ class Authority:
     def snapshot(self, kind: str) -> dict[str, Any]:
         """``GET /sync/snapshot/{kind}``."""
         return self._call("GET", f"/sync/snapshot/{kind}")  # type: ignore[no-any-return]
+
+    def files_missing(self, shas: list[str]) -> list[str]:
+        """``POST /sync/files/missing``: those of ``shas`` the authority lacks."""
+        return list(self._call("POST", "/sync/files/missing", json={"sha256": shas})["missing"])
+
+    def put_file(self, sha256: str, path: Path, filename: str) -> None:
+        """``PUT /sync/files/{sha256}``: the content at ``path``, streamed from disk."""
+        with path.open("rb") as content:
+            self._call("PUT", f"/sync/files/{sha256}", files={"file": (filename or sha256, content)})
+
+    def get_file(self, sha256: str, into: Any) -> str:
+        """``GET /sync/files/{sha256}``: the content written to ``into`` (a file-like object
+        with ``write``) as it streams in; returns the filename the authority keeps. Raises
+        ``NotFound`` when the authority lacks it too."""
+        try:
+            with self._http.stream("GET", f"/sync/files/{sha256}") as response:
+                if response.status_code >= 400:
+                    response.read()
+                    self._raise(response)
+                for chunk in response.iter_bytes(1 << 20):
+                    into.write(chunk)
+                header = Message()
+                header["content-disposition"] = response.headers.get("content-disposition", "")
+                return header.get_filename() or sha256
+        except httpx.HTTPError as exc:
+            raise BadGateway(f"the authority at {self.url} cannot be reached: {type(exc).__name__}: {exc}") from None

@@ -16,10 +16,11 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from benchbook.config import Project
-from benchbook.domain.errors import BenchbookError, Conflict
-from benchbook.domain.sync import conflicts, outbox, replica, snapshot, state
+from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound
+from benchbook.domain.files import Spool, content_path
+from benchbook.domain.sync import conflicts, files, outbox, replica, snapshot, state
 from benchbook.persistence.db import Database
-from benchbook.persistence.tables import SyncDevice, utcnow
+from benchbook.persistence.tables import StoredFile, SyncDevice, utcnow
 from benchbook.remote import token as tokens
 from benchbook.remote.client import Authority
 
@@ -106,8 +107,9 @@ def sync(db: Database, project: Project, progress: Progress = _quiet) -> dict[st
     try:
         with Authority(str(url), token) as authority:
             summary["pulled"] += _pull(db, authority, progress)
-            _push(db, authority, summary, progress)
+            _push(db, project, authority, summary, progress)
             summary["pulled"] += _pull(db, authority, progress)
+            summary["files_received"] += _fetch_files(db, project, authority)
     except BenchbookError as exc:
         with _writing(db) as s:
             state.get(s).error = exc.detail
@@ -145,8 +147,10 @@ def _pull(db: Database, authority: Authority, progress: Progress) -> int:
             return pulled
 
 
-def _push(db: Database, authority: Authority, summary: dict[str, int], progress: Progress) -> None:
-    """Send every own change not yet answered, :data:`outbox.BATCH` at a time."""
+def _push(db: Database, project: Project, authority: Authority, summary: dict[str, int],
+          progress: Progress) -> None:
+    """Send every own change not yet answered, :data:`outbox.BATCH` at a time, each batch after
+    the files it cites that the authority lacks."""
     after = None
     with db.session() as s:
         total = outbox.count(s)
@@ -156,6 +160,7 @@ def _push(db: Database, authority: Authority, summary: dict[str, int], progress:
             entries = outbox.next_batch(s, after)
         if not entries:
             return
+        summary["files_sent"] += _send_files(db, project, authority, entries)
         answer = authority.push(entries)
         with _writing(db) as s:
             outbox.record_answers(s, answer["results"])
@@ -169,3 +174,47 @@ def _push(db: Database, authority: Authority, summary: dict[str, int], progress:
 
 
 __all__ = ["connect", "disconnect", "status", "sync"]
+
+
+def _send_files(db: Database, project: Project, authority: Authority, entries: list[dict[str, Any]]) -> int:
+    """Upload the files ``entries`` cite that this project holds and the authority lacks;
+    returns how many went. A file this project lacks too is left out (the entry citing it is
+    then refused with a row, and the file goes with a later sync once it is here)."""
+    with db.session() as s:
+        shas = sorted(files.cited(s, entries))
+        held = set(shas) - set(files.missing(s, project.files_dir, shas))
+        names = dict(s.execute(select(StoredFile.sha256, StoredFile.filename)
+                               .where(StoredFile.sha256.in_(held))).all()) if held else {}
+    sent = 0
+    for start in range(0, len(held), files.MAX_ASKED):
+        for sha in authority.files_missing(sorted(held)[start:start + files.MAX_ASKED]):
+            authority.put_file(sha, content_path(project.files_dir, sha), names.get(sha, sha))
+            sent += 1
+    return sent
+
+
+def _fetch_files(db: Database, project: Project, authority: Authority) -> int:
+    """Fetch the files this project's records link to and it lacks; each is checked against
+    its sha256 in a temporary file before it is kept. Returns how many arrived; one the
+    authority lacks as well is left for a later sync."""
+    with db.session() as s:
+        wanted = files.linked_but_absent(s, project.files_dir)
+    received = 0
+    for sha in wanted:
+        spool = Spool(project.files_dir)
+        try:
+            filename = authority.get_file(sha, spool)
+        except NotFound:
+            spool.close()
+            continue
+        except BaseException:
+            spool.close()
+            raise
+        with _writing(db) as s:
+            try:
+                files.accept(s, project.files_dir, sha, spool, filename)
+            except Invalid as exc:  # the authority sent other content: not kept; said, and tried again next time
+                state.get(s).error = exc.detail
+                continue
+        received += 1
+    return received
