@@ -201,3 +201,48 @@ def test_files_travel_once_by_sha256_and_a_corrupted_upload_is_refused(lab):
     assert not [p for p in (authority.root / "files").rglob("*") if p.name.startswith(".upload-")]
     r = authority.http.put(f"/sync/files/{other}", files={"file": ("x.bin", b"promised")})
     assert r.status_code == 401
+
+
+def test_schemas_fields_collections_and_views_made_on_a_device_reach_everyone(lab):
+    authority = lab.project("authority")
+    _setup(authority)
+    laptop, field = lab.follow(authority, "laptop"), lab.follow(authority, "field")
+    make_schema(laptop, "probe", [{"name": "serial", "type": "string"}], display_template="{serial}")
+    laptop.ok("POST", "/schemas/probe/fields", 201, json={"name": "volts", "type": "float"})
+    laptop.ok("PATCH", "/schemas/sample/fields/site", json={"label": "Sampling site"})
+    laptop.ok("PATCH", "/collections/lake", json={"schemas": ["sample", "probe"]})
+    made = make_record(laptop, "lake", "probe", {"serial": "P-7", "volts": 3.3})
+    laptop.ok("POST", "/schemas/probe/views", 201, json={"name": "charged", "columns": ["serial", "volts"]})
+    summary = laptop.sync()
+    assert summary["rejected"] == 0 and summary["conflicts"] == 0, laptop.ok("GET", "/remote/conflicts")
+    field.sync()
+    for side in (authority, field):
+        probe = side.ok("GET", "/schemas/probe")
+        assert [f["name"] for f in probe["fields"]] == ["serial", "volts"]
+        assert side.ok("GET", "/collections/lake")["schemas"] == ["sample", "probe"]
+        assert side.ok("GET", f"/records/{made['id']}")["natural_name"] == "P-7"
+        site = next(f for f in side.ok("GET", "/schemas/sample")["fields"] if f["name"] == "site")
+        assert site["label"] == "Sampling site"
+        assert [v["name"] for v in side.ok("GET", "/schemas/probe/views")] == ["charged"]
+    ids = {f["id"] for f in laptop.ok("GET", "/schemas/probe")["fields"]}
+    assert ids == {f["id"] for f in authority.ok("GET", "/schemas/probe")["fields"]}  # same field ids everywhere
+
+
+def test_a_project_holding_data_seeds_an_empty_authority(lab):
+    authority = lab.project("authority")
+    invite = authority.ok("POST", "/sync/devices", 201, json={"name": "laptop"})["invite"]
+    laptop = lab.project("laptop")
+    made = _setup(laptop)
+    laptop.ok("PATCH", f"/records/{made[0]['id']}", json={"data": {"site": "Edited"}})
+    laptop.ok("DELETE", f"/records/{made[2]['id']}", 204)
+    laptop.ok("POST", "/remote/connect", json={"url": authority.url, "invite": invite})
+    assert _records(authority) == _records(laptop)
+    assert _records(authority)[made[0]["id"]]["site"] == "Edited" and made[2]["id"] not in _records(authority)
+    assert laptop.ok("GET", "/remote")["pending"] == 0
+    # a second project holding data cannot join a project that now holds data: refused, invite unused
+    second = authority.ok("POST", "/sync/devices", 201, json={"name": "other"})["invite"]
+    other = lab.project("other")
+    _setup(other)
+    r = other.http.post("/remote/connect", json={"url": authority.url, "invite": second})
+    assert r.status_code == 409 and "one of them must be empty" in r.json()["detail"]
+    assert [d["state"] for d in authority.ok("GET", "/sync/devices") if d["name"] == "other"] == ["invited"]

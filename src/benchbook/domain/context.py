@@ -1,12 +1,14 @@
 """The unit of work a domain call runs in."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session
+
+from benchbook.domain.ids import new_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,29 @@ class Ctx:
     workflow: str | None = None
     depth: int = 0
     origin: Origin | None = None
-    """Set while sync applies a change made elsewhere: the one audit entry the change writes
-    takes the origin's id, actor, time and device, and the change starts no workflow (a change
-    runs its workflows where it was made)."""
+    """Set while sync applies a change made elsewhere (:meth:`apply_as`): the change's audit entry
+    takes the origin's id, actor, time and device (:meth:`entry_origin`), and the change starts
+    no workflow (a change runs its workflows where it was made)."""
+    origin_taken: bool = False
+
+    def apply_as(self, origin: Origin | None) -> None:
+        """Make the next changes those of ``origin`` (None: this project's own again)."""
+        self.origin, self.origin_taken = origin, False
+
+    def entry_origin(self) -> Origin | None:
+        """What the next audit entry is written as: None for this project's own change; while
+        sync applies a change made elsewhere, that change's :class:`Origin` for its first entry,
+        and for any further entry the same change makes here (a cascade: a collection's records
+        deleted with it) the same actor, time and device under a new id."""
+        if self.origin is None:
+            return None
+        if not self.origin_taken:
+            self.origin_taken = True
+            return self.origin
+        return replace(self.origin, entry_id=new_id())
+
+    def given_id(self, body: dict[str, Any]) -> str:
+        """The id of a thing a create makes: the body's ``id`` while sync applies a change made
+        elsewhere (the thing keeps the id it was made with), else a new one."""
+        given = body.get("id") if self.origin is not None else None
+        return str(given) if given else new_id()

@@ -11,7 +11,6 @@ from benchbook.domain.catalog.lookup import ancestors, find_collection, find_sch
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
-from benchbook.domain.ids import new_id
 from benchbook.domain.records.rows import (
     lock_collection,
     purge_records,
@@ -106,7 +105,7 @@ def create_collection(ctx: Ctx, body: dict[str, Any]) -> Collection:
     _name_free(s, body["name"])
     scope = body.get("scope") or "local"
     tz = _check_timezone(body["timezone"]) if body.get("timezone") else None
-    c = Collection(id=new_id(), name=body["name"], description=body.get("description"), scope=scope, timezone=tz)
+    c = Collection(id=ctx.given_id(body), name=body["name"], description=body.get("description"), scope=scope, timezone=tz)
     s.add(c)
     s.flush()
     _set_schemas(s, c, _schemas_for(s, body.get("schemas") or []))

@@ -16,7 +16,6 @@ from benchbook.domain.catalog.naming import rename_in_template
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
-from benchbook.domain.ids import new_id
 from benchbook.persistence.tables import Field, Record, RecordLink, Schema, utcnow
 
 
@@ -70,7 +69,7 @@ def add_field(ctx: Ctx, schema: Schema, body: dict[str, Any], *, position: int,
                                        Field.deleted_at.is_(None))):
         raise Conflict(f"schema {schema.name!r} already has a field named {body['name']!r}")
     restrictions = _checked_restrictions(ctx, body["type"], body.get("restrictions"), loc_prefix)
-    field = Field(id=new_id(), schema_id=schema.id, name=body["name"], label=body.get("label"),
+    field = Field(id=ctx.given_id(body), schema_id=schema.id, name=body["name"], label=body.get("label"),
                   type=body["type"], required=bool(body.get("required")), restrictions=restrictions,
                   default=_checked_default(body["type"], restrictions, body.get("default"), loc_prefix),
                   position=position)

@@ -13,7 +13,6 @@ from benchbook.domain.catalog.naming import check_template
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
-from benchbook.domain.ids import new_id
 from benchbook.domain.records.rows import purge_records
 from benchbook.domain.records.uniqueness import first_violation
 from benchbook.persistence.tables import (
@@ -98,7 +97,7 @@ def create_schema(ctx: Ctx, body: dict[str, Any]) -> Schema:
     except NotFound:
         raise missing(f"parent schema {body['parent']!r} not found", [
             error_entry(["body", "parent"], "unknown schema", "unknown_schema", body["parent"])]) from None
-    schema = Schema(id=new_id(), name=body["name"], label=body.get("label"),
+    schema = Schema(id=ctx.given_id(body), name=body["name"], label=body.get("label"),
                     description=body.get("description"), parent_id=parent.id if parent else None,
                     display_template=body.get("display_template") or None, unique_keys=[])
     s.add(schema)

@@ -209,7 +209,7 @@ def create_view(ctx: Ctx, schema_name: str, body: dict[str, Any]) -> View:
     s = ctx.session
     schema = find_schema(s, schema_name)
     _name_free(s, schema, body["name"])
-    v = View(id=new_id(), schema_id=schema.id, name=body["name"], columns=[], sort=[])
+    v = View(id=ctx.given_id(body), schema_id=schema.id, name=body["name"], columns=[], sort=[])
     _apply(s, v, schema, body, creating=True)
     s.add(v)
     s.flush()

@@ -38,7 +38,7 @@ def write(ctx: Ctx, action: str, entity_type: str, entity_id: str, *,
     ``old``/``new``: the spec's ``old_data``/``new_data``. While sync applies a change made
     elsewhere (``ctx.origin``), the entry takes that change's id, actor, time, batch and device.
     """
-    origin = ctx.origin
+    origin = ctx.entry_origin()
     entry = AuditEntry(id=new_id(), action=action, entity_type=entity_type, entity_id=entity_id,
                        timestamp=utcnow(), actor=ctx.actor, changes=changes or [], old_data=old,
                        new_data=new, batch_id=ctx.batch_id, request_id=ctx.request_id,

@@ -264,7 +264,7 @@ def entry_row(ctx: Ctx, action: str, rec: Record | Row[Any], *, changes: list[di
            "timestamp": at or utcnow(),
            "actor": ctx.actor, "changes": changes, "old_data": old, "new_data": new, "batch_id": ctx.batch_id,
            "request_id": ctx.request_id, "dataset_id": rec.dataset_id, "schema_id": rec.schema_id}
-    if (origin := ctx.origin) is not None:  # a change made elsewhere, applied by sync (entries.write)
+    if (origin := ctx.entry_origin()) is not None:  # a change made elsewhere, applied by sync (entries.write)
         row.update(id=origin.entry_id, actor=origin.actor, timestamp=origin.timestamp, device=origin.device,
                    seq=origin.seq, batch_id=origin.batch_id)
     return row

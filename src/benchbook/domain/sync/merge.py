@@ -28,7 +28,7 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.records import writes
 from benchbook.domain.records.rows import live_descendants, purge_records, restore_records, soft_delete_records
-from benchbook.domain.sync import feed, wire
+from benchbook.domain.sync import catalog, feed, wire
 from benchbook.domain.sync.rows import row
 from benchbook.persistence.tables import AuditEntry, Collection, Record, SyncAnswer, utcnow
 
@@ -66,29 +66,26 @@ def push(ctx: Ctx, device: str, entries: list[dict[str, Any]]) -> dict[str, Any]
 def _one(ctx: Ctx, device: str, entry: dict[str, Any], deleting: set[str]) -> dict[str, Any]:
     """The answer to one entry not seen before, its changes made inside a savepoint."""
     s = ctx.session
-    ctx.origin = wire.origin(entry, device=device)
+    ctx.apply_as(wire.origin(entry, device=device))
     savepoint = s.begin_nested()
     try:
         wire.ensure_batch(s, entry.get("batch"))
-        if entry.get("entity_type") != "record":
-            status, rows = "rejected", [row(
-                "rejected", attempted=entry.get("action", ""),
-                message=f"a change to a {entry.get('entity_type')} is made on the authority in this version "
-                        "(schemas, fields, collections and views reach devices, not the other way yet)",
-                changes=entry.get("changes") or None)]
-        else:
+        if entry.get("entity_type") == "record":
             status, rows = _record(ctx, entry, deleting)
+        else:
+            status, rows = catalog.apply(ctx, entry)
     except BenchbookError as exc:
         savepoint.rollback()
         status, rows = "rejected", [row("rejected", attempted=entry.get("action", ""), message=exc.detail,
-                                        changes=_typed(s, entry))]
+                                        changes=_typed(s, entry) if entry.get("entity_type") == "record"
+                                        else entry.get("changes") or None)]
     else:
         if status in ("rejected", "deferred") or (status == "conflict" and not _wrote(s, entry["id"])):
             savepoint.rollback()
         else:
             savepoint.commit()
     finally:
-        ctx.origin = None
+        ctx.apply_as(None)
         ctx.changes.clear()  # a change that arrives by sync starts no workflow here
     return {"id": entry["id"], "status": status, "seq": None, "rows": rows}
 

@@ -1,0 +1,193 @@
+"""A pushed change to a schema, field, collection or view applied at the authority
+(docs/sync.md *Merging*): through the catalog's own rules (the same functions as the API), the
+thing keeping the id it was made with, an edit merged attribute by attribute like a record's
+fields (the entry's before value as the base).
+
+Each catalog entry is the work of one catalog function, so one is called per entry: a
+``create`` from the entry's whole snapshot, an ``update`` with the attributes that merge, a
+``delete``, ``restore`` or ``purge`` by the thing's id.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from benchbook.domain.catalog import collections, fields, schemas, views
+from benchbook.domain.catalog.lookup import fields_of
+from benchbook.domain.context import Ctx
+from benchbook.domain.sync.rows import row
+from benchbook.persistence.tables import Collection, Field, Schema, View
+
+FIELD_KEYS = ("id", "name", "label", "type", "required", "restrictions", "default")
+IDENTITY = {"schema": ("id",), "field": ("id", "schema_name"), "dataset": ("id",), "view": ("id", "schema")}
+"""Keys of an entry's columns that say which thing it is, not what changed."""
+
+
+def _thing(session: Session, entity_type: str, entity_id: str) -> Any:
+    model = {"schema": Schema, "field": Field, "dataset": Collection, "view": View}[entity_type]
+    return session.get(model, entity_id)
+
+
+def _now(session: Session, entity_type: str, thing: Any) -> dict[str, Any]:
+    """The thing's attributes as its entries write them."""
+    if entity_type == "schema":
+        return {**schemas.schema_response(session, thing),
+                "field_order": [f.name for f in fields_of(session, thing.id)]}
+    if entity_type == "field":
+        return fields.field_response(thing)
+    if entity_type == "dataset":
+        return collections.collection_response(session, thing)
+    return views.view_response(session, thing)
+
+
+def apply(ctx: Ctx, entry: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """``(status, rows)`` of one catalog entry (wire entry), applied in ``ctx`` (its origin set).
+    Raises the catalog's domain errors, which the caller turns into a ``rejected`` row."""
+    s, kind, action = ctx.session, entry["entity_type"], entry["action"]
+    thing = _thing(s, kind, entry["entity_id"])
+    if action == "create":
+        if thing is not None:
+            return "merged", []
+        _create(ctx, kind, entry)
+        return "applied", []
+    if thing is None:
+        return ("merged", []) if action in ("delete", "purge") else ("deferred", [row(
+            "rejected", attempted=action, message=f"the {_word(kind)} is not at the authority: its creation was "
+                                                  "refused or it was purged there")])
+    if action == "update":
+        return _update(ctx, kind, thing, entry)
+    deleted = thing.deleted_at is not None
+    if action == "delete" and not deleted:
+        _call(ctx, kind, thing, {"delete": True})
+    elif action == "restore" and deleted:
+        _call(ctx, kind, thing, {"restore": True})
+    elif action == "purge":
+        _call(ctx, kind, thing, {"purge": True})
+    else:
+        return "merged", []
+    return "applied", []
+
+
+def _word(kind: str) -> str:
+    return {"dataset": "collection"}.get(kind, kind)
+
+
+def _create(ctx: Ctx, kind: str, entry: dict[str, Any]) -> None:
+    s, new = ctx.session, entry.get("new_data") or {}
+    schema = s.get(Schema, entry["schema_id"]) if entry.get("schema_id") else None
+    if kind == "schema":
+        body = {k: new.get(k) for k in ("id", "name", "label", "description", "parent", "display_template")}
+        body["fields"] = [{k: f.get(k) for k in FIELD_KEYS} for f in new.get("fields") or []]
+        schemas.create_schema(ctx, body)
+    elif kind == "field":
+        fields.create_field(ctx, schema.name if schema else str(new.get("schema_name")),
+                            {k: new.get(k) for k in FIELD_KEYS})
+    elif kind == "dataset":
+        collections.create_collection(ctx, {k: new.get(k) for k in ("id", "name", "description", "scope", "timezone",
+                                                                     "schemas")})
+    else:
+        views.create_view(ctx, schema.name if schema else str(new.get("schema")), {k: new.get(k) for k in (
+            "id", "name", "label", "description", "collection", "columns", "filter", "sort", "search", "page_size")})
+
+
+def _update(ctx: Ctx, kind: str, thing: Any, entry: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    s = ctx.session
+    old, new = entry.get("old_data") or {}, entry.get("new_data") or {}
+    if thing.deleted_at is not None:
+        return "conflict", [row("edit_vs_delete", attempted="update", message=f"the {_word(kind)} was deleted at "
+                                "the authority; the edit is kept here",
+                                changes=[{"field": k, "label": k, "before": old.get(k), "after": new.get(k)}
+                                         for k in new if old.get(k) != new.get(k)])]
+    now = _now(s, kind, thing)
+    take: dict[str, Any] = {}
+    rows, already = [], False
+    for key, mine in new.items():
+        base = old.get(key)
+        if key in IDENTITY[kind] or base == mine:
+            continue
+        if now.get(key) == mine:
+            already = True
+        elif now.get(key) == base:
+            take[key] = mine
+        else:
+            rows.append(row("conflict", attempted="update", field=key, field_label=key, yours=mine,
+                            theirs=now.get(key), base=base,
+                            message=f"both sides changed the {_word(kind)}'s {key}; the authority's is kept"))
+    if take:
+        _call(ctx, kind, thing, take)
+    if rows:
+        return "conflict", rows
+    return ("merged" if already or not take else "applied"), []
+
+
+def _cleared(value: Any) -> Any:
+    """A value set to nothing, as the catalog's update bodies write it (``""`` clears)."""
+    return "" if value is None else value
+
+
+def _call(ctx: Ctx, kind: str, thing: Any, take: dict[str, Any]) -> None:
+    """Run the one catalog function that makes ``take`` (attribute → value, or ``delete`` /
+    ``restore`` / ``purge``) on ``thing``."""
+    s = ctx.session
+    if kind == "schema":
+        name = thing.name
+        if take.get("delete"):
+            schemas.delete_schema(ctx, name)
+        elif take.get("restore"):
+            schemas.restore_schema(ctx, name)
+        elif take.get("purge"):
+            schemas.purge_schema(ctx, name)
+        elif "unique_keys" in take:
+            schemas.set_unique_keys(ctx, name, take["unique_keys"])
+        elif "field_order" in take:
+            fields.reorder_fields(ctx, name, take["field_order"])
+        else:
+            body = {k: _cleared(v) for k, v in take.items() if k in ("label", "description", "display_template")}
+            if "name" in take:
+                body["rename"] = take["name"]
+            schemas.update_schema(ctx, name, body)
+        return
+    if kind == "field":
+        schema = s.get(Schema, thing.schema_id)
+        assert schema is not None
+        if take.get("delete"):
+            fields.delete_field(ctx, schema.name, thing.id)
+        elif take.get("restore"):
+            fields.restore_field(ctx, schema.name, thing.id)
+        elif take.get("purge"):
+            fields.purge_field(ctx, schema.name, thing.id)
+        else:
+            body = {k: (_cleared(v) if k == "label" else v) for k, v in take.items()
+                    if k in ("label", "required", "restrictions", "default")}
+            if "name" in take:
+                body["rename"] = take["name"]
+            fields.update_field(ctx, schema.name, thing.id, body)
+        return
+    if kind == "dataset":
+        if take.get("delete"):
+            collections.delete_collection(ctx, thing.id)
+        elif take.get("restore"):
+            collections.restore_collection(ctx, thing.id)
+        elif take.get("purge"):
+            collections.purge_collection(ctx, thing.id)
+        else:
+            body = {k: (_cleared(v) if k in ("description", "timezone") else v) for k, v in take.items()
+                    if k in ("description", "timezone", "scope", "schemas")}
+            if "name" in take:
+                body["rename"] = take["name"]
+            collections.update_collection(ctx, thing.id, body)
+        return
+    schema = s.get(Schema, thing.schema_id)
+    assert schema is not None
+    if take.get("delete"):
+        views.delete_view(ctx, schema.name, thing.id)
+    elif take.get("restore"):
+        views.restore_view(ctx, thing.id)
+    elif take.get("purge"):
+        return  # views are not purged (a deleted view is undone by a revert)
+    else:
+        body = {k: v for k, v in take.items() if k in views.ATTRIBUTES}
+        if "name" in take:
+            body["rename"] = take["name"]
+        views.update_view(ctx, schema.name, thing.id, body)
