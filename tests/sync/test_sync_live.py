@@ -246,3 +246,30 @@ def test_a_project_holding_data_seeds_an_empty_authority(lab):
     r = other.http.post("/remote/connect", json={"url": authority.url, "invite": second})
     assert r.status_code == 409 and "one of them must be empty" in r.json()["detail"]
     assert [d["state"] for d in authority.ok("GET", "/sync/devices") if d["name"] == "other"] == ["invited"]
+
+
+def test_a_change_runs_its_workflows_where_it_was_made_and_nowhere_else(lab):
+    import yaml
+
+    from tests.runner.automation_helpers import STATS
+
+    authority = lab.project("authority")
+    make_schema(authority, "sample", [{"name": "notes", "type": "string"}, {"name": "words", "type": "integer"},
+                                      {"name": "chars", "type": "integer"}])
+    make_collection(authority, "lake", ["sample"])
+    made = make_record(authority, "lake", "sample", {"notes": "one"})
+    laptop, field = lab.follow(authority, "laptop"), lab.follow(authority, "field")
+    for side in (authority, laptop, field):  # the same workflow file in every project folder
+        (side.root / "workflows" / "count-words.yaml").write_text(
+            yaml.safe_dump({"name": "count-words", **STATS}, sort_keys=False))
+        side.ok("POST", "/plugins/refresh")
+    laptop.ok("PATCH", f"/records/{made['id']}", json={"data": {"notes": "one two three"}})
+    laptop.ok("POST", "/jobs/drain")
+    [run] = laptop.ok("GET", "/jobs")
+    assert run["status"] == "completed" and run["trigger"] == "record_updated"
+    laptop.sync()
+    field.sync()
+    for side in (authority, field):
+        assert side.ok("GET", f"/records/{made['id']}")["data"] == {"notes": "one two three", "words": 3, "chars": 13}
+        side.ok("POST", "/jobs/drain")
+        assert side.ok("GET", "/jobs") == [], side.root.name  # synced-in changes start nothing here

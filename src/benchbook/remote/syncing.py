@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import httpx
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
@@ -92,9 +93,11 @@ def disconnect(db: Database, project: Project) -> dict[str, Any]:
     return status(db, project)
 
 
-def sync(db: Database, project: Project, progress: Progress = _quiet) -> dict[str, int]:
+def sync(db: Database, project: Project, progress: Progress = _quiet, *,
+         transport: httpx.BaseTransport | None = None) -> dict[str, int]:
     """One sync: pull, push, pull. Returns SyncSummary ``{pushed, pulled, conflicts, rejected,
-    files_sent, files_received}``; ``progress`` is told how far each stage is (:data:`Progress`).
+    files_sent, files_received}``; ``progress`` is told how far each stage is (:data:`Progress`);
+    ``transport`` carries the requests (httpx's own by default; tests put a flaky one here).
     Raises ``Conflict`` when no authority is followed, and the authority's errors (the message is
     kept as ``GET /remote`` ``error``)."""
     with db.session() as s:
@@ -105,7 +108,7 @@ def sync(db: Database, project: Project, progress: Progress = _quiet) -> dict[st
     token = tokens.read(project.root)
     summary = {"pushed": 0, "pulled": 0, "conflicts": 0, "rejected": 0, "files_sent": 0, "files_received": 0}
     try:
-        with Authority(str(url), token) as authority:
+        with Authority(str(url), token, transport=transport) as authority:
             summary["pulled"] += _pull(db, authority, progress)
             _push(db, project, authority, summary, progress)
             summary["pulled"] += _pull(db, authority, progress)
