@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from email.message import Message
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -30,7 +30,7 @@ class Authority:
         self._http = httpx.Client(base_url=self.url + "/api", headers=headers, timeout=TIMEOUT,
                                   transport=transport, follow_redirects=False)
 
-    def __enter__(self) -> Authority:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from benchbook.config import Project
 from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound
 from benchbook.domain.files import Spool, content_path
-from benchbook.domain.sync import conflicts, files, outbox, replica, snapshot, state
+from benchbook.domain.sync import answers, conflicts, files, outbox, replica, snapshot, state
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import StoredFile, SyncDevice, utcnow
 from benchbook.remote import token as tokens
@@ -166,7 +166,7 @@ def _push(db: Database, project: Project, authority: Authority, summary: dict[st
         summary["files_sent"] += _send_files(db, project, authority, entries)
         answer = authority.push(entries)
         with _writing(db) as s:
-            outbox.record_answers(s, answer["results"])
+            answers.record_answers(s, answer["results"])
         for result in answer["results"]:
             summary["pushed"] += result["status"] != "deferred"
             for r in result.get("rows") or []:

@@ -87,9 +87,8 @@ def resolve(ctx: Ctx, row_id: str, take: str, *, value: Any = None, force: bool 
         rec = s.get(Record, entry.entity_id)
         if rec is not None and rec.deleted_at is None:
             writes.delete_records(ctx, [rec], force=True)
-    elif take == "retry":
-        if entry.action == "create" and entry.entity_type == "record":
-            _as_it_stands(s, entry)
+    elif take == "retry" and entry.action == "create" and entry.entity_type == "record":
+        _as_it_stands(s, entry)
     r.update(status="resolved", resolution=take)
     kept = list(entry.sync or [])
     kept[index] = r
@@ -108,7 +107,7 @@ def resolve_many(ctx: Ctx, row_ids: list[str], take: str, *, force: bool = False
 
 def _set_field(ctx: Ctx, record_id: str, r: dict[str, Any], value: Any, *, force: bool) -> None:
     rec = find_record(ctx.session, record_id)
-    key = r.get("field")
+    key = str(r.get("field"))
     current = rec.parent_id if key == PARENT else rec.data.get(key)
     if current != r.get("theirs") and not force:
         raise Conflict(f"{r.get('field_label')} changed here since this row was made; pass force to set it anyway")

@@ -69,7 +69,7 @@ def invite(session: Session, name: str) -> dict[str, Any]:
     device = SyncDevice(name=name, invite_sha256=digest(code), invite_expires_at=now + INVITE_TTL, created_at=now)
     session.add(device)
     session.flush()
-    return {"name": name, "invite": code, "expires_at": device.invite_expires_at.isoformat()}
+    return {"name": name, "invite": code, "expires_at": (now + INVITE_TTL).isoformat()}
 
 
 def join(session: Session, code: str) -> tuple[str, str]:

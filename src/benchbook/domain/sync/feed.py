@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.orm import Session
 
 from benchbook.domain.errors import Conflict
@@ -21,7 +21,7 @@ from benchbook.persistence.tables import AuditEntry
 PAGE = 500
 """Entries per feed page by default; ``limit`` may ask for 1 to :data:`MAX_PAGE`."""
 MAX_PAGE = 5000
-_ENTRIES = AuditEntry.__table__
+_ENTRIES: Table = AuditEntry.__table__  # type: ignore[assignment]
 _NUMBER = update(_ENTRIES).where(_ENTRIES.c.id == bindparam("entry_id")).values(seq=bindparam("n"))
 
 

@@ -27,7 +27,7 @@ MAX_ASKED = 1000
 
 def cited(session: Session, entries: list[dict[str, Any]]) -> set[str]:
     """The sha256s the file and file-list values of record ``entries`` (wire entries) hold."""
-    cache, out = SchemaCache(session), set()
+    cache, out = SchemaCache(session), set[str]()
     for entry in entries:
         data = (entry.get("new_data") or {}).get("data") or {}
         if entry.get("entity_type") != "record" or not data or not entry.get("schema_id"):

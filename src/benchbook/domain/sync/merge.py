@@ -27,7 +27,12 @@ from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.records import writes
-from benchbook.domain.records.rows import live_descendants, purge_records, restore_records, soft_delete_records
+from benchbook.domain.records.rows import (
+    live_descendants,
+    purge_records,
+    restore_records,
+    soft_delete_records,
+)
 from benchbook.domain.sync import catalog, feed, wire
 from benchbook.domain.sync.rows import row
 from benchbook.persistence.tables import AuditEntry, Collection, Record, SyncAnswer, utcnow

@@ -36,22 +36,6 @@ def next_batch(session: Session, after: str | None = None, limit: int = BATCH) -
     return wire.entries_out(session, list(session.scalars(query.order_by(AuditEntry.id).limit(limit))))
 
 
-def record_answers(session: Session, results: list[dict[str, Any]]) -> dict[str, int]:
-    """Keep the authority's answers on the entries they answer (in the caller's transaction):
-    the number given, the rows met. ``deferred`` leaves the entry to be sent again. Returns the
-    count per status."""
-    counts: dict[str, int] = {}
-    for result in results:
-        counts[result["status"]] = counts.get(result["status"], 0) + 1
-        if result["status"] == "deferred":
-            continue
-        values: dict[str, Any] = {"sync": result.get("rows") or []}
-        if result.get("seq") is not None:
-            values["seq"] = result["seq"]
-        session.execute(update(AuditEntry).where(AuditEntry.id == result["id"]).values(**values))
-    return counts
-
-
 def send_again(session: Session, entry_id: str) -> None:
     """Make entry ``entry_id`` unsent again (``retry``): its rows are dropped, it goes with the
     next push."""

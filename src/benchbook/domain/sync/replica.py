@@ -7,9 +7,13 @@ parent, deleted or not, its links and name). A delete of many arrives as one ent
 so nothing cascades here. An entry the device already holds is its own change coming back
 accepted: it only takes the authority's number.
 
-The device's own changes not yet accepted stay as they are made: a pulled edit of another
-field leaves them alone; a pulled edit of the same field shows the authority's value, and the
-push that follows meets it as a ``conflict`` row (the device's value kept in ``yours``).
+The device's own changes not yet sent stay as they are made: a pulled entry changes only the
+fields (and the parent, and whether the record is deleted) that no unsent change of the device
+touched (:func:`unsent_parts`). The push that follows weighs them at the authority; where it
+keeps its own value (a ``conflict`` row) the device is then shown the authority's value
+(:func:`show_theirs`), the row keeping the device's in ``yours``. Without that shield a pull
+could put back a value the device is about to send as new, and the device would never learn
+that the authority then took it.
 Changes applied here start no workflow (a change runs its workflows where it was made).
 """
 from __future__ import annotations
@@ -23,7 +27,7 @@ from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.records.derived import follow_names, inherited_name_values
 from benchbook.domain.records.rows import insert_entries, record_name
 from benchbook.domain.records.writes import keep_links
-from benchbook.domain.sync import wire
+from benchbook.domain.sync import outbox, wire
 from benchbook.persistence.tables import AuditEntry, Record, RecordLink
 
 CATALOG_TYPES = ("schema", "field", "dataset", "view")
@@ -34,6 +38,7 @@ def apply_page(session: Session, entries: list[dict[str, Any]]) -> int:
     returns how many were new here (the rest were this device's own, now numbered)."""
     ids = [e["id"] for e in entries]
     held = set(session.scalars(select(AuditEntry.id).where(AuditEntry.id.in_(ids)))) if ids else set()
+    shielded = unsent_parts(session, {e["entity_id"] for e in entries if e["entity_type"] == "record"})
     touched: list[str] = []
     new = 0
     for entry in entries:
@@ -44,7 +49,7 @@ def apply_page(session: Session, entries: list[dict[str, Any]]) -> int:
         insert_entries(session, [_entry_row(entry)])
         new += 1
         if entry["entity_type"] == "record":
-            _record(session, entry)
+            _record(session, entry, shielded.get(entry["entity_id"], set()))
             touched.append(entry["entity_id"])
     if touched:
         session.flush()
@@ -62,8 +67,68 @@ def _entry_row(entry: dict[str, Any]) -> dict[str, Any]:
             "device": entry.get("device")}
 
 
-def _record(session: Session, entry: dict[str, Any]) -> None:
-    """Make a record entry's effect on its record."""
+DELETED = "deleted"
+"""The part of a record a delete or restore changes, among :func:`unsent_parts`' field ids."""
+PARENT = "parent_record_id"
+
+
+def unsent_parts(session: Session, record_ids: set[str]) -> dict[str, set[str]]:
+    """Per record among ``record_ids``, what this device's unsent changes touched: field ids,
+    ``parent_record_id`` (a move) and :data:`DELETED` (a delete or restore)."""
+    if not record_ids:
+        return {}
+    out: dict[str, set[str]] = {}
+    for part in _chunks(sorted(record_ids)):
+        for e in session.scalars(select(AuditEntry).where(
+                outbox.unsent(), AuditEntry.entity_type == "record", AuditEntry.entity_id.in_(part))):
+            parts = out.setdefault(e.entity_id, set())
+            if e.action in ("delete", "restore"):
+                parts.add(DELETED)
+            elif e.action == "update":
+                old, new = e.old_data or {}, e.new_data or {}
+                parts.update(k for k in (new.get("data") or {}) if (old.get("data") or {}).get(k) != new["data"][k])
+                if old.get(PARENT) != new.get(PARENT):
+                    parts.add(PARENT)
+    return out
+
+
+def _chunks(items: list[str], size: int = 500) -> list[list[str]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def show_theirs(session: Session, record_id: str, field: str | None, theirs: Any) -> None:
+    """Show the authority's value of ``field`` (a field id or ``parent_record_id``) on the
+    record, as a push answered with a ``conflict`` row; no entry (history has the row)."""
+    rec = session.get(Record, record_id)
+    if rec is None or not field:
+        return
+    if field == PARENT:
+        rec.parent_id = theirs
+    else:
+        data = dict(rec.data)
+        if theirs is None:
+            data.pop(field, None)
+        else:
+            data[field] = theirs
+        rec.data = data
+    _named(session, rec)
+    session.flush()
+    keep_links(session, rec, SchemaCache(session).meta(rec.schema_id))
+    follow_names(session, SchemaCache(session), [rec.id])
+
+
+def show_live(session: Session, record_id: str) -> None:
+    """Show the record live again, as the authority keeps it after refusing this device's
+    delete of a record edited there (an ``edit_vs_delete`` row); no entry."""
+    rec = session.get(Record, record_id)
+    if rec is not None and rec.deleted_at is not None:
+        rec.deleted_at, rec.delete_op = None, None
+        session.flush()
+
+
+def _record(session: Session, entry: dict[str, Any], shielded: set[str]) -> None:
+    """Make a record entry's effect on its record, except on the ``shielded`` parts (what the
+    device's unsent changes touched: :func:`unsent_parts`)."""
     action, record_id = entry["action"], entry["entity_id"]
     at = wire.parse_time(entry["timestamp"])
     rec = session.get(Record, record_id)
@@ -83,17 +148,21 @@ def _record(session: Session, entry: dict[str, Any]) -> None:
     if action == "update":
         data = dict(rec.data)
         for key, value in (new.get("data") or {}).items():
+            if key in shielded:
+                continue
             if value is None:
                 data.pop(key, None)
             else:
                 data[key] = value
         rec.data = data
-        if "parent_record_id" in new:
-            rec.parent_id = new["parent_record_id"]
+        if PARENT in new and PARENT not in shielded:
+            rec.parent_id = new[PARENT]
         rec.updated_at = at
         _named(session, rec)
         session.flush()
         keep_links(session, rec, SchemaCache(session).meta(rec.schema_id))
+    elif action in ("delete", "restore") and DELETED in shielded:
+        pass
     elif action == "delete":
         batch = entry.get("batch") or {}
         rec.deleted_at, rec.delete_op = at, batch.get("id") or entry["id"]
