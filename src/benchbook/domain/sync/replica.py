@@ -35,26 +35,32 @@ CATALOG_TYPES = ("schema", "field", "dataset", "view")
 
 def apply_page(session: Session, entries: list[dict[str, Any]]) -> int:
     """Apply the wire ``entries`` of a feed page (in ``seq`` order) in the caller's transaction;
-    returns how many were new here (the rest were this device's own, now numbered)."""
+    returns how many were new here (the rest were this device's own, now numbered). The page's
+    entries are inserted with one statement, the records it creates added together, and the
+    names of the records it touched made once at the end."""
     ids = [e["id"] for e in entries]
     held = set(session.scalars(select(AuditEntry.id).where(AuditEntry.id.in_(ids)))) if ids else set()
     shielded = unsent_parts(session, {e["entity_id"] for e in entries if e["entity_type"] == "record"})
-    touched: list[str] = []
-    new = 0
+    touched: dict[str, Record] = {}
+    rows: list[dict[str, Any]] = []
     for entry in entries:
         if entry["id"] in held:
             session.execute(update(AuditEntry).where(AuditEntry.id == entry["id"]).values(seq=entry["seq"]))
             continue
         wire.ensure_batch(session, entry.get("batch"))
-        insert_entries(session, [_entry_row(entry)])
-        new += 1
+        rows.append(_entry_row(entry))
         if entry["entity_type"] == "record":
-            _record(session, entry, shielded.get(entry["entity_id"], set()))
-            touched.append(entry["entity_id"])
+            rec = _record(session, entry, shielded.get(entry["entity_id"], set()), touched)
+            if rec is not None:
+                touched[rec.id] = rec
+            else:
+                touched.pop(entry["entity_id"], None)
+    insert_entries(session, rows)
     if touched:
+        _named(session, list(touched.values()))
         session.flush()
-        follow_names(session, SchemaCache(session), touched)
-    return new
+        follow_names(session, SchemaCache(session), list(touched))
+    return len(rows)
 
 
 def _entry_row(entry: dict[str, Any]) -> dict[str, Any]:
@@ -111,7 +117,7 @@ def show_theirs(session: Session, record_id: str, field: str | None, theirs: Any
         else:
             data[field] = theirs
         rec.data = data
-    _named(session, rec)
+    _named(session, [rec])
     session.flush()
     keep_links(session, rec, SchemaCache(session).meta(rec.schema_id))
     follow_names(session, SchemaCache(session), [rec.id])
@@ -126,25 +132,24 @@ def show_live(session: Session, record_id: str) -> None:
         session.flush()
 
 
-def _record(session: Session, entry: dict[str, Any], shielded: set[str]) -> None:
+def _record(session: Session, entry: dict[str, Any], shielded: set[str], touched: dict[str, Record]) -> Record | None:
     """Make a record entry's effect on its record, except on the ``shielded`` parts (what the
-    device's unsent changes touched: :func:`unsent_parts`)."""
+    device's unsent changes touched: :func:`unsent_parts`). ``touched``: the records this page
+    has changed so far (a record made by the page is not flushed yet). Returns the record, None
+    when it is gone or was never here; its name is made later (:func:`_named`)."""
     action, record_id = entry["action"], entry["entity_id"]
     at = wire.parse_time(entry["timestamp"])
-    rec = session.get(Record, record_id)
+    rec = touched.get(record_id) or session.get(Record, record_id)
     new = entry.get("new_data") or {}
     if action == "create":
         if rec is None:
             rec = Record(id=record_id, dataset_id=entry["dataset_id"], schema_id=entry["schema_id"],
-                         parent_id=new.get("parent_record_id"), data=dict(new.get("data") or {}),
-                         created_at=at, updated_at=at)
+                         parent_id=new.get(PARENT), data=dict(new.get("data") or {}), created_at=at, updated_at=at)
             session.add(rec)
-            _named(session, rec)
-            session.flush()
             keep_links(session, rec, SchemaCache(session).meta(rec.schema_id), new=True)
-        return
+        return rec
     if rec is None:  # purged here already, or never here: nothing to change
-        return
+        return None
     if action == "update":
         data = dict(rec.data)
         for key, value in (new.get("data") or {}).items():
@@ -158,7 +163,6 @@ def _record(session: Session, entry: dict[str, Any], shielded: set[str]) -> None
         if PARENT in new and PARENT not in shielded:
             rec.parent_id = new[PARENT]
         rec.updated_at = at
-        _named(session, rec)
         session.flush()
         keep_links(session, rec, SchemaCache(session).meta(rec.schema_id))
     elif action in ("delete", "restore") and DELETED in shielded:
@@ -172,13 +176,16 @@ def _record(session: Session, entry: dict[str, Any], shielded: set[str]) -> None
         session.flush()
         session.execute(delete(RecordLink).where(RecordLink.source_id == rec.id))
         session.delete(rec)
-    session.flush()
+        return None
+    return rec
 
 
-def _named(session: Session, rec: Record) -> None:
-    """Give ``rec`` its natural name as this project's rules make it (the same catalog as the
-    authority's, so the same name)."""
+def _named(session: Session, records: list[Record]) -> None:
+    """Give ``records`` their natural names as this project's rules make them (the same catalog
+    as the authority's, so the same names): one query per level of inherited fields for all."""
     cache = SchemaCache(session)
-    collection = cache.collection(rec.dataset_id)
-    inherited = inherited_name_values(session, cache, [rec], {collection.id: collection.timezone})
-    rec.natural_name = record_name(cache.meta(rec.schema_id), rec.data, collection.timezone, inherited.get(rec.id))
+    zones = {rec.dataset_id: cache.collection(rec.dataset_id).timezone for rec in records}
+    inherited = inherited_name_values(session, cache, records, zones)
+    for rec in records:
+        rec.natural_name = record_name(cache.meta(rec.schema_id), rec.data, zones[rec.dataset_id],
+                                       inherited.get(rec.id))

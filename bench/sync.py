@@ -1,0 +1,179 @@
+"""Sync benchmark (issue 34), on demand: entries pushed and pulled per second over loopback HTTP
+against the same writes made directly through the domain, the first sync (a copy) against an
+import of the same records, and a sync with nothing to do.
+
+    python bench/sync.py [--records 2000] [--copy 20000]
+
+All on fresh SQLite projects in a temporary folder; the authority is served by uvicorn in a
+thread of this process (as ``benchbook serve`` builds the app), devices are called in process
+(``remote.syncing``), so the HTTP and the authority's work are what is timed.
+
+- **push**: a device joined to an empty authority creates ``--records`` records offline (the
+  bulk path, not timed), then one sync sends them: entries/s. **baseline**: the same records
+  created on a fresh project through ``create_record``, 500 per transaction (a push batch's
+  shape). Ratio push / baseline (target >= 0.5).
+- **pull**: a second device copies the authority (``--records`` entries): entries/s, ratio to
+  the same baseline (target >= 0.5).
+- **first sync**: ``--copy`` records imported on the authority (the bulk path), then a new device
+  copies them: records/s, against ``import_table`` of the same rows into a fresh project
+  (target >= 0.5x), peak memory of this process (RSS high-water, Linux).
+- **no-op sync**: one more sync of that device with nothing to do: milliseconds (target < 50).
+
+Each line prints its figure, the ratio or time against the target and ``met``/``missed``.
+"""
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from benchbook.app import create_app
+from benchbook.cli.serve import http_options
+from benchbook.config import Project
+from benchbook.domain.catalog.collections import create_collection
+from benchbook.domain.catalog.schemas import create_schema
+from benchbook.domain.context import Ctx
+from benchbook.domain.imports.readers import read_table
+from benchbook.domain.imports.run import ImportOptions, import_table
+from benchbook.domain.records.bulk import bulk_create_records
+from benchbook.domain.records.writes import create_record
+from benchbook.domain.sync import devices
+from benchbook.persistence.db import Database, open_database
+from benchbook.remote import syncing
+
+FIELDS = [{"name": "code", "type": "string"}, {"name": "site", "type": "string"}, {"name": "depth", "type": "float"}]
+
+
+def _project(root: Path, catalog: bool) -> tuple[Project, Database]:
+    project = Project.init(root)
+    db = open_database(project.database_url)
+    if catalog:
+        with _write(db, project) as ctx:
+            create_schema(ctx, {"name": "sample", "fields": FIELDS})
+            create_collection(ctx, {"name": "lake", "schemas": ["sample"]})
+    return project, db
+
+
+@contextmanager
+def _write(db: Database, project: Project) -> Iterator[Ctx]:
+    with db.session() as s, s.begin():
+        db.write_lock(s)
+        yield Ctx(session=s, actor="bench", files_dir=project.files_dir)
+
+
+def _rows(n: int, tag: str) -> list[dict[str, Any]]:
+    return [{"schema_name": "sample", "data": {"code": f"{tag}{i}", "site": "North", "depth": i / 10}}
+            for i in range(n)]
+
+
+def _joined(work: Path, authority: Project, adb: Database, url: str, name: str) -> tuple[Project, Database]:
+    with _write(adb, authority) as ctx:
+        invite = devices.invite(ctx.session, name)["invite"]
+    project, db = _project(work / name, catalog=False)
+    syncing.connect(db, project, url, invite)
+    return project, db
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "missed"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=2000, help="entries pushed and pulled")
+    parser.add_argument("--copy", type=int, default=20000, help="records copied by the first sync")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-sync-"))
+
+    # baseline: the same creates through the domain, 500 per transaction
+    base, bdb = _project(work / "baseline", catalog=True)
+    started = time.perf_counter()
+    rows = _rows(args.records, "B")
+    for start in range(0, len(rows), 500):
+        with _write(bdb, base) as ctx:
+            for body in rows[start:start + 500]:
+                create_record(ctx, "lake", body)
+    direct = args.records / (time.perf_counter() - started)
+
+    authority, adb = _project(work / "authority", catalog=True)
+    with serve(authority) as url:
+        laptop, ldb = _joined(work, authority, adb, url, "laptop")
+        with _write(ldb, laptop) as ctx:
+            bulk_create_records(ctx, "lake", _rows(args.records, "L"))
+        started = time.perf_counter()
+        summary = syncing.sync(ldb, laptop)
+        pushed = args.records / (time.perf_counter() - started)
+        assert summary["pushed"] == args.records, summary
+
+        started = time.perf_counter()
+        field, fdb = _joined(work, authority, adb, url, "field")
+        pulled = args.records / (time.perf_counter() - started)
+
+        with _write(adb, authority) as ctx:
+            bulk_create_records(ctx, "lake", _rows(args.copy, "C"))
+        started = time.perf_counter()
+        copier, cdb = _joined(work, authority, adb, url, "copier")
+        copied = args.copy / (time.perf_counter() - started)
+        started = time.perf_counter()
+        syncing.sync(cdb, copier)
+        idle_ms = (time.perf_counter() - started) * 1000
+
+    imported_into, idb = _project(work / "imported", catalog=True)
+    text = "code,site,depth\n" + "".join(f"I{i},North,{i / 10}\n" for i in range(args.copy))
+    started = time.perf_counter()
+    with idb.session() as s, s.begin():
+        import_table(Ctx(session=s, actor="bench", files_dir=imported_into.files_dir),
+                     read_table(text.encode(), "rows.csv"), ImportOptions(collection="lake", schema="sample"))
+    imported = args.copy / (time.perf_counter() - started)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    for d in (bdb, adb, ldb, fdb, cdb, idb):
+        d.engine.dispose()
+
+    print(f"baseline   {args.records:,} creates through the domain: {direct:,.0f} entries/s")
+    print(f"push       {args.records:,} entries: {pushed:,.0f} entries/s, {pushed / direct:.2f}x baseline "
+          f"(target >= 0.5x: {_verdict(pushed / direct >= 0.5)})")
+    print(f"pull       {args.records:,} entries: {pulled:,.0f} entries/s, {pulled / direct:.2f}x baseline "
+          f"(target >= 0.5x: {_verdict(pulled / direct >= 0.5)})")
+    print(f"import     {args.copy:,} records: {imported:,.0f} records/s")
+    print(f"first sync {args.copy:,} records: {copied:,.0f} records/s, {copied / imported:.2f}x import "
+          f"(target >= 0.5x: {_verdict(copied / imported >= 0.5)}); peak RSS {peak:,.0f} MiB")
+    print(f"no-op sync at {args.copy + 2 * args.records:,} records: {idle_ms:.1f} ms "
+          f"(target < 50 ms: {_verdict(idle_ms < 50)})")
+
+
+@contextmanager
+def serve(project: Project) -> Iterator[str]:
+    """The app on ``project`` served by uvicorn in a thread on a free port; its base URL."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    app = create_app(project)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                           **http_options(project.limits)))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        if not thread.is_alive():
+            sys.exit("uvicorn stopped before it started")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join()
+        app.services.db.engine.dispose()
+
+
+if __name__ == "__main__":
+    main()
