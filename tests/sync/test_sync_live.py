@@ -273,3 +273,35 @@ def test_a_change_runs_its_workflows_where_it_was_made_and_nowhere_else(lab):
         assert side.ok("GET", f"/records/{made['id']}")["data"] == {"notes": "one two three", "words": 3, "chars": 13}
         side.ok("POST", "/jobs/drain")
         assert side.ok("GET", "/jobs") == [], side.root.name  # synced-in changes start nothing here
+
+
+def test_an_edit_of_a_record_deleted_at_the_authority_comes_back_with_restore_above(lab):
+    authority = lab.project("authority")
+    a = _setup(authority)[0]
+    laptop = lab.follow(authority, "laptop")
+    laptop.ok("PATCH", f"/records/{a['id']}", json={"data": {"site": "Kept"}})
+    authority.ok("DELETE", f"/records/{a['id']}", 204)
+    laptop.sync()
+    row = laptop.ok("GET", "/remote/conflicts")[0]
+    assert row["kind"] == "edit_vs_delete"
+    laptop.ok("POST", f"/remote/conflicts/{row['id']}/resolve", json={"take": "restore_above"})
+    laptop.sync()
+    for side in (laptop, authority):
+        got = side.ok("GET", f"/records/{a['id']}")
+        assert got["data"]["site"] == "Kept" and got["deleted_at"] is None, side.root.name
+
+
+def test_a_conflict_row_closes_as_edited_when_the_field_is_changed_again(lab):
+    authority = lab.project("authority")
+    a = _setup(authority)[0]
+    laptop = lab.follow(authority, "laptop")
+    laptop.ok("PATCH", f"/records/{a['id']}", json={"data": {"site": "East"}})
+    authority.ok("PATCH", f"/records/{a['id']}", json={"data": {"site": "West"}})
+    laptop.sync()
+    [row] = laptop.ok("GET", "/remote/conflicts")
+    laptop.ok("PATCH", f"/records/{a['id']}", json={"data": {"site": "Middle"}})
+    laptop.sync()
+    assert laptop.ok("GET", "/remote/conflicts") == []
+    [closed] = laptop.ok("GET", "/remote/conflicts", params={"status": "resolved"})
+    assert closed["id"] == row["id"] and closed["resolution"] == "edited"
+    assert authority.ok("GET", f"/records/{a['id']}")["data"]["site"] == "Middle"

@@ -155,6 +155,8 @@ def _push(db: Database, project: Project, authority: Authority, summary: dict[st
     """Send every own change not yet answered, :data:`outbox.BATCH` at a time, each batch after
     the files it cites that the authority lacks."""
     after = None
+    with _writing(db) as s:
+        conflicts.close_edited(s)
     with db.session() as s:
         total = outbox.count(s)
     sent = 0

@@ -11,6 +11,10 @@ A row lives on the device's own audit entry it is about (``sync``); its id is
   too when it still holds it live.
 - ``retry``: send the entry again (after a fix elsewhere): a refused create goes as the record
   now stands.
+- ``restore_above``: for an edit that met a delete at the authority, bring the record back here
+  with its deleted ancestors (a restore, synced like any) and make the edit again on it.
+- ``edited``: not chosen by a person: a sync closes an open ``conflict`` row whose field was
+  changed here since (:func:`close_edited`): that newer edit is the answer, and goes as one.
 """
 from __future__ import annotations
 
@@ -24,11 +28,13 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound
 from benchbook.domain.records import writes
 from benchbook.domain.records.rows import find_record
+from benchbook.domain.history import entries as audit
+from benchbook.domain.history import restore
 from benchbook.domain.sync import outbox, rows
 from benchbook.persistence.tables import AuditEntry, Record
 
 PARENT = "parent_record_id"
-TAKES = ("theirs", "mine", "value", "delete", "retry")
+TAKES = ("theirs", "mine", "value", "delete", "retry", "restore_above")
 
 
 def _with_rows(session: Session) -> list[AuditEntry]:
@@ -89,6 +95,10 @@ def resolve(ctx: Ctx, row_id: str, take: str, *, value: Any = None, force: bool 
             writes.delete_records(ctx, [rec], force=True)
     elif take == "retry" and entry.action == "create" and entry.entity_type == "record":
         _as_it_stands(s, entry)
+    elif take == "restore_above":
+        if r["kind"] != "edit_vs_delete" or r.get("attempted") != "update" or entry.entity_type != "record":
+            raise Invalid("'restore_above' resolves an edit of a record the authority deleted")
+        _restore_and_edit(ctx, entry, r.get("changes") or [])
     r.update(status="resolved", resolution=take)
     kept = list(entry.sync or [])
     kept[index] = r
@@ -131,3 +141,42 @@ def _as_it_stands(session: Session, entry: AuditEntry) -> None:
     new["data"] = dict(rec.data)
     new["parent_record_id"] = rec.parent_id
     session.execute(update(AuditEntry).where(AuditEntry.id == entry.id).values(new_data=new))
+
+
+def _restore_and_edit(ctx: Ctx, entry: AuditEntry, changes: list[dict[str, Any]]) -> None:
+    """Bring the entry's record back with its deleted ancestors, then make the edit again: an
+    ordinary edit where this device's values differ from the edit's by now, else the edit
+    written again as a new entry (the values are here already; the authority still needs them)."""
+    rec = find_record(ctx.session, entry.entity_id, live=None)
+    if rec.deleted_at is not None:
+        restore.restore_record(ctx, entry.entity_id, with_parents=True)
+    meta = SchemaCache(ctx.session).meta(rec.schema_id)
+    data = {meta.by_id[c["field"]].name: c.get("after") for c in changes if c.get("field") in meta.by_id}
+    if any(rec.data.get(c["field"]) != c.get("after") for c in changes if c.get("field") in meta.by_id):
+        writes.update_record(ctx, entry.entity_id, {"data": data})
+    elif data:
+        audit.write(ctx, "update", "record", entry.entity_id, old=entry.old_data, new=entry.new_data,
+                    dataset_id=entry.dataset_id, schema_id=entry.schema_id)
+
+
+def close_edited(session: Session) -> int:
+    """Close, as ``edited``, each open ``conflict`` row whose field no longer holds the
+    authority's value here (changed since the row was made: that edit answers it, and goes as
+    an ordinary change). Returns how many were closed."""
+    closed = 0
+    for entry in _with_rows(session):
+        if entry.entity_type != "record" or not any(
+                r.get("status") == "open" and r.get("kind") == "conflict" for r in entry.sync or []):
+            continue
+        rec = session.get(Record, entry.entity_id)
+        kept = []
+        for r in entry.sync or []:
+            r = dict(r)
+            if rec is not None and r.get("status") == "open" and r.get("kind") == "conflict":
+                now = rec.parent_id if r.get("field") == PARENT else rec.data.get(str(r.get("field")))
+                if now != r.get("theirs"):
+                    r.update(status="resolved", resolution="edited")
+                    closed += 1
+            kept.append(r)
+        session.execute(update(AuditEntry).where(AuditEntry.id == entry.id).values(sync=kept))
+    return closed
