@@ -115,7 +115,7 @@ def main() -> None:
         assert summary["pushed"] == args.records, summary
 
         started = time.perf_counter()
-        field, fdb = _joined(work, authority, adb, url, "field")
+        _, fdb = _joined(work, authority, adb, url, "field")
         pulled = args.records / (time.perf_counter() - started)
 
         with _write(adb, authority) as ctx:

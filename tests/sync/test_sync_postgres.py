@@ -72,7 +72,7 @@ def test_two_servers_on_one_database_number_every_entry_once(lab, pg_authority, 
         def push(device: Side) -> None:
             try:
                 device.sync()
-            except BaseException as exc:  # reported below, not lost in the thread
+            except BaseException as exc:  # noqa: BLE001  (reported below, not lost in the thread)
                 failures.append(exc)
 
         threads = [threading.Thread(target=push, args=(d,)) for d in pushers]

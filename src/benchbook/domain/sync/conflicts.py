@@ -26,10 +26,10 @@ from sqlalchemy.orm import Session
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound
-from benchbook.domain.records import writes
-from benchbook.domain.records.rows import find_record
 from benchbook.domain.history import entries as audit
 from benchbook.domain.history import restore
+from benchbook.domain.records import writes
+from benchbook.domain.records.rows import find_record
 from benchbook.domain.sync import outbox, rows
 from benchbook.persistence.tables import AuditEntry, Record
 
