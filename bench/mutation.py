@@ -4,7 +4,7 @@ test command: a module takes 10 to 60 minutes).
     python bench/mutation.py MODULE [MODULE ...] [--max-children N] [--sqlite-only] [--list]
 
 MODULE is one of the names in :data:`MODULES` (``filters``, ``revert``, ``restore``,
-``triggers``, ``dtypes``). For each, mutmut (``pip install -e '.[dev]'``) mutates that one file
+``triggers``, ``dtypes``, ``merge``: sync's merge at the authority). For each, mutmut (``pip install -e '.[dev]'``) mutates that one file
 and runs, for every mutant, only the covering tests named here that reach the mutated function
 (mutmut records which tests reach which function in a first, clean run).
 
@@ -51,6 +51,8 @@ MODULES: dict[str, tuple[str, list[str]]] = {
                 ["tests/api/test_restore.py", "tests/api/test_restore_all.py", "tests/api/test_orphan_race.py"]),
     "triggers": ("src/benchbook/runner/triggers.py",
                  ["tests/api/test_jobs_triggers.py", "tests/api/test_automation.py", "tests/runner/test_drain.py"]),
+    "merge": ("src/benchbook/domain/sync/merge.py",
+              ["tests/sync/test_sync_live.py", "tests/sync/test_sync_crash.py", "tests/sync/test_sync_converges.py"]),
     "dtypes": ("src/benchbook/domain/catalog/dtypes.py",
                ["tests/domain/test_dtypes.py", "tests/domain/test_merge_rows.py", "tests/api/test_field_types.py"]),
 }
