@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
@@ -28,6 +28,7 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.records import writes
 from benchbook.domain.records.rows import (
+    chunks,
     live_descendants,
     purge_records,
     restore_records,
@@ -43,28 +44,44 @@ PARENT = "parent_record_id"
 
 def push(ctx: Ctx, device: str, entries: list[dict[str, Any]]) -> dict[str, Any]:
     """PushResult ``{results: [{id, status, seq, rows}], head}`` for ``entries`` (wire entries,
-    in the order the device made them), applied in ``ctx``'s transaction, stamped ``device``."""
+    in the order the device made them), applied in ``ctx``'s transaction, stamped ``device``.
+    What is known already (the answers stored, the entries held, the records named) is read
+    once for the whole push; the new answers are stored with one statement."""
     s = ctx.session
+    ids = [e["id"] for e in entries]
+    stored: dict[str, dict[str, Any]] = {}
+    held: set[str] = set()
+    for part in chunks(ids):
+        stored.update((a.entry_id, dict(a.answer)) for a in s.scalars(select(SyncAnswer).where(
+            SyncAnswer.entry_id.in_(part))))
+        held.update(s.scalars(select(AuditEntry.id).where(AuditEntry.id.in_(part))))
+    for part in chunks(sorted({e["entity_id"] for e in entries if e.get("entity_type") == "record"})):
+        list(s.scalars(select(Record).where(Record.id.in_(part))))  # into the session: each get below is free
     deleting = {e["entity_id"] for e in entries if e.get("entity_type") == "record" and e.get("action") == "delete"}
-    answers = []
+    answers, fresh = [], {}
     for entry in entries:
-        stored = s.get(SyncAnswer, entry["id"])
-        if stored is not None:
-            answers.append(dict(stored.answer))
-            continue
-        if s.scalar(select(AuditEntry.id).where(AuditEntry.id == entry["id"])) is not None:
-            answers.append({"id": entry["id"], "status": "duplicate", "seq": None, "rows": []})
-            continue
-        answers.append(_one(ctx, device, entry, deleting))
+        entry_id = entry["id"]
+        if entry_id in stored:
+            answers.append(stored[entry_id])
+        elif entry_id in fresh:  # sent twice in one push: answered once
+            answers.append(fresh[entry_id])
+        elif entry_id in held:
+            answers.append({"id": entry_id, "status": "duplicate", "seq": None, "rows": []})
+        else:
+            fresh[entry_id] = _one(ctx, device, entry, deleting)
+            answers.append(fresh[entry_id])
     head = feed.number(s)
-    seqs = dict(s.execute(select(AuditEntry.id, AuditEntry.seq).where(
-        AuditEntry.id.in_([a["id"] for a in answers if a["status"] in ("applied", "merged", "conflict")]))).all())
-    for answer in answers:
-        if answer["status"] in ("applied", "merged", "conflict") and answer["seq"] is None:
-            answer["seq"] = seqs.get(answer["id"])
-            if answer["seq"] is not None or answer["status"] != "conflict":
-                s.merge(SyncAnswer(entry_id=answer["id"], device=device, answer=answer, created_at=utcnow()))
-    s.flush()
+    wrote = [a for a in fresh.values() if a["status"] in ("applied", "merged", "conflict")]
+    seqs: dict[str, int | None] = {}
+    for part in chunks([a["id"] for a in wrote]):
+        seqs.update(s.execute(select(AuditEntry.id, AuditEntry.seq).where(AuditEntry.id.in_(part))).all())
+    keep = []
+    for answer in wrote:
+        answer["seq"] = seqs.get(answer["id"])
+        if answer["seq"] is not None or answer["status"] != "conflict":
+            keep.append({"entry_id": answer["id"], "device": device, "answer": answer, "created_at": utcnow()})
+    if keep:
+        s.execute(insert(SyncAnswer), keep)
     return {"results": answers, "head": head}
 
 
