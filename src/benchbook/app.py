@@ -37,6 +37,7 @@ from benchbook import document as api_document
 from benchbook.abandonment import INFLIGHT, AbandonMiddleware
 from benchbook.config import Project
 from benchbook.contract import ContractMiddleware, QueryParser
+from benchbook.device_uploads import DeviceUploadGuard
 from benchbook.domain.errors import BenchbookError
 from benchbook.limits import apply_to_document
 from benchbook.pacing import PagingMiddleware
@@ -215,6 +216,8 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     # each request's "requester has gone" signal (domain/abandon.py): client left, server stopping
     app.add_middleware(AbandonMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, inflight=INFLIGHT)
     app.add_middleware(_ServicesMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, services=services)
+    # a device's upload: its token checked before its body is read (device_uploads.py)
+    app.add_middleware(DeviceUploadGuard, position=MiddlewarePosition.BEFORE_EXCEPTION, services=services)
     app.add_middleware(PagingMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, places=limits.page_requests)
     app.add_middleware(LimitsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, limits=limits)
     app.services = services

@@ -305,3 +305,17 @@ def test_a_conflict_row_closes_as_edited_when_the_field_is_changed_again(lab):
     [closed] = laptop.ok("GET", "/remote/conflicts", params={"status": "resolved"})
     assert closed["id"] == row["id"] and closed["resolution"] == "edited"
     assert authority.ok("GET", f"/records/{a['id']}")["data"]["site"] == "Middle"
+
+
+def test_an_upload_without_a_known_token_is_refused_before_its_body_is_read(lab):
+    authority = lab.project("authority")
+    sha = "ab" * 32
+    unfinished = (b"--b0undary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.bin\"\r\n\r\n"
+                  + b"x" * (1 << 20))  # no closing boundary: request validation, reading it, would say 422
+    for token in ("Bearer bbd_not-a-token", None):
+        headers = {"Content-Type": "multipart/form-data; boundary=b0undary"}
+        if token:
+            headers["Authorization"] = token
+        r = authority.http.put(f"/sync/files/{sha}", content=unfinished, headers=headers)
+        assert r.status_code == 401, r.text
+    assert not list((authority.root / "files").rglob(".upload-*"))
