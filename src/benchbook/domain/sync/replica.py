@@ -40,9 +40,14 @@ def apply_page(session: Session, entries: list[dict[str, Any]]) -> int:
     names of the records it touched made once at the end."""
     ids = [e["id"] for e in entries]
     held = set(session.scalars(select(AuditEntry.id).where(AuditEntry.id.in_(ids)))) if ids else set()
-    shielded = unsent_parts(session, {e["entity_id"] for e in entries if e["entity_type"] == "record"})
+    record_ids = {e["entity_id"] for e in entries if e["entity_type"] == "record"}
+    shielded = unsent_parts(session, record_ids)
+    known: dict[str, Record] = {}  # the page's records as they stand: read once, made ones added
+    for part in _chunks(sorted(record_ids)):
+        known.update((r.id, r) for r in session.scalars(select(Record).where(Record.id.in_(part))))
     touched: dict[str, Record] = {}
     rows: list[dict[str, Any]] = []
+    cache = SchemaCache(session)
     for entry in entries:
         if entry["id"] in held:
             session.execute(update(AuditEntry).where(AuditEntry.id == entry["id"]).values(seq=entry["seq"]))
@@ -50,11 +55,13 @@ def apply_page(session: Session, entries: list[dict[str, Any]]) -> int:
         wire.ensure_batch(session, entry.get("batch"))
         rows.append(_entry_row(entry))
         if entry["entity_type"] == "record":
-            rec = _record(session, entry, shielded.get(entry["entity_id"], set()), touched)
+            with session.no_autoflush:  # the page's new records go in together, at the next read
+                rec = _record(session, cache, entry, shielded.get(entry["entity_id"], set()), known)
             if rec is not None:
-                touched[rec.id] = rec
+                touched[rec.id] = known[rec.id] = rec
             else:
                 touched.pop(entry["entity_id"], None)
+                known.pop(entry["entity_id"], None)
     insert_entries(session, rows)
     if touched:
         _named(session, list(touched.values()))
@@ -132,21 +139,22 @@ def show_live(session: Session, record_id: str) -> None:
         session.flush()
 
 
-def _record(session: Session, entry: dict[str, Any], shielded: set[str], touched: dict[str, Record]) -> Record | None:
+def _record(session: Session, cache: SchemaCache, entry: dict[str, Any], shielded: set[str],
+            known: dict[str, Record]) -> Record | None:
     """Make a record entry's effect on its record, except on the ``shielded`` parts (what the
-    device's unsent changes touched: :func:`unsent_parts`). ``touched``: the records this page
-    has changed so far (a record made by the page is not flushed yet). Returns the record, None
+    device's unsent changes touched: :func:`unsent_parts`). ``known``: the page's records here,
+    by id (read once; a record made by the page is not flushed yet). Returns the record, None
     when it is gone or was never here; its name is made later (:func:`_named`)."""
     action, record_id = entry["action"], entry["entity_id"]
     at = wire.parse_time(entry["timestamp"])
-    rec = touched.get(record_id) or session.get(Record, record_id)
+    rec = known.get(record_id)
     new = entry.get("new_data") or {}
     if action == "create":
         if rec is None:
             rec = Record(id=record_id, dataset_id=entry["dataset_id"], schema_id=entry["schema_id"],
                          parent_id=new.get(PARENT), data=dict(new.get("data") or {}), created_at=at, updated_at=at)
             session.add(rec)
-            keep_links(session, rec, SchemaCache(session).meta(rec.schema_id), new=True)
+            keep_links(session, rec, cache.meta(rec.schema_id), new=True)
         return rec
     if rec is None:  # purged here already, or never here: nothing to change
         return None
@@ -164,7 +172,7 @@ def _record(session: Session, entry: dict[str, Any], shielded: set[str], touched
             rec.parent_id = new[PARENT]
         rec.updated_at = at
         session.flush()
-        keep_links(session, rec, SchemaCache(session).meta(rec.schema_id))
+        keep_links(session, rec, cache.meta(rec.schema_id))
     elif action in ("delete", "restore") and DELETED in shielded:
         pass
     elif action == "delete":
