@@ -88,6 +88,8 @@ def test_changes_travel_between_two_devices_stamped_with_the_device(lab):
     assert [(e["action"], e["device"], e["actor"]) for e in history] == [("create", "laptop", "laptop")]
     on_field = field.ok("GET", "/audit", params={"entity_id": created["id"]})["items"]
     assert [(e["id"], e["device"]) for e in on_field] == [(history[0]["id"], "laptop")]
+    on_laptop = laptop.ok("GET", "/audit", params={"entity_id": created["id"]})["items"]
+    assert [(e["id"], e["device"]) for e in on_laptop] == [(history[0]["id"], "laptop")]  # every copy says it
 
 
 def test_edit_against_delete_either_way_keeps_the_edit(lab):

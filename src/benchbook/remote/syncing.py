@@ -168,7 +168,7 @@ def _push(db: Database, project: Project, authority: Authority, summary: dict[st
         summary["files_sent"] += _send_files(db, project, authority, entries)
         answer = authority.push(entries)
         with _writing(db) as s:
-            answers.record_answers(s, answer["results"])
+            answers.record_answers(s, answer["results"], state.get(s).remote_device)
         for result in answer["results"]:
             summary["pushed"] += result["status"] != "deferred"
             for r in result.get("rows") or []:

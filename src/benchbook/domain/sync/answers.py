@@ -10,12 +10,14 @@ from benchbook.domain.sync import replica
 from benchbook.persistence.tables import AuditEntry
 
 
-def record_answers(session: Session, results: list[dict[str, Any]]) -> dict[str, int]:
+def record_answers(session: Session, results: list[dict[str, Any]], device: str | None = None) -> dict[str, int]:
     """Keep the authority's answers on the entries they answer (in the caller's transaction):
     the number given, the rows met. ``deferred`` leaves the entry to be sent again. Where the
     authority kept its own value (a ``conflict`` row; an ``edit_vs_delete`` row refusing this
     device's delete), the record shows the authority's state from now on
-    (:func:`replica.show_theirs`, :func:`replica.show_live`). Returns the count per status."""
+    (:func:`replica.show_theirs`, :func:`replica.show_live`). An entry the authority numbered
+    takes the ``device`` it stamped on its copy (this device's name), so every copy of it says
+    the same. Returns the count per status."""
     counts: dict[str, int] = {}
     for result in results:
         counts[result["status"]] = counts.get(result["status"], 0) + 1
@@ -25,6 +27,7 @@ def record_answers(session: Session, results: list[dict[str, Any]]) -> dict[str,
         values: dict[str, Any] = {"sync": rows}
         if result.get("seq") is not None:
             values["seq"] = result["seq"]
+            values["device"] = device
         session.execute(update(AuditEntry).where(AuditEntry.id == result["id"]).values(**values))
         entry = session.get(AuditEntry, result["id"])
         if entry is None or entry.entity_type != "record":
