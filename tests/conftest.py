@@ -108,19 +108,29 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"PostgreSQL tests skipped: {PG_WHY}", yellow=True)
 
 
-@pytest.fixture(scope="session")
-def pg_database() -> Iterator[str]:
-    """A fresh PostgreSQL database on the server of ``PG_URL``, dropped afterwards."""
+@contextmanager
+def new_pg_database(prefix: str = "benchbook_test") -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database on the server of ``PG_URL``, dropped on the
+    way out; skips the test where no server answers."""
     if not PG_URL:
         pytest.skip(f"PostgreSQL tests skipped: {PG_WHY}")
     admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    name = f"benchbook_test_{uuid.uuid4().hex[:10]}"
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
-    yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+    try:
+        yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def pg_database() -> Iterator[str]:
+    """A fresh PostgreSQL database on the server of ``PG_URL``, dropped afterwards."""
+    with new_pg_database() as url:
+        yield url
 
 
 class Api:

@@ -4,18 +4,16 @@ numbered without a gap (issue 34, *Proof*: PostgreSQL authority)."""
 from __future__ import annotations
 
 import threading
-import uuid
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, func, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import create_engine, func, select
 
 from benchbook.config import Project
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import AuditEntry
 from tests.api.helpers import make_collection, make_schema
-from tests.conftest import PG_URL, PG_WHY
+from tests.conftest import new_pg_database
 from tests.live_server import live_server
 from tests.sync.conftest import Side
 from tests.waiting import HANG
@@ -27,23 +25,12 @@ PUSHED = 300
 @pytest.fixture
 def pg_authority(tmp_path: Path):
     """A new project on a new PostgreSQL database (dropped afterwards)."""
-    if not PG_URL:
-        pytest.skip(f"PostgreSQL tests skipped: {PG_WHY}")
-    admin = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
-    name = f"benchbook_sync_{uuid.uuid4().hex[:10]}"
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
-    project = Project.init(tmp_path / "authority")
-    config = project.root / "benchbook.toml"
-    config.write_text(config.read_text().replace("[database]\n", f'[database]\nurl = "{url}"\n', 1))
-    open_database(url).engine.dispose()  # migrated once, before two servers start on it
-    try:
+    with new_pg_database("benchbook_sync") as url:
+        project = Project.init(tmp_path / "authority")
+        config = project.root / "benchbook.toml"
+        config.write_text(config.read_text().replace("[database]\n", f'[database]\nurl = "{url}"\n', 1))
+        open_database(url).engine.dispose()  # migrated once, before two servers start on it
         yield project.root, url
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
 
 
 def test_two_servers_on_one_database_number_every_entry_once(lab, pg_authority, tmp_path):
