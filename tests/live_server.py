@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -56,12 +57,14 @@ def served(project: Path, log_path: Path) -> Iterator[tuple[str, int]]:
 
 @contextmanager
 def live_server(project: Path, log_path: Path, *, args: Sequence[str] = (),
-                env: Mapping[str, str] | None = None) -> Iterator[Live]:
+                env: Mapping[str, str] | None = None, https_ca: Path | None = None) -> Iterator[Live]:
     """``benchbook serve --project project`` on a free port, with ``args`` added and ``env``
     over this process's environment, this checkout's ``src`` first on the path and no
     ``BENCHBOOK_URL``/``BENCHBOOK_PROJECT`` from the caller; yields a :class:`Live` once
     ``/api/health`` answers 200, and stops it with SIGTERM (SIGKILL after 10 s) unless the test
     did. Its output goes to ``log_path`` (a file, not a pipe: nothing blocks on a long log line).
+    ``https_ca``: the server serves TLS (``args`` give its ``--ssl-certfile``/``--ssl-keyfile``);
+    it is reached at ``https://`` and its certificate checked against this file.
 
     Fails the test, with the log, when the server exits or does not answer within
     :data:`START_SECONDS`.
@@ -76,7 +79,8 @@ def live_server(project: Path, log_path: Path, *, args: Sequence[str] = (),
             [sys.executable, "-m", "benchbook.cli.main", "serve", "--project", str(project), "--port", str(port),
              *args],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
+    base = f"{'https' if https_ca else 'http'}://127.0.0.1:{port}"
+    verify: ssl.SSLContext | bool = ssl.create_default_context(cafile=str(https_ca)) if https_ca else True
     try:
         deadline = time.monotonic() + START_SECONDS
         last: object = None
@@ -84,7 +88,7 @@ def live_server(project: Path, log_path: Path, *, args: Sequence[str] = (),
             if proc.poll() is not None:
                 pytest.fail(f"benchbook serve exited with {proc.returncode}:\n{log_path.read_text()}")
             try:
-                response = httpx.get(base + "/api/health", timeout=3.0)
+                response = httpx.get(base + "/api/health", timeout=3.0, verify=verify)
                 if response.status_code == 200:
                     break
                 last = response.status_code
@@ -132,3 +136,46 @@ def served_in_thread(project: Path) -> Iterator[str]:
         server.should_exit = True
         thread.join(HANG)
         app.services.db.engine.dispose()
+
+
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for ``127.0.0.1`` (its subjectAltName), valid one day, and its
+    unencrypted key: ``(folder/cert.pem, folder/key.pem)``, made with the ``cryptography``
+    package when installed, else with the ``openssl`` command. Skips the test when neither is
+    there."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    try:
+        import datetime
+        import ipaddress
+
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+        from cryptography.x509.oid import NameOID
+    except ImportError:
+        import shutil
+
+        openssl = shutil.which("openssl")
+        if openssl is None:
+            pytest.skip("no self-signed certificate can be made here: neither the cryptography package "
+                        "nor the openssl command is installed")
+        subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1", "-days", "1", "-keyout", str(key), "-out", str(cert)],
+                       check=True, capture_output=True, timeout=HANG)
+        return cert, key
+    private = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    made = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(private.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(private.public_key()), critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(private.public_key()), critical=False)
+            .sign(private, hashes.SHA256()))
+    cert.write_bytes(made.public_bytes(serialization.Encoding.PEM))
+    key.write_bytes(private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                          serialization.NoEncryption()))
+    return cert, key

@@ -1,10 +1,12 @@
 """``benchbook serve``: the local-host rule, its refusal, the ``--reload`` app factory run for real,
-and a real server answering /api/health."""
+a real server answering /api/health, over TLS too, and the warnings of a server others may reach."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -22,7 +24,7 @@ from benchbook.cli.http_protocol import EnvelopeH11Protocol
 from benchbook.cli.main import build_cli
 from benchbook.cli.serve import is_local_host, serve, server_url
 from benchbook.config import Project
-from tests.live_server import Live, free_port, live_server
+from tests.live_server import Live, free_port, live_server, self_signed_certificate
 from tests.waiting import HANG
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -53,13 +55,14 @@ def test_is_local_host(host: str, local: bool) -> None:
 def test_server_url_brackets_ipv6() -> None:
     assert server_url("127.0.0.1", 8000) == "http://127.0.0.1:8000/"
     assert server_url("::1", 9000) == "http://[::1]:9000/"
+    assert server_url("::1", 9000, "https") == "https://[::1]:9000/"
 
 
 def test_options_and_defaults() -> None:
     defaults = {p.name: p.default for p in serve.params}
     assert defaults == {"open_browser": False, "port": 8000, "sync_only": False, "log_level": "INFO",
-                        "host": "127.0.0.1", "allow_remote": False, "reload": False, "shutdown_grace": 10.0,
-                        "project_dir": None}
+                        "host": "127.0.0.1", "allow_remote": False, "ssl_certfile": None, "ssl_keyfile": None,
+                        "reload": False, "shutdown_grace": 10.0, "project_dir": None}
     assert defaults["shutdown_grace"] == stopping.DEFAULT_GRACE
     port = next(p for p in serve.params if p.name == "port")
     assert "-p" in port.opts
@@ -74,25 +77,122 @@ def test_non_local_host_without_allow_remote_is_refused(host: str, monkeypatch: 
     assert "--allow-remote" in result.stderr
 
 
-def test_allow_remote_warns_and_passes_flags(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def _flat(text: str) -> str:
+    """``text`` with rich's panel borders and line breaks taken out."""
+    return " ".join(text.replace("│", " ").split())
+
+
+def _serve_without_serving(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[tuple[object, ...], dict[str, object]]],
+                                                                     list[dict[str, object]]]:
+    """``stopping.run`` and ``create_app`` replaced by recorders: serve says and passes what it
+    would, and starts nothing. Returns ``(uvicorn calls, apps made)``."""
     import benchbook.app
 
     calls: list[tuple[tuple[object, ...], dict[str, object]]] = []
     made: list[dict[str, object]] = []
     monkeypatch.setattr(stopping, "run", lambda *a, **k: calls.append((a, k)))
     monkeypatch.setattr(benchbook.app, "create_app", lambda project, **kw: made.append({"root": project.root, **kw}))
+    return calls, made
+
+
+def test_allow_remote_warns_and_passes_flags(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    calls, made = _serve_without_serving(monkeypatch)
     result = CliRunner().invoke(build_cli(), ["--project", str(tmp_path), "serve", "--host", "0.0.0.0",
-                                              "--allow-remote", "--sync-only", "-p", "8123", "--log-level", "debug",
+                                              "--allow-remote", "-p", "8123", "--log-level", "debug",
                                               "--shutdown-grace", "2.5"])
     assert result.exit_code == 0, result.output
-    flat = " ".join(result.stderr.replace("│", " ").split())
+    flat = _flat(result.stderr)
     assert "anyone who can reach this address can read and change everything" in flat
-    assert "only the health route (/api/health) is served" in flat
+    assert "clear text" not in flat  # the whole service: its warning is the one above
     assert "http://0.0.0.0:8123/" in result.stdout
-    assert made == [{"root": tmp_path.resolve(), "allow_remote": True, "sync_only": True, "resume_history": True}]
+    assert made == [{"root": tmp_path.resolve(), "allow_remote": True, "sync_only": False, "resume_history": True}]
     assert calls[0][1] == {"host": "0.0.0.0", "port": 8123, "log_level": "debug", "http": EnvelopeH11Protocol,
                            "h11_max_incomplete_event_size": 1024 * 1024,  # room past [limits] (docs/limits.md)
                            "timeout_graceful_shutdown": 2.5}
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.1"])
+def test_sync_only_for_others_without_tls_warns_of_clear_text(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                              host: str) -> None:
+    """``--sync-only --allow-remote`` without TLS: device tokens and data would cross the network
+    readable; the warning names both ways out (a tunnel, or the two TLS options). The server
+    still starts (a lab may have its own protection) and serves only sync."""
+    calls, made = _serve_without_serving(monkeypatch)
+    result = CliRunner().invoke(build_cli(), ["--project", str(tmp_path), "serve", "--host", host, "--allow-remote",
+                                              "--sync-only", "-p", "8765"])
+    assert result.exit_code == 0, result.output
+    flat = _flat(result.stderr)
+    assert "WARNING: sync without TLS" in flat
+    assert "device tokens and the project's data would cross the network in clear text" in flat
+    assert "ssh -L 8765:127.0.0.1:8765 host" in flat
+    assert "--ssl-certfile CERT.pem --ssl-keyfile KEY.pem" in flat
+    assert "anyone who can reach this address" not in flat  # sync-only: nothing is served without a token
+    assert "Sync only: serving what syncing devices call (/api/sync/…) and /api/health" in flat
+    assert f"http://{host}:8765/" in result.stdout
+    assert made[0]["sync_only"] is True and made[0]["allow_remote"] is True
+    assert "ssl_certfile" not in calls[0][1]
+
+
+def test_tls_options_reach_uvicorn_and_silence_the_warning(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    cert, key = self_signed_certificate(tmp_path)
+    calls, _ = _serve_without_serving(monkeypatch)
+    result = CliRunner().invoke(build_cli(), ["--project", str(tmp_path / "p"), "serve", "--host", "0.0.0.0",
+                                              "--allow-remote", "--sync-only", "-p", "8765",
+                                              "--ssl-certfile", str(cert), "--ssl-keyfile", str(key)])
+    assert result.exit_code == 0, result.output
+    assert "https://0.0.0.0:8765/" in result.stdout
+    assert "clear text" not in _flat(result.stderr) and "WARNING" not in result.stderr
+    assert (calls[0][1]["ssl_certfile"], calls[0][1]["ssl_keyfile"]) == (str(cert), str(key))
+
+
+def test_tls_options_come_together_and_must_be_usable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Only one of the two, a file that is not there, a key that is not the certificate's or
+    needs a passphrase: a one-line error before anything starts (or is created)."""
+    cert, key = self_signed_certificate(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    other_cert, other_key = self_signed_certificate(other)
+    monkeypatch.setattr(stopping, "run", lambda *a, **k: pytest.fail("the server must not start"))
+    project = tmp_path / "never-made"
+
+    def serve_with(*args: str) -> object:
+        return CliRunner().invoke(build_cli(), ["--project", str(project), "serve", *args])
+
+    alone = serve_with("--ssl-certfile", str(cert))
+    assert alone.exit_code == 2 and "error: --ssl-certfile needs --ssl-keyfile too" in alone.stderr
+    alone = serve_with("--ssl-keyfile", str(key))
+    assert alone.exit_code == 2 and "error: --ssl-keyfile needs --ssl-certfile too" in alone.stderr
+    absent = serve_with("--ssl-certfile", str(tmp_path / "nope.pem"), "--ssl-keyfile", str(key))
+    assert absent.exit_code == 2 and "does not exist" in absent.stderr and "nope.pem" in absent.stderr
+    mismatched = serve_with("--ssl-certfile", str(cert), "--ssl-keyfile", str(other_key))
+    assert mismatched.exit_code == 1, mismatched.output
+    assert mismatched.stderr.startswith("error: --ssl-certfile") and "the key the certificate's own" in mismatched.stderr
+    swapped = serve_with("--ssl-certfile", str(key), "--ssl-keyfile", str(cert))
+    assert swapped.exit_code == 1 and "cannot be used" in swapped.stderr
+    locked = tmp_path / "locked.pem"
+    openssl = shutil.which("openssl")  # a key behind a passphrase, where openssl can make one
+    if openssl and subprocess.run([openssl, "pkey", "-in", str(other_key), "-aes128", "-passout", "pass:secret",
+                                   "-out", str(locked)], check=False, capture_output=True, timeout=HANG).returncode == 0:
+        protected = serve_with("--ssl-certfile", str(other_cert), "--ssl-keyfile", str(locked))
+        assert protected.exit_code == 1 and "protected by a passphrase" in protected.stderr, protected.output
+    assert not project.exists()
+
+
+def test_live_server_answers_health_over_tls(tmp_path: Path) -> None:
+    """``serve --ssl-certfile --ssl-keyfile`` for real: uvicorn's TLS answers /api/health over
+    https with the certificate it was given (checked against that certificate, host 127.0.0.1),
+    and the start-up line says https."""
+    cert, key = self_signed_certificate(tmp_path)
+    with live_server(tmp_path / "project", tmp_path / "server.log", https_ca=cert,
+                     args=["--ssl-certfile", str(cert), "--ssl-keyfile", str(key)]) as live:
+        assert live.base.startswith("https://")
+        trusted = ssl.create_default_context(cafile=str(cert))
+        response = httpx.get(f"https://127.0.0.1:{live.port}/api/health", verify=trusted, timeout=HANG)
+        assert response.status_code == 200 and response.json()["status"] == "ok", response.text
+        with pytest.raises(httpx.ConnectError):  # not trusted by default: it really is this certificate
+            httpx.get(f"https://127.0.0.1:{live.port}/api/health", timeout=HANG)
+    log = (tmp_path / "server.log").read_text()
+    assert f"at https://127.0.0.1:{live.port}/" in log, log
 
 
 def test_reload_uses_the_env_factory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """The ``benchbook`` command: API commands generated from the OpenAPI document, plus local
-commands (``serve``, ``init``, ``import``, ``demo``, ``plugins new``, ``plugins try`` …).
+commands (``serve``, ``init``, ``import``, ``demo``, ``clone``, ``plugins new``, ``plugins try`` …);
+a local command may take a generated command's place (``remote sync``, :mod:`benchbook.cli.sync`).
 
 Global options: ``--project DIR`` (env ``BENCHBOOK_PROJECT``), ``--url URL`` (env
 ``BENCHBOOK_URL``: talk to a running server instead of in-process), ``--table``,
@@ -35,6 +36,10 @@ LOCAL_COMMANDS: list[tuple[str | None, str, str, str]] = [
     (None, "backup", "benchbook.cli.maintenance:backup_command", "Write a consistent backup of the project to FILE."),
     (None, "restore", "benchbook.cli.maintenance:restore_command", "Restore a backup FILE into a new folder."),
     (None, "doctor", "benchbook.cli.maintenance:doctor_command", "Check the project; --fix the safe findings."),
+    (None, "clone", "benchbook.cli.sync:clone_command",
+     "Make a new project folder that follows a sync authority, holding its copy."),
+    # over the generated command of remote.sync: a progress bar and a summary table (cli/sync.py)
+    ("remote", "sync", "benchbook.cli.sync:sync_command", "Sync now (pull, push, pull)"),
 ]
 """Local commands, registered lazily. Add a line here to add one (e.g. from a new module)."""
 
