@@ -10,8 +10,8 @@ Either way it then prints what moved as a table and, when rows wait to be resolv
 them; ``--json`` prints the answer as JSON instead, as the generated command does.
 
 ``clone`` makes a new project folder (as ``init``) and connects it to an authority with a
-one-use invite (:func:`benchbook.remote.syncing.connect`): the first copy is followed by the
-same bar, read from the project's feed cursor as it advances.
+one-use invite (:func:`benchbook.remote.syncing.connect`): the first copy draws the same bar
+(the sync it runs takes the same progress callback).
 """
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ import json
 import shlex
 import shutil
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -209,36 +208,6 @@ generated one)."""
 
 # ------------------------------------------------------------------------------ clone
 
-def _copy_status(db: Any, project: Any, url: str) -> Callable[[], dict[str, Any] | None]:
-    """How far a first copy is, as :func:`benchbook.cli.progress.follow` reads a run batch:
-    ``{succeeded: the feed cursor, failed: 0, pending: head - cursor}``, or None while the
-    authority's head is not known (before the join, whose token asking for it needs)."""
-    from benchbook.domain.errors import BenchbookError
-    from benchbook.domain.sync.state import ROW_ID
-    from benchbook.persistence.tables import SyncState
-    from benchbook.remote import token as tokens
-    from benchbook.remote.client import Authority
-
-    head: list[int] = []
-
-    def status() -> dict[str, Any] | None:
-        if not head:
-            token = tokens.read(project.root)
-            if token is None:
-                return None
-            try:
-                with Authority(url, token) as authority:
-                    head.append(int(authority.hello()["head"]))
-            except (BenchbookError, KeyError, TypeError, ValueError):
-                return None  # the copy itself will say what is wrong
-        with db.session() as s:
-            row = s.get(SyncState, ROW_ID)  # read only: never made here
-            cursor = int(row.cursor or 0) if row is not None else 0
-        return {"succeeded": cursor, "failed": 0, "pending": max(0, head[0] - cursor)}
-
-    return status
-
-
 def _empty_the_folder(target: Path, made: bool) -> None:
     """Leave ``target`` as it was: gone when this command ``made`` it, else empty again."""
     if made:
@@ -264,7 +233,7 @@ def clone(url: str, directory: Path, invite: str, console: Any) -> dict[str, Any
     ``error <status>: <detail>``, or the folder that could not be made) and whether the invite
     was used by then; anything else (Ctrl+C) is re-raised after the folder is cleared.
     """
-    from benchbook.cli.progress import follow
+    from benchbook.cli.progress import bar
     from benchbook.config import Project
     from benchbook.domain.errors import BenchbookError
     from benchbook.persistence.db import DatabaseBusy, open_database
@@ -286,8 +255,11 @@ def clone(url: str, directory: Path, invite: str, console: Any) -> dict[str, Any
         project = Project.init(target)
         db = open_database(project.database_url)
         try:
-            result = follow(lambda: syncing.connect(db, project, url, invite), _copy_status(db, project, url),
-                            console, f"copying {url}")
+            if console.is_terminal:
+                with bar(console) as progress:
+                    result = syncing.connect(db, project, url, invite, SyncBar(progress))
+            else:
+                result = syncing.connect(db, project, url, invite)
         finally:
             joined = tokens.read(project.root) is not None
             db.engine.dispose()

@@ -60,9 +60,9 @@ def status(db: Database, project: Project) -> dict[str, Any]:
         return out
 
 
-def connect(db: Database, project: Project, url: str, invite: str) -> dict[str, Any]:
+def connect(db: Database, project: Project, url: str, invite: str, progress: Progress = _quiet) -> dict[str, Any]:
     """Follow the authority at ``url`` with a one-use ``invite``: an empty project then copies
-    it (one sync). Raises ``Conflict`` when this project already follows one or has devices of
+    it (one sync, told to ``progress``). Raises ``Conflict`` when this project already follows one or has devices of
     its own, or when both it and the authority hold data (the invite stays unused)."""
     with db.session() as s:
         if state.following(s) is not None:
@@ -77,7 +77,7 @@ def connect(db: Database, project: Project, url: str, invite: str) -> dict[str, 
         row = state.get(s)
         row.remote_url, row.remote_device, row.remote_project_id = url.rstrip("/"), joined["device"], joined["project_id"]
         row.cursor, row.error = 0, None
-    summary = sync(db, project)
+    summary = sync(db, project, progress)
     return {**status(db, project), "summary": summary}
 
 

@@ -58,7 +58,8 @@ def push(ctx: Ctx, device: str, entries: list[dict[str, Any]]) -> dict[str, Any]
     for part in chunks(sorted({e["entity_id"] for e in entries if e.get("entity_type") == "record"})):
         list(s.scalars(select(Record).where(Record.id.in_(part))))  # into the session: each get below is free
     deleting = {e["entity_id"] for e in entries if e.get("entity_type") == "record" and e.get("action") == "delete"}
-    answers, fresh = [], {}
+    answers: list[dict[str, Any]] = []
+    fresh: dict[str, dict[str, Any]] = {}
     for entry in entries:
         entry_id = entry["id"]
         if entry_id in stored:
