@@ -26,6 +26,8 @@ export const ROUTES = [
   ["/automation/runs/:job", "run"],
   ["/analytics", "charts"],
   ["/assistant", "chat"],
+  ["/remote", "remote"],
+  ["/remote/conflicts", "conflicts"],
 ];
 
 const NAV = [
@@ -36,6 +38,7 @@ const NAV = [
   ["/automation", "Automation", ["automation", "workflow", "runs", "run"]],
   ["/analytics", "Analytics", ["charts"]],
   ["/assistant", "Assistant", ["chat"]],
+  ["/remote", "Sync", ["remote", "conflicts"]],
 ];
 
 const modules = new Map();

@@ -6,10 +6,14 @@
 // counted by GET /jobs/count over the runs that finished since it began (the stretch's own
 // rule, runner/switch.py), until the user dismisses it or another stretch begins: runs that
 // all finish between two polls are reported too.
+// Sync (docs/sync.md), read by the same poll (GET /remote): when the project follows an
+// authority, its last sync, the changes waiting to be sent, the open conflicts (a link to the
+// Conflicts page) and the last sync's error; nothing when it follows none.
 import { html, useEffect, useState } from "./html.js";
 import { ApiError, get } from "./api.js";
-import { useNotices, formatBytes } from "./ui.js";
+import { useNotices, formatBytes, formatTime } from "./ui.js";
 import { href } from "./router.js";
+import { plural } from "./sync.js";
 
 const uploads = new Map();
 const listeners = new Set();
@@ -55,11 +59,26 @@ async function finishedStretch(startedAt) {
   return outcome;
 }
 
+// The bar's items for a project that follows an authority (GET /remote's answer).
+function syncItems(remote) {
+  const out = [html`<a key="sync" href=${href("/remote")} data-testid="status-sync">
+    ${remote.last_sync_at ? `Synced ${formatTime(remote.last_sync_at)}` : "Not synced yet"} · <span data-testid="status-pending">${plural(remote.pending, "change")} to send</span></a>`];
+  if (remote.open_conflicts) {
+    out.push(html`<a key="conflicts" href=${href("/remote/conflicts")} class="bad" data-testid="status-conflicts">
+      ${plural(remote.open_conflicts, "open conflict")}</a>`);
+  }
+  if (remote.error) {
+    out.push(html`<a key="sync-error" href=${href("/remote")} class="bad" data-testid="status-sync-error">Sync failed: ${remote.error}</a>`);
+  }
+  return out;
+}
+
 export function StatusBar() {
   const [, setTick] = useState(0);
   const [automation, setAutomation] = useState(null);
   const [finished, setFinished] = useState(null);
   const [storage, setStorage] = useState(null);
+  const [remote, setRemote] = useState(null);
   const [offline, setOffline] = useState(false);
   const notice = useNotices();
   useEffect(() => {
@@ -69,8 +88,9 @@ export function StatusBar() {
     const poll = async () => {
       clearTimeout(timer);
       try {
-        const a = await get("/automation");
+        const [a, r] = await Promise.all([get("/automation"), get("/remote").catch(() => null)]);
         setAutomation(a);
+        setRemote(r);
         setOffline(false);
         if (a.batch) { stretch = a.batch.started_at; setFinished(null); }
         else if (stretch) {
@@ -122,6 +142,7 @@ export function StatusBar() {
       <progress max=${u.total || 1} value=${u.loaded} aria-label=${"upload of " + u.label}></progress>
       ${u.total ? `${formatBytes(u.loaded)} of ${formatBytes(u.total)}` : ""}</span>`);
   }
+  if (remote && remote.url) items.push(...syncItems(remote));
   if (storage && storage.converting) {
     items.push(html`<a href=${href("/history/storage")}>Converting history ${storage.done ?? 0} of ${storage.total ?? "?"}</a>`);
   }

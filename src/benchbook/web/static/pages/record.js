@@ -1,6 +1,7 @@
 // One record (#/r/<id>): breadcrumb of its ancestors, its values with inline editing (the API's
 // messages next to each field), files with preview, children by schema, referrers, what is
-// deleted above it or of its fields (with their restore actions), delete, and its history.
+// deleted above it or of its fields (with their restore actions), delete, its history, and a
+// notice when syncs left open conflicts on it.
 import { html, useState } from "../lib/html.js";
 import { get, patch, post, del, enc, ApiError } from "../lib/api.js";
 import { href, seg, navigate } from "../lib/router.js";
@@ -8,6 +9,7 @@ import { useLoad, useAction, Loading, ErrorBox, Confirm, notify, useTitle, forma
 import { FieldControl, ShowValue, toText, toValue } from "../lib/record-editor.js";
 import { FilePreview } from "../lib/record-files.js";
 import { EntryList } from "../lib/entries.js";
+import { SyncNotice } from "../lib/sync.js";
 
 function Breadcrumb({ record }) {
   const ancestors = record.ancestors || [];
@@ -145,6 +147,7 @@ export default function RecordPage({ params }) {
       <span class="muted">${schema.label || schema.name} · <code title=${record.id}>${record.id.slice(-8)}</code></span>
       <div class="actions">${record.deleted_at ? null : html`<${DeleteRecord} record=${record} />`}</div></div>
     <p class="muted">Created ${formatTime(record.created_at)} · changed ${formatTime(record.updated_at)}</p>
+    <${SyncNotice} key=${record.id} recordId=${record.id} version=${record.updated_at} />
     <${DeletedAround} record=${record} schema=${schema} reload=${state.reload} />
     <div class="record-columns">
       <div><${Values} key=${record.updated_at} record=${record} schema=${schema}
