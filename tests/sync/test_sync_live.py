@@ -321,3 +321,19 @@ def test_an_upload_without_a_known_token_is_refused_before_its_body_is_read(lab)
         r = authority.http.put(f"/sync/files/{sha}", content=unfinished, headers=headers)
         assert r.status_code == 401, r.text
     assert not list((authority.root / "files").rglob(".upload-*"))
+
+
+def test_a_schema_changed_on_both_sides_conflicts_and_mine_then_wins(lab):
+    authority = lab.project("authority")
+    _setup(authority)
+    laptop = lab.follow(authority, "laptop")
+    laptop.ok("PATCH", "/schemas/sample", json={"label": "Lake samples"})
+    authority.ok("PATCH", "/schemas/sample", json={"label": "Samples"})
+    assert laptop.sync()["conflicts"] == 1
+    [row] = laptop.ok("GET", "/remote/conflicts")
+    assert (row["entity_type"], row["field"], row["yours"], row["theirs"]) == ("schema", "label", "Lake samples",
+                                                                             "Samples")
+    assert laptop.ok("GET", "/schemas/sample")["label"] == "Samples"
+    laptop.ok("POST", f"/remote/conflicts/{row['id']}/resolve", json={"take": "mine"})
+    laptop.sync()
+    assert laptop.ok("GET", "/schemas/sample")["label"] == "Lake samples" == authority.ok("GET", "/schemas/sample")["label"]

@@ -24,13 +24,15 @@ IDENTITY = {"schema": ("id",), "field": ("id", "schema_name"), "dataset": ("id",
 """Keys of an entry's columns that say which thing it is, not what changed."""
 
 
-def _thing(session: Session, entity_type: str, entity_id: str) -> Any:
+def thing_of(session: Session, entity_type: str, entity_id: str) -> Any:
+    """The schema, field, collection or view ``entity_id`` (``entity_type`` as history names
+    it: ``schema``, ``field``, ``dataset``, ``view``), or None."""
     model = {"schema": Schema, "field": Field, "dataset": Collection, "view": View}[entity_type]
     return session.get(model, entity_id)
 
 
-def _now(session: Session, entity_type: str, thing: Any) -> dict[str, Any]:
-    """The thing's attributes as its entries write them."""
+def attributes_of(session: Session, entity_type: str, thing: Any) -> dict[str, Any]:
+    """The thing's attributes as its entries write them (a schema's also ``field_order``)."""
     if entity_type == "schema":
         return {**schemas.schema_response(session, thing),
                 "field_order": [f.name for f in fields_of(session, thing.id)]}
@@ -45,7 +47,7 @@ def apply(ctx: Ctx, entry: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """``(status, rows)`` of one catalog entry (wire entry), applied in ``ctx`` (its origin set).
     Raises the catalog's domain errors, which the caller turns into a ``rejected`` row."""
     s, kind, action = ctx.session, entry["entity_type"], entry["action"]
-    thing = _thing(s, kind, entry["entity_id"])
+    thing = thing_of(s, kind, entry["entity_id"])
     if action == "create":
         if thing is not None:
             return "merged", []
@@ -59,11 +61,11 @@ def apply(ctx: Ctx, entry: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
         return _update(ctx, kind, thing, entry)
     deleted = thing.deleted_at is not None
     if action == "delete" and not deleted:
-        _call(ctx, kind, thing, {"delete": True})
+        change(ctx, kind, thing, {"delete": True})
     elif action == "restore" and deleted:
-        _call(ctx, kind, thing, {"restore": True})
+        change(ctx, kind, thing, {"restore": True})
     elif action == "purge":
-        _call(ctx, kind, thing, {"purge": True})
+        change(ctx, kind, thing, {"purge": True})
     else:
         return "merged", []
     return "applied", []
@@ -99,7 +101,7 @@ def _update(ctx: Ctx, kind: str, thing: Any, entry: dict[str, Any]) -> tuple[str
                                 "the authority; the edit is kept here",
                                 changes=[{"field": k, "label": k, "before": old.get(k), "after": new.get(k)}
                                          for k in new if old.get(k) != new.get(k)])]
-    now = _now(s, kind, thing)
+    now = attributes_of(s, kind, thing)
     take: dict[str, Any] = {}
     rows, already = [], False
     for key, mine in new.items():
@@ -115,7 +117,7 @@ def _update(ctx: Ctx, kind: str, thing: Any, entry: dict[str, Any]) -> tuple[str
                             theirs=now.get(key), base=base,
                             message=f"both sides changed the {_word(kind)}'s {key}; the authority's is kept"))
     if take:
-        _call(ctx, kind, thing, take)
+        change(ctx, kind, thing, take)
     if rows:
         return "conflict", rows
     return ("merged" if already or not take else "applied"), []
@@ -126,7 +128,7 @@ def _cleared(value: Any) -> Any:
     return "" if value is None else value
 
 
-def _call(ctx: Ctx, kind: str, thing: Any, take: dict[str, Any]) -> None:
+def change(ctx: Ctx, kind: str, thing: Any, take: dict[str, Any]) -> None:
     """Run the one catalog function that makes ``take`` (attribute → value, or ``delete`` /
     ``restore`` / ``purge``) on ``thing``."""
     s = ctx.session

@@ -30,7 +30,7 @@ from benchbook.domain.history import entries as audit
 from benchbook.domain.history import restore
 from benchbook.domain.records import writes
 from benchbook.domain.records.rows import find_record
-from benchbook.domain.sync import outbox, rows
+from benchbook.domain.sync import catalog, outbox, rows
 from benchbook.persistence.tables import AuditEntry, Record
 
 PARENT = "parent_record_id"
@@ -86,7 +86,11 @@ def resolve(ctx: Ctx, row_id: str, take: str, *, value: Any = None, force: bool 
     if take in ("mine", "value"):
         if r["kind"] != "conflict" and not (r["kind"] == "rejected" and r.get("field")):
             raise Invalid(f"'{take}' resolves a conflict about one field; this row is {r['kind']!r}")
-        _set_field(ctx, entry.entity_id, r, r.get("yours") if take == "mine" else value, force=force)
+        chosen = r.get("yours") if take == "mine" else value
+        if entry.entity_type == "record":
+            _set_field(ctx, entry.entity_id, r, chosen, force=force)
+        else:
+            _set_attribute(ctx, entry, r, chosen, force=force)
     elif take == "delete":
         if r["kind"] != "edit_vs_delete":
             raise Invalid("'delete' resolves an edit against a delete")
@@ -129,6 +133,18 @@ def _set_field(ctx: Ctx, record_id: str, r: dict[str, Any], value: Any, *, force
     if field is None:
         raise Invalid(f"the field {r.get('field_label')!r} no longer exists in this project")
     writes.update_record(ctx, record_id, {"data": {field.name: value}})
+
+
+def _set_attribute(ctx: Ctx, entry: AuditEntry, r: dict[str, Any], value: Any, *, force: bool) -> None:
+    """``mine``/``value`` for a schema, field, collection or view: an ordinary change of the
+    attribute, through the catalog's own function."""
+    thing = catalog.thing_of(ctx.session, entry.entity_type, entry.entity_id)
+    if thing is None:
+        raise NotFound(f"the {entry.entity_type} of sync row {entry.id} is no longer here")
+    key = str(r.get("field"))
+    if catalog.attributes_of(ctx.session, entry.entity_type, thing).get(key) != r.get("theirs") and not force:
+        raise Conflict(f"{key} changed here since this row was made; pass force to set it anyway")
+    catalog.change(ctx, entry.entity_type, thing, {key: value})
 
 
 def _as_it_stands(session: Session, entry: AuditEntry) -> None:
