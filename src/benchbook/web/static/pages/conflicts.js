@@ -15,7 +15,7 @@ function choices(row) {
   const record = row.entity_type === "record";
   if (row.kind === "conflict") {
     return [["Keep theirs", "theirs", "leave the authority's value"],
-      ...(record ? [["Keep mine", "mine", "set your value again; it is sent at the next sync"]] : [])];
+      ["Keep mine", "mine", "set your value again; it is sent at the next sync"]];
   }
   if (row.kind === "rejected") {
     return [["Retry", "retry", "send the change again at the next sync, once what was refused is fixed"],
