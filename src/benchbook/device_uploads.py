@@ -23,7 +23,8 @@ from benchbook.services import Services
 class DeviceUploadGuard:
     """ASGI middleware: a ``PUT`` to :data:`~benchbook.request_limits.SYNC_UPLOAD_PATH` whose
     ``Authorization: Bearer`` token is missing, unknown or revoked is answered 401 ``{detail}``
-    at once; everything else passes untouched."""
+    at once when its body is a multipart form (one of another type is refused with 415 by
+    request validation, unread); everything else passes untouched."""
 
     def __init__(self, app: Any, services: Services) -> None:
         self.app = app
@@ -34,7 +35,8 @@ class DeviceUploadGuard:
             return devices.verify(session, authorization)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope.get("method") == "PUT" and SYNC_UPLOAD_PATH.fullmatch(scope.get("path", "")):
+        if (scope["type"] == "http" and scope.get("method") == "PUT" and SYNC_UPLOAD_PATH.fullmatch(scope.get("path", ""))
+                and Headers(scope=scope).get("content-type", "").startswith("multipart/")):  # else 415, unread
             try:
                 await run_in_threadpool(self._device, Headers(scope=scope).get("authorization"))
             except Unauthorized as exc:
