@@ -116,7 +116,7 @@ syncing.sync(open_database(project.database_url), project)
 """
 
 
-@pytest.mark.parametrize("count", [1000, pytest.param(10_000, marks=pytest.mark.deep)])
+@pytest.mark.parametrize("count", [600, pytest.param(10_000, marks=pytest.mark.deep)])
 def test_a_device_killed_in_the_middle_of_a_push_converges_on_the_next_sync(lab, count):
     authority = lab.project("authority")
     _lake(authority)

@@ -18,7 +18,7 @@ from tests.live_server import live_server
 from tests.sync.conftest import Side
 from tests.waiting import HANG
 
-PUSHED = 300
+PUSHED = 150
 """Records each pushing device imports offline (one entry each)."""
 
 
