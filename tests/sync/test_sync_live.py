@@ -337,3 +337,19 @@ def test_a_schema_changed_on_both_sides_conflicts_and_mine_then_wins(lab):
     laptop.ok("POST", f"/remote/conflicts/{row['id']}/resolve", json={"take": "mine"})
     laptop.sync()
     assert laptop.ok("GET", "/schemas/sample")["label"] == "Lake samples" == authority.ok("GET", "/schemas/sample")["label"]
+
+
+def test_a_value_a_narrowed_field_no_longer_takes_is_refused_and_kept_on_the_device(lab):
+    authority = lab.project("authority")
+    a = _setup(authority)[0]
+    laptop = lab.follow(authority, "laptop")
+    authority.ok("PATCH", "/schemas/sample/fields/site", json={"restrictions": {"max_length": 5}})
+    laptop.ok("PATCH", f"/records/{a['id']}", json={"data": {"site": "Northwest"}})  # fine here, offline
+    assert laptop.sync()["rejected"] == 1
+    [row] = laptop.ok("GET", "/remote/conflicts", params={"kind": "rejected"})
+    assert row["attempted"] == "update" and "site" in row["message"]
+    assert [c["after"] for c in row["changes"]] == ["Northwest"]
+    assert laptop.ok("GET", f"/records/{a['id']}")["data"]["site"] == "Northwest"  # what the user typed stays
+    assert authority.ok("GET", f"/records/{a['id']}")["data"]["site"] == "North"
+    site = next(f for f in laptop.ok("GET", "/schemas/sample")["fields"] if f["name"] == "site")
+    assert site["restrictions"]["max_length"] == 5  # the narrowing reached the device
