@@ -2,7 +2,6 @@
 and upgrading an up-to-date database again changes nothing."""
 from __future__ import annotations
 
-import uuid
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +11,6 @@ import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, inspect, select, text, update
-from sqlalchemy.engine import make_url
 from sqlalchemy.sql import ClauseElement
 
 from benchbook.config import Project
@@ -22,7 +20,7 @@ from benchbook.domain.history.entries import entry_responses
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.db import alembic_config, open_database
 from benchbook.persistence.tables import AuditEntry, Record
-from tests.conftest import PG_URL
+from tests.conftest import new_pg_database
 
 
 def check(url: str) -> None:
@@ -89,19 +87,8 @@ def snapshot(engine: Engine) -> dict[str, Any]:
 @pytest.fixture
 def fresh_pg() -> Iterator[str]:
     """An empty PostgreSQL database of its own (the session's one holds the API tests' rows)."""
-    pg_url = PG_URL
-    if not pg_url:
-        pytest.skip("no PostgreSQL server to test against (the report header says why)")
-    admin = create_engine(pg_url, isolation_level="AUTOCOMMIT")
-    name = f"benchbook_twice_{uuid.uuid4().hex[:10]}"
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(pg_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+    with new_pg_database("benchbook_twice") as url:
+        yield url
 
 
 def upgrade_twice(project: Project) -> None:
