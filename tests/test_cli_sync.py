@@ -278,3 +278,26 @@ def test_remote_sync_with_url_asks_the_running_server(lab: Lab) -> None:
     authority.ok("POST", "/sync/devices/laptop/revoke")
     refused = cli("--url", device.url, "remote", "sync")
     assert refused.exit_code == 1 and refused.stderr.startswith("error 401: "), refused.stderr
+
+
+def test_a_clone_whose_copy_stops_after_the_join_keeps_the_folder_and_finishes_with_remote_sync(
+        lab: Lab, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from benchbook.domain.errors import BadGateway
+    from benchbook.remote import syncing
+
+    authority, made = _authority(lab)
+    real = syncing.sync
+
+    def dropped(*args: Any, **kwargs: Any) -> Any:
+        raise BadGateway("the authority at … cannot be reached: the connection dropped")
+
+    monkeypatch.setattr(syncing, "sync", dropped)
+    target = tmp_path / "kept"
+    failed = cli("clone", authority.url, str(target), "--invite", _invite(authority, "laptop"))
+    assert failed.exit_code == 1 and "the join worked but the copy stopped" in failed.stderr, failed.output
+    assert "benchbook remote sync" in failed.stderr
+    assert (target / ".sync-token").is_file()  # joined, kept
+    monkeypatch.setattr(syncing, "sync", real)
+    finished = cli("remote", "sync", "--json", project=target)
+    assert finished.exit_code == 0, finished.output
+    assert set(records_of(target)) == {r["id"] for r in made}

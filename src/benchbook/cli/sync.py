@@ -228,10 +228,13 @@ def clone(url: str, directory: Path, invite: str, console: Any) -> dict[str, Any
     ``summary``).
 
     ``directory`` must not exist or be an empty folder: ``click.UsageError`` otherwise (nothing
-    touched). When anything fails after the folder was made it is removed again (emptied, when
-    it existed empty) and ``click.ClickException`` says why (the authority's error as
-    ``error <status>: <detail>``, or the folder that could not be made) and whether the invite
-    was used by then; anything else (Ctrl+C) is re-raised after the folder is cleared.
+    touched). When the join fails the folder is removed again (emptied, when it existed empty)
+    and ``click.ClickException`` says why (the authority's error as ``error <status>: <detail>``,
+    or the folder that could not be made) and that the invite was not used. When the join worked
+    and the copy then stopped (the network, the authority), the folder stays: it follows the
+    authority, holds what was copied, and ``benchbook remote sync`` there finishes the copy (the
+    invite is used, so removing the folder would lose that); ``click.ClickException`` says so.
+    Anything else (Ctrl+C) is re-raised after the folder is cleared.
     """
     from benchbook.cli.progress import bar
     from benchbook.config import Project
@@ -264,6 +267,13 @@ def clone(url: str, directory: Path, invite: str, console: Any) -> dict[str, Any
             joined = tokens.read(project.root) is not None
             db.engine.dispose()
     except BaseException as exc:
+        if joined and isinstance(exc, (BenchbookError, DatabaseBusy)):
+            # joined: the folder follows the authority and holds what was copied so far; the
+            # next sync goes on from there (the invite is used, so removing it would lose that)
+            raise click.ClickException(
+                f"{_failure(exc).message}\nthe join worked but the copy stopped: {directory} follows the authority "
+                f"and holds what was copied so far; finish with: cd {shlex.quote(str(directory))} && "
+                "benchbook remote sync") from None
         _empty_the_folder(target, made)
         if isinstance(exc, OSError):
             raise click.ClickException(f"cannot make the project in {directory}: {exc}") from None
@@ -271,9 +281,8 @@ def clone(url: str, directory: Path, invite: str, console: Any) -> dict[str, Any
             raise
         failure = _failure(exc)
         left = "removed" if made else "emptied again"
-        used = (" The invite was used by the join before the copy failed: ask the authority's admin for a new "
-                "one (and to revoke the device it made)." if joined else " The invite was not used.")
-        raise click.ClickException(f"{failure.message}\nnothing was cloned: {directory} was {left}.{used}") from None
+        raise click.ClickException(f"{failure.message}\nnothing was cloned: {directory} was {left}. "
+                                   "The invite was not used.") from None
     return dict(result)
 
 
