@@ -19,6 +19,7 @@ import json
 import shlex
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -115,17 +116,26 @@ def _failure(exc: Exception) -> click.ClickException:
 
 # ------------------------------------------------------------------------------ remote sync
 
-def run_sync(db: Any, project: Any, console: Any) -> dict[str, int]:
-    """:func:`benchbook.remote.syncing.sync` on ``project`` (its database ``db``), with the bar
-    (:class:`SyncBar`) on ``console`` when it is a terminal; returns its SyncSummary. Raises
-    what it raises (``Conflict`` when no authority is followed, the authority's errors)."""
+def drawn(console: Any, run: Callable[[Any], T]) -> T:
+    """``run(progress)``: with the sync bar (:class:`SyncBar`) on ``console`` as ``progress``
+    when it is a terminal, else with no bar (:func:`benchbook.remote.syncing.quiet`); returns
+    what ``run`` returns and raises what it raises."""
     from benchbook.cli.progress import bar
     from benchbook.remote import syncing
 
     if not console.is_terminal:
-        return syncing.sync(db, project)
+        return run(syncing.quiet)
     with bar(console) as progress:
-        return syncing.sync(db, project, SyncBar(progress))
+        return run(SyncBar(progress))
+
+
+def run_sync(db: Any, project: Any, console: Any) -> dict[str, int]:
+    """:func:`benchbook.remote.syncing.sync` on ``project`` (its database ``db``), drawn on
+    ``console`` (:func:`drawn`); returns its SyncSummary. Raises what it raises (``Conflict``
+    when no authority is followed, the authority's errors)."""
+    from benchbook.remote import syncing
+
+    return dict(drawn(console, lambda progress: syncing.sync(db, project, progress)))
 
 
 def _sync_here(settings: Settings, as_json: bool) -> None:
@@ -236,7 +246,6 @@ def clone(url: str, directory: Path, invite: str, console: Any) -> dict[str, Any
     invite is used, so removing the folder would lose that); ``click.ClickException`` says so.
     Anything else (Ctrl+C) is re-raised after the folder is cleared.
     """
-    from benchbook.cli.progress import bar
     from benchbook.config import Project
     from benchbook.domain.errors import BenchbookError
     from benchbook.persistence.db import DatabaseBusy, open_database
@@ -258,11 +267,7 @@ def clone(url: str, directory: Path, invite: str, console: Any) -> dict[str, Any
         project = Project.init(target)
         db = open_database(project.database_url)
         try:
-            if console.is_terminal:
-                with bar(console) as progress:
-                    result = syncing.connect(db, project, url, invite, SyncBar(progress))
-            else:
-                result = syncing.connect(db, project, url, invite)
+            result = drawn(console, lambda progress: syncing.connect(db, project, url, invite, progress))
         finally:
             joined = tokens.read(project.root) is not None
             db.engine.dispose()

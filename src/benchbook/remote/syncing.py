@@ -34,7 +34,7 @@ total known now (a pull's total is the authority's head less the cursor, a push'
 that waited when it began)."""
 
 
-def _quiet(stage: str, done: int, total: int) -> None:
+def quiet(stage: str, done: int, total: int) -> None:
     """No progress shown."""
 
 
@@ -60,10 +60,11 @@ def status(db: Database, project: Project) -> dict[str, Any]:
         return out
 
 
-def connect(db: Database, project: Project, url: str, invite: str, progress: Progress = _quiet) -> dict[str, Any]:
+def connect(db: Database, project: Project, url: str, invite: str, progress: Progress = quiet) -> dict[str, Any]:
     """Follow the authority at ``url`` with a one-use ``invite``: an empty project then copies
-    it (one sync, told to ``progress``). Raises ``Conflict`` when this project already follows one or has devices of
-    its own, or when both it and the authority hold data (the invite stays unused)."""
+    it (one sync, told to ``progress``). Raises ``Conflict`` when this project already follows
+    one or has devices of its own, or when both it and the authority hold data (the invite
+    stays unused)."""
     with db.session() as s:
         if state.following(s) is not None:
             raise Conflict("this project already follows an authority: disconnect first")
@@ -93,7 +94,7 @@ def disconnect(db: Database, project: Project) -> dict[str, Any]:
     return status(db, project)
 
 
-def sync(db: Database, project: Project, progress: Progress = _quiet, *,
+def sync(db: Database, project: Project, progress: Progress = quiet, *,
          transport: httpx.BaseTransport | None = None) -> dict[str, int]:
     """One sync: pull, push, pull. Returns SyncSummary ``{pushed, pulled, conflicts, rejected,
     files_sent, files_received}``; ``progress`` is told how far each stage is (:data:`Progress`);

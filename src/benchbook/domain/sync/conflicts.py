@@ -31,9 +31,9 @@ from benchbook.domain.history import restore
 from benchbook.domain.records import writes
 from benchbook.domain.records.rows import find_record
 from benchbook.domain.sync import catalog, outbox, rows
+from benchbook.domain.sync.rows import PARENT
 from benchbook.persistence.tables import AuditEntry, Record
 
-PARENT = "parent_record_id"
 TAKES = ("theirs", "mine", "value", "delete", "retry", "restore_above")
 
 
@@ -122,7 +122,7 @@ def resolve_many(ctx: Ctx, row_ids: list[str], take: str, *, force: bool = False
 def _set_field(ctx: Ctx, record_id: str, r: dict[str, Any], value: Any, *, force: bool) -> None:
     rec = find_record(ctx.session, record_id)
     key = str(r.get("field"))
-    current = rec.parent_id if key == PARENT else rec.data.get(key)
+    current = rows.value_of(rec, key)
     if current != r.get("theirs") and not force:
         raise Conflict(f"{r.get('field_label')} changed here since this row was made; pass force to set it anyway")
     if key == PARENT:
@@ -189,7 +189,7 @@ def close_edited(session: Session) -> int:
         for r in entry.sync or []:
             r = dict(r)
             if rec is not None and r.get("status") == "open" and r.get("kind") == "conflict":
-                now = rec.parent_id if r.get("field") == PARENT else rec.data.get(str(r.get("field")))
+                now = rows.value_of(rec, r.get("field"))
                 if now != r.get("theirs"):
                     r.update(status="resolved", resolution="edited")
                     closed += 1

@@ -35,11 +35,10 @@ from benchbook.domain.records.rows import (
     soft_delete_records,
 )
 from benchbook.domain.sync import catalog, feed, wire
-from benchbook.domain.sync.rows import row
+from benchbook.domain.sync.rows import PARENT, row
 from benchbook.persistence.tables import AuditEntry, Collection, Record, SyncAnswer, utcnow
 
 STATUSES = ("applied", "merged", "duplicate", "conflict", "rejected", "deferred")
-PARENT = "parent_record_id"
 
 
 def push(ctx: Ctx, device: str, entries: list[dict[str, Any]]) -> dict[str, Any]:

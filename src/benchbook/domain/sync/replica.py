@@ -25,9 +25,10 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.records.derived import follow_names, inherited_name_values
-from benchbook.domain.records.rows import insert_entries, record_name
+from benchbook.domain.records.rows import chunks, insert_entries, record_name
 from benchbook.domain.records.writes import keep_links
 from benchbook.domain.sync import outbox, wire
+from benchbook.domain.sync.rows import PARENT
 from benchbook.persistence.tables import AuditEntry, Record, RecordLink
 
 CATALOG_TYPES = ("schema", "field", "dataset", "view")
@@ -43,7 +44,7 @@ def apply_page(session: Session, entries: list[dict[str, Any]]) -> int:
     record_ids = {e["entity_id"] for e in entries if e["entity_type"] == "record"}
     shielded = unsent_parts(session, record_ids)
     known: dict[str, Record] = {}  # the page's records as they stand: read once, made ones added
-    for part in _chunks(sorted(record_ids)):
+    for part in chunks(sorted(record_ids)):
         known.update((r.id, r) for r in session.scalars(select(Record).where(Record.id.in_(part))))
     touched: dict[str, Record] = {}
     rows: list[dict[str, Any]] = []
@@ -82,7 +83,6 @@ def _entry_row(entry: dict[str, Any]) -> dict[str, Any]:
 
 DELETED = "deleted"
 """The part of a record a delete or restore changes, among :func:`unsent_parts`' field ids."""
-PARENT = "parent_record_id"
 
 
 def unsent_parts(session: Session, record_ids: set[str]) -> dict[str, set[str]]:
@@ -91,7 +91,7 @@ def unsent_parts(session: Session, record_ids: set[str]) -> dict[str, set[str]]:
     if not record_ids:
         return {}
     out: dict[str, set[str]] = {}
-    for part in _chunks(sorted(record_ids)):
+    for part in chunks(sorted(record_ids)):
         for e in session.scalars(select(AuditEntry).where(
                 outbox.unsent(), AuditEntry.entity_type == "record", AuditEntry.entity_id.in_(part))):
             parts = out.setdefault(e.entity_id, set())
@@ -103,10 +103,6 @@ def unsent_parts(session: Session, record_ids: set[str]) -> dict[str, set[str]]:
                 if old.get(PARENT) != new.get(PARENT):
                     parts.add(PARENT)
     return out
-
-
-def _chunks(items: list[str], size: int = 500) -> list[list[str]]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
 
 
 def show_theirs(session: Session, record_id: str, field: str | None, theirs: Any) -> None:

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+PARENT = "parent_record_id"
+"""The ``field`` of a row about a record's place (a move), beside field ids."""
+
 KEYS = ("kind", "field_label", "yours", "theirs", "base", "theirs_actor", "status", "resolution", "message",
         "attempted", "changes")
 KINDS = ("conflict", "rejected", "edit_vs_delete")
@@ -25,6 +28,11 @@ def row(kind: str, *, message: str, attempted: str, field: str | None = None, fi
     return {"kind": kind, "field_label": field_label, "yours": yours, "theirs": theirs, "base": base,
             "theirs_actor": theirs_actor, "status": "open", "resolution": None, "message": message,
             "attempted": attempted, "changes": changes, "field": field}
+
+
+def value_of(record: Any, field: str | None) -> Any:
+    """The value ``field`` (a field id, or :data:`PARENT`) names on ``record`` now."""
+    return record.parent_id if field == PARENT else record.data.get(str(field))
 
 
 def shown(rows: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
