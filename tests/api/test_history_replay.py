@@ -13,6 +13,7 @@ import itertools
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
@@ -140,6 +141,7 @@ class Model:
                 for rid, r in self.records.items()}
 
 
+@pytest.mark.property  # README's command leaves it out; .ci/run runs it with the deep profile
 def test_history_replays_to_the_live_data(api):
     class History(RuleBasedStateMachine):
         @initialize()
