@@ -7,6 +7,11 @@ unrelated top-level ``instrument``. Sample's ``label`` shadows site's; measureme
 Measurement ``at`` has its own timezone (Asia/Tokyo). One measurement is deleted. Instrument holds
 the field types the chain does not: url, file, file_list, reference (to site) and reference_list (to
 sample); in the tables ``"@S1"`` stands for record S1's id and ``"@f1"`` for uploaded file f1's sha256.
+
+References lead back into the chain, for paths through references (``kit.home.region``): each
+site's ``kits`` (a reference_list) and each sample's ``kit`` (a reference, which measurements
+inherit) name instruments, added once the instruments exist (:data:`KITS`); instrument I5 is
+deleted while a site and a sample still reference it.
 """
 from __future__ import annotations
 
@@ -83,9 +88,16 @@ INSTRUMENTS = {
     "I3": {"model": "Probe", "manual": "ftp://files.example.net/probe_v2.txt", "photo": "@f2", "scans": ["@f3"],
            "home": "@S2", "used_on": ["@A2"]},
     "I4": {"model": "Spare", "home": "@S1"},
+    "I5": {"model": "Gone", "home": "@S2", "used_on": ["@A3"]},  # deleted
 }
+KIT_FIELDS = {"site": ("kits", "reference_list"), "sample": ("kit", "reference")}
+KITS = {"S1": ["@I1", "@I5"], "S2": ["@I3", "@I4"], "S4": ["@I5"],
+        "A1": "@I1", "A2": "@I3", "A3": "@I2", "A4": "@I5"}
+DELETED = ("M7", "I5")
 FILES = {"f1": b"first file", "f2": b"second file", "f3": b"third file"}
-EXPECTED_LIVE = len(SITES) + len(SAMPLES) + len(MEASUREMENTS) - 1 + len(INSTRUMENTS)
+EXPECTED_LIVE = len(SITES) + len(SAMPLES) + len(MEASUREMENTS) + len(INSTRUMENTS) - len(DELETED)
+for _schema, (_name, _type) in KIT_FIELDS.items():
+    FIELDS[_schema][_name] = (_type, {"schema": "instrument"})
 
 
 # ------------------------------------------------------------------------------------ dataset
@@ -118,7 +130,8 @@ _BUILT: dict[int, tuple[str, Lab]] = {}
 def _build(api: Any) -> Lab:
     empty_tables(api)
     for name in ("site", "sample", "measurement", "instrument"):
-        fields = [{"name": n, "type": t, "restrictions": r} for n, (t, r) in FIELDS[name].items()]
+        fields = [{"name": n, "type": t, "restrictions": r} for n, (t, r) in FIELDS[name].items()
+                  if n != KIT_FIELDS.get(name, ("",))[0]]
         make_schema(api, name, fields, **({"parent": PARENT[name]} if PARENT[name] else {}))
     make_schema(api, "orphan", [{"name": "x", "type": "string"}])
     make_collection(api, "flab", ["site", "sample", "measurement", "instrument"], timezone=TZ,
@@ -136,8 +149,15 @@ def _build(api: Any) -> Lab:
         real = {k: [keys[i[1:]] for i in v] if isinstance(v, list) else keys[v[1:]] if v.startswith("@") else v
                 for k, v in data.items()}
         keys[key] = make_record(api, "flab", "instrument", real)["id"]
-    api.ok("DELETE", f"/records/{keys['M7']}", 204)
-    del keys["M7"]
+    for schema, (name, type_) in KIT_FIELDS.items():  # after the instruments: a cycle of references
+        api.ok("POST", f"/schemas/{schema}/fields", 201,
+               json={"name": name, "type": type_, "restrictions": {"schema": "instrument"}})
+    for key, kit in KITS.items():
+        name = KIT_FIELDS["site" if key[0] == "S" else "sample"][0]
+        value = [keys[k[1:]] for k in kit] if isinstance(kit, list) else keys[kit[1:]]
+        api.ok("PATCH", f"/records/{keys[key]}", json={"data": {name: value}})
+    for key in DELETED:  # force: I5 is still referenced (kept pointing at a deleted record)
+        api.ok("DELETE", f"/records/{keys.pop(key)}", 204, params={"force": "true"})
     page = api.ok("GET", "/collections/flab/records", params={"limit": 1000})
     assert page["total"] == EXPECTED_LIVE
     return Lab(page["items"], keys)
@@ -225,18 +245,53 @@ def up(lab: Lab, rec: dict[str, Any] | None, steps: int) -> dict[str, Any] | Non
     return rec
 
 
+def path_values(lab: Lab, rec: dict[str, Any] | None, schema: str,
+                parts: list[str]) -> list[tuple[str, dict[str, Any], Any]]:
+    """``(type, restrictions, stored value)`` of the path's last part for each record it ends on,
+    starting from ``rec`` (of ``schema``, or None): through single references exactly one (the
+    value None when a target is missing or deleted), through a reference_list one per live target."""
+    found = resolve(schema, parts[0])
+    if found is None:  # a target's own column (natural_name, id)
+        return [("string", {}, rec.get(parts[0]) if rec else None)]
+    steps, owner = found
+    ftype, restr = FIELDS[owner][parts[0]]
+    holder = up(lab, rec, steps)
+    stored = holder["data"].get(parts[0]) if holder else None
+    if len(parts) == 1:
+        return [(ftype, restr, stored)]
+    ids = stored if isinstance(stored, list) else [stored] if stored else []
+    targets: list[Any] = [lab.records[i] for i in ids if i in lab.records]  # live ones only
+    if ftype == "reference":
+        targets = targets or [None]
+    return [v for t in targets for v in path_values(lab, t, restr["schema"], parts[1:])]
+
+
+def crosses_list(schema: str, parts: list[str]) -> bool:
+    """Whether the path ``parts`` on ``schema`` follows a reference_list."""
+    for part in parts[:-1]:
+        _steps, owner = resolve(schema, part)  # type: ignore[misc]
+        ftype, restr = FIELDS[owner][part]
+        if ftype == "reference_list":
+            return True
+        schema = restr["schema"]
+    return False
+
+
 def leaf_matches(lab: Lab, rec: dict[str, Any], leaf: dict[str, Any]) -> bool:
     base = rec["schema_name"]
     target = leaf.get("schema") or base
-    found = resolve(target, leaf["field"])
+    parts = leaf["field"].split(".")
+    found = resolve(target, parts[0])
     if found is None:
         return False
     steps, owner = found
-    ftype, restr = FIELDS[owner][leaf["field"]]
 
     def test(subject: dict[str, Any] | None) -> bool:
-        stored = subject["data"].get(leaf["field"]) if subject else None
-        return value_test(ftype, restr, leaf["op"], leaf.get("value"), stored)
+        """The leaf on ``subject``, the record holding the (first) field: through a reference_list
+        ANY live target passing it; else the one value reached (None when there is none)."""
+        tested = [value_test(ftype, restr, leaf["op"], leaf.get("value"), stored)
+                  for ftype, restr, stored in path_values(lab, subject, owner, parts)]
+        return any(tested) if crosses_list(owner, parts) else tested[0]
 
     if target == base or target in ancestors(base):
         distance = 0 if target == base else ancestors(base).index(target) + 1
@@ -423,6 +478,35 @@ CASES: list[tuple[str, str | None, dict[str, Any], list[str]]] = [
     ("all-unrelated-schema", None, L("model", "contains", "north", "instrument"), ["I1"]),
     ("all-other-schema-only", None, L("model", "is_null"), ["I2"]),
     ("all-reference", None, L("home", "eq", "@S1"), ["I1", "I4"]),
+    # paths through references (a deleted target reads as none)
+    ("path-eq", "sample", L("kit.model", "eq", "Probe"), ["A2"]),
+    ("path-ne-without-target", "sample", L("kit.model", "ne", "Probe"), ["A1", "A3", "A4", "A5"]),
+    ("path-is-null", "sample", L("kit.model", "is_null"), ["A3", "A4", "A5"]),
+    ("path-is-null-false", "sample", L("kit.model", "is_null", False), ["A1", "A2"]),
+    ("path-contains", "sample", L("kit.model", "contains", "x"), ["A1"]),
+    ("path-deleted-target", "sample", L("kit.model", "eq", "Gone"), []),
+    ("path-in", "sample", L("kit.model", "in", ["Probe", "North X", "Gone"]), ["A1", "A2"]),
+    ("path-gt-code-point", "sample", L("kit.model", "gt", "O"), ["A2"]),
+    ("path-target-id", "sample", L("kit.id", "eq", "@I3"), ["A2"]),
+    ("path-two-hops", "sample", L("kit.home.region", "eq", "Alps"), ["A1"]),
+    ("path-two-hops-number", "sample", L("kit.home.elevation", "lt", 100), ["A2"]),
+    ("path-two-hops-ne", "sample", L("kit.home.region", "ne", "Alps"), ["A2", "A3", "A4", "A5"]),
+    ("path-two-hops-date", "instrument", L("used_on.taken_on", "gte", "2024-05-04"), ["I1", "I3"]),
+    ("path-inherited-reference", "measurement", L("kit.model", "eq", "North X"), ["M1", "M2"]),
+    ("path-inherited-on-target", "sample", L("kit.used_on.region", "eq", "Alps"), ["A1", "A2"]),
+    ("path-reference", "instrument", L("home.elevation", "gte", 100), ["I1", "I4"]),
+    ("path-list-any", "site", L("kits.model", "eq", "Spare"), ["S2"]),
+    ("path-list-ne-any", "site", L("kits.model", "ne", "Probe"), ["S1", "S2"]),
+    ("path-list-deleted-ignored", "site", L("kits.model", "eq", "Gone"), []),
+    ("path-list-is-null-needs-a-target", "site", L("kits.home.region", "is_null"), []),
+    ("path-list-then-reference", "site", L("kits.home.label", "eq", "North Ridge"), ["S1", "S2"]),
+    ("path-reference-then-list", "sample", L("kit.used_on.count", "gt", 2), ["A1"]),
+    ("path-list-tags", "instrument", L("used_on.tags", "eq", "y"), ["I1", "I3"]),
+    ("path-inherited-list", "measurement", L("kits.model", "eq", "Probe"), ["M4", "M5"]),
+    ("path-ancestor-leaf", "measurement", L("kits.model", "eq", "Probe", "site"), ["M4", "M5"]),
+    ("path-descendant-leaf", "site", L("kit.model", "eq", "Probe", "sample"), ["S1"]),
+    ("path-and-plain", "sample", {"and": [L("kit.home.region", "eq", "Coast"), L("count", "eq", 0)]}, ["A2"]),
+    ("all-path", None, L("kit.model", "eq", "North X"), ["A1", "M1", "M2"]),
 ]
 
 
@@ -658,13 +742,21 @@ REFUSALS: list[tuple[str, str | None, Any, list[Any], str]] = [
     ("surrogate-in-item", "sample", L("tags", "in", ["x", "\ud800"]), F, "surrogate"),
     ("nul-in-schema", "sample", L("label", "eq", "a", "si\x00te"), F, "NUL"),
     ("huge-integer", "sample", '{"field": "count", "op": "eq", "value": ' + "9" * 5000 + "}", F, "digits"),
+    ("path-after-non-reference", "sample", L("label.x", "eq", "a"), F, "not a reference"),
+    ("path-unknown-field", "sample", L("kit.nope", "eq", "a"), F, "kit.nope"),
+    ("path-unknown-two-hops", "sample", {"or": [L("kit.home.nope", "eq", "a")]}, [*F, "or", 0], "kit.home.nope"),
+    ("path-unknown-first", "sample", L("nope.model", "eq", "a"), F, "nope.model"),
+    ("path-empty-part", "sample", L("kit..model", "eq", "a"), F, "single dots"),
+    ("path-op-not-for-type", "sample", L("kit.home.active", "gt", 1), F, "does not apply"),
+    ("path-bad-value", "sample", L("kit.home.elevation", "eq", "high"), F, "elevation"),
     ("too-deep", "sample", json.loads('{"and": [' * 40 + json.dumps(L("count", "eq", 1)) + "]}" * 40),
      [*F, *["and", 0] * 33], "deeper"),
 ]
 
 
 REFUSAL_STATUS = {"nested-unknown-field": 404, "unknown-field-all": 404, "unknown-schema": 404,
-                  "field-unknown-on-ancestor": 404, "schema-not-in-collection": 409, "schema-unrelated": 409}
+                  "field-unknown-on-ancestor": 404, "schema-not-in-collection": 409, "schema-unrelated": 409,
+                  "path-unknown-field": 404, "path-unknown-two-hops": 404, "path-unknown-first": 404}
 
 
 @pytest.mark.parametrize("schema, tree, loc, words", [c[1:] for c in REFUSALS], ids=[c[0] for c in REFUSALS])
@@ -721,17 +813,23 @@ OPS = {"integer": ["eq", "ne", "gt", "gte", "lt", "lte", "in", "is_null"],
        "boolean": ["eq", "ne", "in", "is_null"],
        "tags": ["eq", "ne", "contains", "in", "is_null"]}
 CHAIN = ["site", "sample", "measurement"]
+PATHS = {"kit.model": "string", "kit.home.region": "string", "kit.home.elevation": "integer",
+         "kit.used_on.count": "integer", "kit.used_on.region": "string", "kit.used_on.tags": "tags",
+         "kits.model": "string", "kits.home.elevation": "integer", "kits.used_on.taken_on": "date"}
+"""Paths through references the random trees draw, with their last field's type."""
 
 
 def field_type(name: str) -> str:
-    return next(FIELDS[s][name][0] for s in CHAIN if name in FIELDS[s])
+    return PATHS.get(name) or next(FIELDS[s][name][0] for s in CHAIN if name in FIELDS[s])
 
 
 @st.composite
 def leaves(draw: Any, base: str | None) -> dict[str, Any]:
     target = draw(st.sampled_from([None, *CHAIN]))
     on = target or base
-    names = sorted({n for s in ([on] if on else CHAIN) for a in [s, *ancestors(s)] for n in FIELDS[a]})
+    names = sorted({n for s in ([on] if on else CHAIN) for a in [s, *ancestors(s)] for n in FIELDS[a]
+                    if not FIELDS[a][n][0].startswith("reference")} |
+                   {p for p in PATHS if any(resolve(s, p.split(".")[0]) for s in ([on] if on else CHAIN))})
     name = draw(st.sampled_from(names))
     type_ = field_type(name)
     op = draw(st.sampled_from(OPS[type_]))

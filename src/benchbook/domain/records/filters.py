@@ -37,10 +37,22 @@ from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, collection_schemas
 from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.history.filters import check_bounds
+from benchbook.domain.records.paths import (
+    MAX_DEPTH,
+    Path,
+    PathError,
+    ancestor_metas,
+    referrers_of,
+    resolve_field,
+    resolve_path,
+    walk_down,
+)
 from benchbook.domain.records.search import like_pattern
-from benchbook.persistence.tables import Collection, Field, Record, Schema
+from benchbook.persistence.tables import Collection, Field, Record, RecordLink, Schema
 
-MAX_DEPTH = 32  # schema chains are walked at most this far up
+__all__ = ["ANCESTOR_IDS", "LEAF_KEYS", "LIST_TYPES", "MAX_DEPTH", "NESTED_WALK", "TargetColumn", "ancestor_metas",
+           "ancestor_scalar", "compile_filter", "resolve_field", "value_of"]  # MAX_DEPTH, ancestor_metas, resolve_field: paths.py's
+
 LEAF_KEYS = ("field", "op", "value", "schema")
 LIST_TYPES = frozenset({"tags", "file_list", "reference_list"})
 _ACCESSOR = {"integer": "as_float", "float": "as_float", "boolean": "as_boolean"}
@@ -57,23 +69,14 @@ def value_of(alias: Any, f: Field) -> ColumnElement[Any]:
     return getattr(alias.data[f.id], _ACCESSOR.get(f.type, "as_string"))()  # type: ignore[no-any-return]
 
 
-def ancestor_metas(cache: SchemaCache, meta: SchemaMeta) -> list[SchemaMeta]:
-    """The schema chain above ``meta``, nearest first."""
-    out: list[SchemaMeta] = []
-    current = meta
-    while current.parent is not None and len(out) < MAX_DEPTH:
-        current = cache.meta(current.parent.id)
-        out.append(current)
-    return out
+@dataclass(frozen=True)
+class TargetColumn:
+    """A target record's own column a reference path may end on (``natural_name``, ``id``),
+    tested as a string field of that name."""
 
-
-def resolve_field(cache: SchemaCache, meta: SchemaMeta, name: str) -> tuple[int, SchemaMeta, Field] | None:
-    """Where field ``name`` of schema ``meta`` lives: ``(steps up, owner schema, field)`` — ``(0,
-    meta, own field)``, else the nearest ancestor owning it — or None."""
-    for steps, owner in enumerate([meta, *ancestor_metas(cache, meta)]):
-        if name in owner.by_name:
-            return steps, owner, owner.by_name[name]
-    return None
+    name: str
+    type: str = "string"
+    restrictions: Any = None
 
 
 def _up_chain(steps: int, owner: Schema) -> tuple[Any, list[ColumnElement[bool]]]:
@@ -220,6 +223,7 @@ class _Compiler:
     def leaf(self, leaf: _Leaf) -> ColumnElement[bool]:
         options: list[ColumnElement[bool]] = []
         related = resolved = False
+        problem: PathError | None = None
         for base in self.bases:
             target = leaf.schema or base
             if target.schema.id == base.schema.id:
@@ -231,7 +235,11 @@ class _Compiler:
             else:
                 continue
             related = True
-            found = resolve_field(self.cache, target, leaf.field)
+            try:
+                found = self.resolve(target, leaf.field)
+            except PathError as exc:
+                problem = problem or exc
+                continue
             if found is None:
                 continue
             resolved = True
@@ -241,6 +249,8 @@ class _Compiler:
         if not related and leaf.schema is not None:
             raise leaf.bad(f"schema {leaf.schema.schema.name!r} is neither {self.bases[0].schema.name!r} "
                            "nor one of its ancestor or descendant schemas", "schema", Conflict)
+        if not resolved and problem is not None:
+            raise leaf.bad(problem.msg, problem.type_, problem.kind)
         if not resolved:
             where = (f"schema {leaf.schema.schema.name!r}" if leaf.schema else
                      f"schema {self.bases[0].schema.name!r}" if len(self.bases) == 1 else
@@ -250,8 +260,18 @@ class _Compiler:
             return false()  # checked above; an empty list matches nothing
         return or_(*options) if len(options) != 1 else options[0]
 
+    def resolve(self, target: SchemaMeta, name: str) -> tuple[int, SchemaMeta, Field | Path] | None:
+        """Where ``name`` lives on records of ``target``: :func:`resolve_field` for a field name;
+        for a path through references (``carrier.name``, :mod:`.paths`) the place of its first
+        reference field and the path itself. None when the (first) name is no field of
+        ``target``; raises :class:`PathError` for a path that cannot be followed."""
+        if "." not in name:
+            return resolve_field(self.cache, target, name)
+        path = resolve_path(self.cache, target, name)
+        return None if path is None else (path.hops[0].steps, path.hops[0].owner, path)
+
     def test_on(self, base: SchemaMeta, target: SchemaMeta, distance: int, steps: int, owner: SchemaMeta,
-                f: Field, leaf: _Leaf) -> ColumnElement[bool]:
+                f: Field | Path, leaf: _Leaf) -> ColumnElement[bool]:
         """The leaf's test for records of ``base``; ``distance`` > 0: target that many levels up,
         < 0: that many down; the field's ``owner`` is ``steps`` above the target."""
         if distance >= 0:
@@ -269,12 +289,13 @@ class _Compiler:
             return exists(select(1).where(*conds, not_(positive) if negate else positive))
         return and_(exists(select(1).where(*conds)), self.up_test(-level, owner, f, leaf))
 
-    def up_test(self, steps: int, owner: SchemaMeta, f: Field, leaf: _Leaf) -> ColumnElement[bool]:
+    def up_test(self, steps: int, owner: SchemaMeta, f: Field | Path, leaf: _Leaf) -> ColumnElement[bool]:
         """The leaf's test on the base record (``steps`` 0) or its ancestor ``steps`` up, of
         schema ``owner``; a record without that ancestor counts as having no value."""
         if steps == 0:
             positive, negate = self.positive(Record, f, leaf)
-            return not_(positive) if negate else positive
+            test = not_(positive) if negate else positive
+            return self._column_only(test) if isinstance(f, Path) else test  # record_links, no values
         # not correlated: the ids of the matching ancestors are found once, then walked down
         # ``steps - 1`` levels (a correlated EXISTS would look the ancestor up for every row)
         top = aliased(Record)
@@ -300,16 +321,59 @@ class _Compiler:
 
     # --------------------------------------------------------------------------- values, ops
 
-    def positive(self, alias: Any, f: Field, leaf: _Leaf) -> tuple[ColumnElement[bool], bool]:
+    def path_positive(self, alias: Any, path: Path, leaf: _Leaf) -> tuple[ColumnElement[bool], bool]:
+        """:meth:`positive` for a path through references, ``alias`` being the record holding its
+        first reference field. The live records of the last target schema that pass the test are
+        found first, then those that reach them, hop by hop (``record_links`` read by target),
+        ending on ``alias.id IN (…)``, which reads no stored values. Through single references
+        a record has one value (or none: no target, a deleted one, or one without a value), so
+        ``ne`` and ``is_null`` are NOT the positive test, as for an ancestor. Through a
+        ``reference_list`` the leaf matches when ANY live target passes it (``ne`` applied to
+        each target), as for descendants."""
+        t = aliased(Record)
+        test, negate = self.positive(t, path.field or TargetColumn(str(path.column)), leaf)
+        inside = negate and path.many  # ANY target whose value passes NOT the test
+        if path.steps == 0:
+            ids: Any = select(t.id).where(t.schema_id == path.last.schema.id, t.deleted_at.is_(None),
+                                          not_(test) if inside else test)
+        else:  # the last part is inherited: the owners that pass, walked down to the targets
+            hit = walk_down(select(t.id).where(t.schema_id == path.owner.schema.id, test), path.steps)
+            found = aliased(Record)
+            ids = select(found.id).where(found.schema_id == path.last.schema.id, found.deleted_at.is_(None),
+                                         found.id.not_in(hit) if inside else found.id.in_(hit))
+        ids = self.few(ids)
+        for i in range(len(path.hops) - 1, 0, -1):
+            ids = self.few(referrers_of(path.hops[i], ids, path.hops[i - 1].target))
+        first = path.hops[0].field.id
+        outside = negate and not path.many
+        if outside and self.dialect == "postgresql":  # an anti-join: NOT IN over a large set is a per-row scan
+            return exists(select(1).where(RecordLink.source_id == alias.id, RecordLink.field_id == first,
+                                          RecordLink.target_id.in_(ids))), True
+        sources = select(RecordLink.source_id).where(RecordLink.target_id.in_(ids), RecordLink.field_id == first)
+        return alias.id.in_(sources), outside
+
+    def few(self, ids: Any) -> Any:
+        """``ids`` (a SELECT of record ids) as a list of values when it finds at most
+        :data:`ANCESTOR_IDS` (the planners then know how many they look for), else as it is."""
+        if isinstance(ids, list):
+            return ids
+        found = list(self.session.scalars(ids.limit(ANCESTOR_IDS + 1)))
+        return found if len(found) <= ANCESTOR_IDS else ids
+
+    def positive(self, alias: Any, f: Field | Path | TargetColumn, leaf: _Leaf) -> tuple[ColumnElement[bool], bool]:
         """``(test, negate)``: a test of ``alias``'s value of ``f``; the leaf is the test, or NOT
         the test when ``negate`` (``ne``, ``is_null`` true). A test that is negated is two-valued
         (never NULL); one that is not may be NULL where there is no value, which a WHERE clause
         of ANDs, ORs and EXISTS treats as false, and it then carries no extra ``IS NOT NULL``
         (each is one more JSON parse per candidate row)."""
+        if isinstance(f, Path):
+            return self.path_positive(alias, f, leaf)
         ops = dtypes.FIELD_TYPES[f.type].operators
         if leaf.op not in ops:
             raise leaf.bad(f"op {leaf.op!r} does not apply to {f.type} fields (use {', '.join(ops)})", "op")
-        has = alias.data[f.id].as_string().is_not(None)
+        listed = f if not isinstance(f, TargetColumn) and f.type in LIST_TYPES else None
+        expr = getattr(alias, f.name) if isinstance(f, TargetColumn) else value_of(alias, f)
+        has = expr.is_not(None) if isinstance(f, TargetColumn) else alias.data[f.id].as_string().is_not(None)
         if leaf.op == "is_null":
             if leaf.value is not None and not isinstance(leaf.value, bool):
                 raise leaf.bad("is_null takes true, false or no value", "bool_type")
@@ -320,17 +384,16 @@ class _Compiler:
             items = [self.coerce(f, v, leaf, i) for i, v in enumerate(leaf.value)]
             if not items:
                 return false(), False
-            if f.type in LIST_TYPES:
-                return self.has_item(alias, f, items), False
-            return value_of(alias, f).in_(items), False
+            if listed is not None:
+                return self.has_item(alias, listed, items), False
+            return expr.in_(items), False
         if isinstance(leaf.value, (list, dict)):
             hint = " (in takes a list: any of its items)" if isinstance(leaf.value, list) else ""
             raise leaf.bad(f"{leaf.op} takes one value{hint}", "value_type")
         value = self.coerce(f, leaf.value, leaf)
-        if f.type in LIST_TYPES:  # eq, ne, contains: the list holds that item
-            test = self.has_item(alias, f, [value])
+        if listed is not None:  # eq, ne, contains: the list holds that item
+            test = self.has_item(alias, listed, [value])
             return (and_(has, test), True) if leaf.op == "ne" else (test, False)
-        expr = value_of(alias, f)
         if leaf.op == "contains":
             text = str(value).translate(_FOLD)
             pattern = like_pattern(text)
@@ -345,7 +408,7 @@ class _Compiler:
             expr = expr.collate("C")  # code point order, as SQLite's BINARY
         return _ORDER_OPS[leaf.op](expr, value), False
 
-    def coerce(self, f: Field, value: Any, leaf: _Leaf, index: int | None = None) -> Any:
+    def coerce(self, f: Field | TargetColumn, value: Any, leaf: _Leaf, index: int | None = None) -> Any:
         """``value`` in the stored form of ``f``'s type (restrictions other than a datetime's
         timezone are not applied: a filter may name any value). Raises ``Invalid``."""
         what = "value" if index is None else f"value[{index}]"
