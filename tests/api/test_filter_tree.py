@@ -674,6 +674,56 @@ def test_sort_by_ancestor_then_own_field(lab: Any) -> None:
     assert [data.key_of[i["id"]] for i in natural["items"]][-1] == "A5"  # Élan sorts after ASCII
 
 
+def path_sort_oracle(data: Lab, schema: str, name: str, desc: bool) -> list[str]:
+    """The records of ``schema`` sorted by the path ``name`` ([schema.]path: a first part naming
+    an ancestor schema starts there), missing values last, ties by id."""
+    parts = name.split(".")
+    distance = 0
+    if parts[0] in ancestors(schema):
+        distance, parts = ancestors(schema).index(parts[0]) + 1, parts[1:]
+    elif parts[0] == schema:
+        parts = parts[1:]
+    start = [*ancestors(schema)][distance - 1] if distance else schema
+    rows = sorted((r for r in data.records.values() if r["schema_name"] == schema), key=lambda r: r["id"])
+
+    def value(r: dict[str, Any]) -> Any:
+        return path_values(data, up(data, r, distance), start, parts)[0][2]
+
+    present = sorted([r for r in rows if value(r) is not None], key=value, reverse=desc)
+    return [data.key_of[r["id"]] for r in present + [r for r in rows if value(r) is None]]
+
+
+@pytest.mark.parametrize("schema, sort", [
+    ("sample", "kit.model"),
+    ("sample", "sample.kit.model"),  # the listed schema's name first: the same
+    ("sample", "kit.home.elevation"),  # two hops
+    ("sample", "kit.home.label"),
+    ("measurement", "kit.model"),  # an inherited reference
+    ("measurement", "sample.kit.home.opened"),  # an ancestor's reference
+    ("measurement", "kit.home.region"),  # an inherited reference, then two hops
+    ("instrument", "home.elevation"),
+    ("instrument", "home.id"),
+])
+@pytest.mark.parametrize("desc", [False, True], ids=["asc", "desc"])
+def test_sort_through_references(lab: Any, schema: str, sort: str, desc: bool) -> None:
+    """A deleted target (A4's kit) reads as no value: such records sort last with the others."""
+    api, data = lab
+    page = api.ok("GET", "/collections/flab/records",
+                  params={"schema": schema, "sort": f"{sort}:{'desc' if desc else 'asc'}", "limit": 1000})
+    got = [data.key_of[i["id"]] for i in page["items"]]
+    assert got == path_sort_oracle(data, schema, sort, desc)
+    if schema == "sample" and sort == "kit.model":
+        assert got == (["A2", "A1"] if desc else ["A1", "A2"]) + ["A3", "A4", "A5"]
+
+
+def test_sort_through_a_reference_without_schema(lab: Any) -> None:
+    """Without ``schema`` each schema whose records reach the path is sorted by it, the others last."""
+    api, data = lab
+    page = api.ok("GET", "/collections/flab/records", params={"sort": "kit.model:desc", "limit": 1000})
+    got = [data.key_of[i["id"]] for i in page["items"]]
+    assert [k for k in got if k in ("A1", "A2", "M1", "M2", "M3")] == ["A2", "M3", "A1", "M1", "M2"]
+
+
 @pytest.mark.parametrize("schema, sort, loc, status", [
     ("measurement", "instrument.model", ["query", "sort", 0], 409),  # a schema, but no ancestor
     ("measurement", "nosuch.model", ["query", "sort", 0], 404),
@@ -681,6 +731,11 @@ def test_sort_by_ancestor_then_own_field(lab: Any) -> None:
     ("sample", "measurement.value", ["query", "sort", 0], 409),
     ("sample", "nope", ["query", "sort", 0], 404),
     ("sample", "nope:up", ["query", "sort", 0], 422),
+    ("sample", "kit.nope", ["query", "sort", 0], 404),
+    ("sample", "kit.home.nope", ["query", "sort", 0], 404),
+    ("sample", "label.x", ["query", "sort", 0], 422),  # no reference to follow
+    ("site", "kits.model", ["query", "sort", 0], 422),  # a reference_list: many values
+    ("measurement", "kit..model", ["query", "sort", 0], 422),
 ])
 def test_sort_refusals(lab: Any, schema: str, sort: str, loc: list[Any], status: int) -> None:
     """404 for a name that is nothing, 409 for a schema elsewhere in the tree, 422 for the form."""

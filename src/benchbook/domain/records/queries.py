@@ -19,6 +19,7 @@ from benchbook.domain.records.filters import (
     resolve_field,
     value_of,
 )
+from benchbook.domain.records.paths import Path, PathError, path_scalar, resolve_path
 from benchbook.domain.records.rows import find_record
 from benchbook.domain.records.search import search_parts
 from benchbook.persistence.tables import (
@@ -276,13 +277,19 @@ def _any_schema_sort(cache: SchemaCache, metas: list[SchemaMeta], name: str, loc
     others. Raises ``NotFound`` when no schema has it, ``Conflict`` when it is of different kinds."""
     branches: list[tuple[ColumnElement[bool], Any]] = []
     kinds: dict[str, list[str]] = {}
+    refused: Invalid | None = None
     for meta in metas:
         try:
             expr = _sort_expression(cache, meta, name, loc, spec)
         except (NotFound, Conflict):  # not this schema's: another one may have it
             continue
+        except Invalid as exc:  # a path this schema cannot follow: refused unless another one can
+            refused = refused or exc
+            continue
         branches.append((Record.schema_id == meta.schema.id, expr))
         kinds.setdefault(type(expr.type).__name__, []).append(meta.schema.name)
+    if not branches and refused is not None:
+        raise refused
     if not branches:
         names = ", ".join(m.schema.name for m in metas)
         msg = f"no schema of the collection ({names}) has a field {name!r}"
@@ -297,18 +304,26 @@ def _any_schema_sort(cache: SchemaCache, metas: list[SchemaMeta], name: str, loc
 def _sort_expression(cache: SchemaCache, meta: SchemaMeta, name: str, loc: list[Any], spec: str) -> Any:
     """What ``[schema.]field`` sorts by for records of ``meta``: an own field or base column, an
     inherited field (nearest ancestor owning it), or with an ancestor schema's name as prefix
-    that ancestor record's field (own or inherited) or base column. Raises ``NotFound`` (no such
-    field or schema) or ``Conflict`` (a prefix naming a schema that is no ancestor)."""
+    that ancestor record's field (own or inherited) or base column; ``field`` may be a path
+    through single references (``carrier.name``, :func:`_path_sort`). A first part naming
+    ``meta`` or an ancestor schema is that schema (``site.label``), else a field
+    (``carrier.name``; ``flight.carrier.name`` when a field has an ancestor schema's name).
+    Raises ``NotFound`` (no such field or schema), ``Conflict`` (a prefix naming a schema that
+    is no ancestor) or ``Invalid`` (a path that cannot be followed or leads to many records)."""
     prefix, dot, rest = name.partition(".")
     target, steps = meta, 0
     if dot:
-        if prefix != meta.schema.name:
-            ups = ancestor_metas(cache, meta)
-            named = [m for m in ups if m.schema.name == prefix]
-            if not named:
-                raise not_an_ancestor(cache, prefix, meta.schema.name, loc, spec)
+        ups = ancestor_metas(cache, meta)
+        named = [m for m in ups if m.schema.name == prefix]
+        if named:
             target, steps = named[0], ups.index(named[0]) + 1
-        name = rest
+            name = rest
+        elif prefix == meta.schema.name:
+            name = rest
+        elif resolve_field(cache, meta, prefix) is None:
+            raise not_an_ancestor(cache, prefix, meta.schema.name, loc, spec)
+    if "." in name:  # a path through references from the record (or the ancestor the prefix names)
+        return _path_sort(cache, target, steps, name, loc, spec)
     if steps == 0 and name in meta.by_name:
         return typed_value(meta.by_name[name])
     if steps == 0 and name in BASE_SORTS:
@@ -321,3 +336,26 @@ def _sort_expression(cache: SchemaCache, meta: SchemaMeta, name: str, loc: list[
         return ancestor_scalar(steps, target.schema, lambda alias: getattr(alias, name))
     msg = f"unknown field {name!r} of schema {target.schema.name!r}"
     raise NotFound(f"sort: {msg}", [error_entry(loc, msg, "unknown_field", spec)])
+
+
+def _path_sort(cache: SchemaCache, target: SchemaMeta, steps: int, name: str, loc: list[Any], spec: str) -> Any:
+    """The sort expression of the path ``name`` (:mod:`.paths`) read on the listed record's
+    ancestor of schema ``target`` ``steps`` up (0: the record itself): the value its single
+    references lead to, NULL without a live target (sorted last, as a missing value). Raises
+    ``NotFound`` (an unknown part), ``Invalid`` (a part after a field that is no reference, or a
+    ``reference_list``: many records give no one value to sort by)."""
+    try:
+        path = resolve_path(cache, target, name)
+    except PathError as exc:
+        raise exc.kind(f"sort {spec!r}: {exc.msg}", [error_entry(loc, exc.msg, exc.type_, spec)]) from None
+    if path is None:
+        msg = f"unknown field {name.partition('.')[0]!r} of schema {target.schema.name!r} (in {name!r})"
+        raise NotFound(f"sort: {msg}", [error_entry(loc, msg, "unknown_field", spec)])
+    if path.many:
+        listed = next(h.field.name for h in path.hops if h.field.type == "reference_list")
+        msg = f"{listed!r} is a reference_list: its many records give no one value of {name!r} to sort by"
+        raise Invalid(f"sort {spec!r}: {msg}", [error_entry(loc, msg, "sort", spec)])
+
+    def value(alias: Any, p: Path) -> Any:
+        return getattr(alias, str(p.column)) if p.field is None else value_of(alias, p.field)
+    return path_scalar(path, steps + path.hops[0].steps, value)
