@@ -55,12 +55,16 @@ def coerce_data(session: Session, meta: SchemaMeta, collection: Collection, inco
     stored value) and return the new stored dict. On create (``current`` None) defaults fill
     missing fields. Checks types, restrictions, required fields, references (existing, live,
     of the target schema, in scope) and files (uploaded). Raises ``Invalid`` listing all problems.
+    Only references the write adds are checked: one a field already held may point at a record
+    deleted since (a delete with ``force`` keeps references, docs/deletes.md) and stays.
     """
     out, errors = merge_values(meta, collection, incoming, current=current, loc=loc,
                                file_lookup=_file_lookup(session))
-    wanted = {i for f in meta.fields if f.type in REFERENCE_TYPES for i in as_list(out.get(f.id))}
+    added = {f.id: [i for i in as_list(out.get(f.id)) if i not in as_list((current or {}).get(f.id))]
+             for f in meta.fields if f.type in REFERENCE_TYPES and f.id in out}
+    wanted = {i for ids in added.values() for i in ids}
     targets = reference_targets(session, wanted) if wanted else {}
-    errors += reference_problems(meta.fields, out, targets, collection, loc)
+    errors += reference_problems(meta.fields, added, targets, collection, loc)
     if errors:
         raise Invalid("; ".join(e["msg"] for e in errors), errors)
     return out
