@@ -92,6 +92,11 @@ NESTED_WALK = 8
 subqueries (:meth:`_Compiler.up_test`); further up, one statement joins the levels, since
 SQLite's parser stack overflowed from 11 nested subqueries on (a 500 for a field 12 schemas up)."""
 
+SOURCE_IDS = 5000
+"""Records pointing at the matching targets of a path's first reference up to which the listed
+records are tested against their list (``id IN (…)``, which lets the planner start from them);
+more: each record's own links are looked up (:meth:`_Compiler.path_positive`)."""
+
 ANCESTOR_IDS = 1000
 """Ancestors matching an ancestor leaf up to which their ids are given to the query as values
 (more: a subquery finds them), :meth:`_Compiler.up_test`."""
@@ -346,11 +351,21 @@ class _Compiler:
             ids = self.few(referrers_of(path.hops[i], ids, path.hops[i - 1].target))
         first = path.hops[0].field.id
         outside = negate and not path.many
-        if outside and self.dialect == "postgresql":  # an anti-join: NOT IN over a large set is a per-row scan
-            return exists(select(1).where(RecordLink.source_id == alias.id, RecordLink.field_id == first,
-                                          RecordLink.target_id.in_(ids))), True
         sources = select(RecordLink.source_id).where(RecordLink.target_id.in_(ids), RecordLink.field_id == first)
+        if (outside and self.dialect == "postgresql") or self.more_than(sources, SOURCE_IDS):
+            # each record's own links looked up by the primary key (source, field, target): many
+            # sources made SQLite build their whole list for every page (170,000 for one airline
+            # at 1,000,000 flights); a negated IN is a per-row scan on PostgreSQL, NOT EXISTS an anti-join
+            # ``target_id || ''``: SQLite sought (source, field, target) once per target (1,500
+            # planes: 1,500 seeks a record) instead of (source, field) once, the target then tested
+            target = RecordLink.target_id.concat("") if self.dialect == "sqlite" else RecordLink.target_id
+            return exists(select(1).where(RecordLink.source_id == alias.id, RecordLink.field_id == first,
+                                          target.in_(ids))), outside
         return alias.id.in_(sources), outside
+
+    def more_than(self, ids: Any, n: int) -> bool:
+        """Whether the SELECT ``ids`` finds more than ``n`` rows (reads at most ``n + 1``)."""
+        return (self.session.scalar(select(func.count()).select_from(ids.limit(n + 1).subquery())) or 0) > n
 
     def few(self, ids: Any) -> Any:
         """``ids`` (a SELECT of record ids) as a list of values when it finds at most
