@@ -128,7 +128,8 @@ def test_a_record_restore_plan_names_the_record_its_collection_and_what_comes_ba
     assert plan == {"kind": "record", "id": ids["sample"]["id"], "name": deleted["natural_name"],
                     "collection": "lab", "collection_id": collection["id"], "deleted_at": deleted["deleted_at"],
                     "schema_name": None, "blocked": None, "blocked_by": None, "conflict": None,
-                    "parents_needed": None, "records": 3, "can_restore": True}
+                    "parents_needed": None, "records": 3, "can_restore": True, "referrers": {},
+                    "cleared_references": 0}
     api.ok("POST", f"/records/{ids['sample']['id']}/restore")
     again = api.ok("GET", f"/records/{ids['sample']['id']}/restore-plan")
     assert (again["can_restore"], again["records"], again["blocked"]) == (False, 0, "the record is not deleted")

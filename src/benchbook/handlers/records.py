@@ -38,9 +38,10 @@ def create_record(dataset_name: str, body: Body) -> tuple[Body, int]:
         return RecordShaper(ctx.session).single(rec), 201
 
 
-def delete_records(dataset_name: str, force: bool = False, **params: Any) -> tuple[Body, int]:
+def delete_records(dataset_name: str, force: bool = False, references: str | None = None,
+                   **params: Any) -> tuple[Body, int]:
     with write() as ctx:
-        return lists.delete_by_query(ctx, dataset_name, _query(params), force=force), 200
+        return lists.delete_by_query(ctx, dataset_name, _query(params), force=force, references=references), 200
 
 
 def export_csv(collection_name: str, columns: list[str] | None = None, **params: Any) -> StreamingResponse:
@@ -72,7 +73,8 @@ def search_records(limit: int = 20, schema: str | None = None, search: str | Non
 
 def bulk_delete_records(body: Body) -> tuple[Body, int]:
     with write() as ctx:
-        return lists.bulk_delete(ctx, body["ids"], force=bool(body.get("force"))), 200
+        return lists.bulk_delete(ctx, body["ids"], force=bool(body.get("force")),
+                                 references=body.get("references")), 200
 
 
 def get_record(record_id: str) -> tuple[Body, int]:
@@ -86,9 +88,9 @@ def update_record(record_id: str, body: Body) -> tuple[Body, int]:
         return RecordShaper(ctx.session).single(rec), 200
 
 
-def delete_record(record_id: str, force: bool = False) -> tuple[None, int]:
+def delete_record(record_id: str, force: bool = False, references: str | None = None) -> tuple[None, int]:
     with write() as ctx:
-        domain.delete_records(ctx, [find_record(ctx.session, record_id)], force=force)
+        domain.delete_records(ctx, [find_record(ctx.session, record_id)], force=force, references=references)
     return None, 204
 
 

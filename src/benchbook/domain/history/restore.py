@@ -6,6 +6,9 @@ never with what was deleted on its own earlier. A record under a deleted parent 
 until the parent returns: ``with_parents`` brings each deleted ancestor back by itself,
 ``only_this`` brings back the record and its deleted ancestors only (``parents_needed + 1``).
 A record whose uniqueness key was taken meanwhile cannot return (``conflict``, 409).
+References its delete cleared (``references=clear``) are put back by a restore
+(:mod:`benchbook.domain.records.referrers`); the plan counts them and the live records that
+point at what comes back.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid
 from benchbook.domain.history import entries as audit
+from benchbook.domain.records import referrers as referring
 from benchbook.domain.records.rows import find_record, purge_records, restore_records
 from benchbook.domain.records.uniqueness import clashing_record
 from benchbook.persistence.tables import Collection, Record, RecordLink, Schema
@@ -92,6 +96,8 @@ def record_restore_plan(session: Session, record_id: str) -> dict[str, Any]:
         return {**base, "records": 0, "can_restore": False, "blocked": "the record is not deleted"}
     coming = deleted_with(session, rec)
     base["records"] = len(coming)
+    base["referrers"] = referring.referrer_counts(session, [r.id for r in coming])
+    base["cleared_references"] = len(referring.cleared_by(session, coming))
     container = _container_blocker(session, rec)
     above = deleted_ancestors(session, rec)
     base["conflict"] = _conflict(session, SchemaCache(session), coming)
@@ -128,9 +134,11 @@ def restore_record(ctx: Ctx, record_id: str, *, with_parents: bool = False, only
     if conflict:
         raise Conflict(f"cannot restore record {conflict['record_id']}: {conflict['message']}; change or "
                        "delete that record first")
+    cleared = referring.cleared_by(s, coming)  # read before the restore forgets the delete_op
     batch = audit.server_batch(ctx, "restore", f"restore {rec.natural_name or rec.id}")
-    with batch if len(coming) > 1 else nullcontext():
+    with batch if len(coming) > 1 or cleared else nullcontext():
         restore_records(ctx, coming)
+        referring.put_back(ctx, cleared)
     return rec
 
 
@@ -145,8 +153,10 @@ def restore_above(ctx: Ctx, record_id: str) -> list[Record]:
     conflict = _conflict(s, SchemaCache(s), above)
     if conflict:
         raise Conflict(f"cannot restore record {conflict['record_id']}: {conflict['message']}")
+    cleared = referring.cleared_by(s, above)
     with audit.server_batch(ctx, "restore", f"restore above {rec.natural_name or rec.id}"):
         restore_records(ctx, above)
+        referring.put_back(ctx, cleared)
     return above
 
 
@@ -187,8 +197,9 @@ def orphans(session: Session, limit: int, offset: int) -> tuple[list[Record], in
 
 
 def referrers(session: Session, record_id: str) -> list[Record]:
-    """Live records whose reference fields point at the record."""
+    """Live records whose live reference fields point at the record (the ones a delete of it
+    counts, :mod:`benchbook.domain.records.referrers`), by id."""
     rec = find_record(session, record_id, live=None)
-    return list(session.scalars(select(Record).join(RecordLink, RecordLink.source_id == Record.id)
-                                .where(RecordLink.target_id == rec.id, RecordLink.kind == "record",
-                                       Record.deleted_at.is_(None)).distinct().order_by(Record.id)))
+    sources = referring.live_links_to([rec.id]).with_only_columns(RecordLink.source_id)
+    return list(session.scalars(select(Record).where(Record.id.in_(sources), Record.id != rec.id)
+                                .order_by(Record.id)))

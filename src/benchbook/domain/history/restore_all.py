@@ -6,7 +6,9 @@ The set: everything deleted (collections, schemas, fields, records) whose delete
 delete entries) and ``q`` (text in what the delete stored). Collections and schemas come back
 first, then fields, then records parent-first; a record under something deleted that is not in
 the set stays deleted and is counted as ``blocked``, as is a field whose name was taken and a
-record whose uniqueness key was taken meanwhile. The whole restore is one event in history.
+record whose uniqueness key was taken meanwhile. References the records' deletes cleared
+(``references=clear``) are put back (``records.referrers.put_back``). The whole restore is one
+event in history.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import entries as audit
 from benchbook.domain.history import text_match
 from benchbook.domain.history.filters import compile_history_filter
+from benchbook.domain.records import referrers as referring
 from benchbook.domain.records.rows import ROW_COLUMNS, record_rows, restore_records
 from benchbook.domain.records.uniqueness import clashing_record
 from benchbook.persistence.tables import AuditEntry, Collection, Field, Record, Schema
@@ -188,7 +191,9 @@ def restore_all(ctx: Ctx, *, batch: str | None = None, tree: Any = None, q: str 
             sel.collections = []
         ordered, blocked, _ = _simulate(s, sel)
         out.blocked += blocked
+        cleared = referring.cleared_by(s, ordered)  # before the restore forgets their delete_op
         restored = _restore_records(ctx, ordered)
+        referring.put_back(ctx, cleared)  # the references their deletes cleared, to those back
         out.blocked += len(ordered) - restored
         out.restored += restored
         out.records += restored

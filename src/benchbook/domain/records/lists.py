@@ -306,21 +306,24 @@ def record_counts(session: Session, name_or_id: str, query: RecordQuery) -> dict
 
 
 @collector.paused()
-def delete_by_query(ctx: Ctx, dataset_name: str, query: RecordQuery, *, force: bool) -> dict[str, Any]:
+def delete_by_query(ctx: Ctx, dataset_name: str, query: RecordQuery, *, force: bool,
+                    references: str | None = None) -> dict[str, Any]:
     """Soft-delete exactly what the same list shows, as one batch: ``{deleted, batch_id}``.
-    Raises ``Conflict`` when records with live children block and ``force`` is off."""
+    Raises ``Conflict`` when records with live children block and ``force`` is off, or when
+    live records reference them and ``references`` is not given (``writes.delete_records``)."""
     collection = find_collection(ctx.session, dataset_name)
     records = record_rows(ctx.session, *query.conditions(ctx.session, collection), data=False)
     if not records:
         return {"deleted": 0, "batch_id": None}
-    deleted, batch_id = delete_records(ctx, records, force=force, always_batch=True)
+    deleted, batch_id = delete_records(ctx, records, force=force, always_batch=True, references=references)
     return {"deleted": deleted, "batch_id": batch_id}
 
 
 @collector.paused()
-def bulk_delete(ctx: Ctx, ids: list[str], *, force: bool) -> dict[str, Any]:
+def bulk_delete(ctx: Ctx, ids: list[str], *, force: bool, references: str | None = None) -> dict[str, Any]:
     """Soft-delete the live records ``ids`` (full ids) as one batch. Raises ``Conflict`` naming
-    the ids that are not live records (the body names them: :func:`missing`)."""
+    the ids that are not live records (the body names them: :func:`missing`), and as
+    ``writes.delete_records`` does (live children, live referrers)."""
     wanted = list(dict.fromkeys(i.strip().upper() for i in ids))
     records = list(ctx.session.scalars(select(Record).where(Record.id.in_(wanted), Record.deleted_at.is_(None))))
     live = {r.id for r in records}
@@ -329,7 +332,8 @@ def bulk_delete(ctx: Ctx, ids: list[str], *, force: bool) -> dict[str, Any]:
         raise missing(f"{len(gone)} record(s) not found or already deleted: {', '.join(r for _, r in gone[:10])}",
                       [error_entry(["body", "ids", i], "not found or already deleted", "not_found", rid)
                        for i, rid in gone])
-    deleted, batch_id = delete_records(ctx, records, force=force, always_batch=True)
+    deleted, batch_id = delete_records(ctx, records, force=force, always_batch=True, references=references,
+                                       loc=("body", "references"))
     return {"deleted": deleted, "batch_id": batch_id}
 
 

@@ -23,6 +23,7 @@ from benchbook.domain.context import Ctx, RecordChange
 from benchbook.domain.errors import Conflict, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
+from benchbook.domain.records import referrers
 from benchbook.domain.records.derived import follow_names, inherited_name_values
 from benchbook.domain.records.rows import (
     check_parent,
@@ -142,25 +143,47 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
 
 @collector.paused()
 def delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, force: bool,
-                   always_batch: bool = False) -> tuple[int, str | None]:
+                   always_batch: bool = False, references: str | None = None,
+                   loc: tuple[str, ...] = ("query", "references")) -> tuple[int, str | None]:
     """Soft-delete ``records`` (and, with ``force``, every live record below them) as one
-    operation: a ``delete`` batch when several go (or ``always_batch``, for deletes of many).
-    Raises ``Conflict`` when live children not in the set block and ``force`` is off.
+    operation: a ``delete`` batch when several go, when references are cleared, or
+    ``always_batch`` (for deletes of many). Live records outside the set that reference what
+    goes follow :mod:`.referrers`: ``references`` ``keep`` (what ``force`` means when not given)
+    or ``clear`` (each referrer updated in the same batch), else 409.
+    Raises ``Conflict`` when live children not in the set block and ``force`` is off, or when
+    live records reference the set and ``references`` is not given (``loc``: where the request
+    gives it); ``Invalid`` for another ``references``.
     Returns (how many were deleted, batch id or None for a single record without batch)."""
+    s = ctx.session
     chosen = {r.id for r in records}
-    lock_live(ctx.session, list(chosen), share=False)  # creates under them wait, then see them deleted
-    below = [r for r in live_descendants(ctx.session, list(chosen), lock=True) if r.id not in chosen]
+    lock_live(s, list(chosen), share=False)  # creates under them wait, then see them deleted
+    below = [r for r in live_descendants(s, list(chosen), lock=True) if r.id not in chosen]
     if below and not force:
         blocking = {r.parent_id for r in below if r.parent_id in chosen}
         raise Conflict(f"{len(blocking)} record(s) have live children ({len(below)} record(s) below them); "
                        "pass force=true to delete them too")
     everything = [*records, *below]
-    if len(everything) == 1 and not always_batch:
+    gone = {r.id for r in everything}
+    links = referrers.links_to(s, gone, besides=gone)
+    clearing = referrers.decide(s, links, force=force, references=references, loc=loc,
+                                what=_what(s, everything, {link.target_id for link in links}))
+    if len(everything) == 1 and not always_batch and not clearing:
         soft_delete_records(ctx, everything, op=new_id())
         return 1, None
     with audit.server_batch(ctx, "delete", f"{len(everything)} records") as batch_id:
+        if clearing:
+            referrers.clear(ctx, links)
         soft_delete_records(ctx, everything, op=batch_id)
     return len(everything), batch_id
+
+
+def _what(session: Session, records: Sequence[Record | Row[Any]], referenced: set[str]) -> str:
+    """How the 409 of :func:`delete_records` names the referenced records among ``records``."""
+    if len(records) == 1:
+        name = SchemaCache(session).meta(records[0].schema_id).schema.name
+        label = f" {records[0].natural_name!r}" if records[0].natural_name else ""
+        return f"this {name!r} record{label}"
+    return f"{len(referenced)} of the {len(records)} records being deleted"
 
 
 def count_live(session: Session, collection_id: str) -> int:
