@@ -57,6 +57,10 @@ COLLECTION_THINGS = text("entity_type = 'dataset'")
 LONE = text("batch_id IS NULL")
 EDITS = text("action = 'update'")
 EDITS_INDEX = "ix_audit_entries_edits"
+# entries holding sync rows: a device's every sent entry gets `sync = []`, the few that met a row
+# more (GET /remote's open_conflicts; migration 0028)
+HAS_ROWS = {"sqlite": text("sync IS NOT NULL AND sync != '[]'"),
+            "postgresql": text("sync IS NOT NULL AND sync != '[]'::jsonb")}
 """The edits among the history entries (migration 0022): ``GET /audit/storage`` counts those
 still stored whole (``domain.history.storage``) without reading every entry."""
 
@@ -343,6 +347,8 @@ class AuditEntry(Base):
         Index("ix_audit_entries_lone", "timestamp", "id", sqlite_where=LONE, postgresql_where=LONE),
         # the edits, which history.storage checks for unchanged values (migration 0022)
         Index(EDITS_INDEX, "id", sqlite_where=EDITS, postgresql_where=EDITS),
+        # the entries holding sync rows (a device's open_conflicts; migration 0028)
+        Index("ix_audit_entries_rows", "id", sqlite_where=HAS_ROWS["sqlite"], postgresql_where=HAS_ROWS["postgresql"]),
         # record create and delete entries still holding values (history.storage; migration 0017)
         *(Index(own_values.INDEXES[action], "id", sqlite_where=text(own_values.holding("sqlite", action, column)),
                 postgresql_where=text(own_values.holding("postgresql", action, column)))
@@ -455,6 +461,11 @@ class SyncState(Base):
     cursor: Mapped[int] = mapped_column(BigInteger, default=0, server_default=text("0"))
     last_sync_at: Mapped[datetime | None] = mapped_column(nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # a device's first copy by snapshot under way (migration 0028; domain.sync.copy): its stage
+    # (``records``, ``history``), the authority's head it is level with, the records page cursor
+    copy_stage: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    copy_head: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    copy_after: Mapped[str | None] = mapped_column(String(100), nullable=True)
 
 
 class Job(Base):
