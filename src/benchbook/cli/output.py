@@ -316,7 +316,10 @@ def _cli_loc(loc: list[Any], operation: Operation | None) -> str:
 
 def _cli_detail(detail: str, operation: Operation | None) -> str:
     """``detail`` with parameter names the CLI spells otherwise replaced (snake_case names and
-    backticked ones only: ``parent_record_id`` → ``--parent-record-id``)."""
+    backticked ones only: ``parent_record_id`` → ``--parent-record-id``), backticked settings
+    too (`` `force=true` `` → `` `--force` ``, `` `references=clear` `` → `` `--references clear` ``)."""
+    from benchbook.cli.generated import cli_spelling  # generated imports this module
+
     if operation is None:
         return detail
     for key, cli in operation.cli_names.items():
@@ -324,7 +327,7 @@ def _cli_detail(detail: str, operation: Operation | None) -> str:
         if cli.lstrip("-") != name and ("_" in name or name in CLI_SPELLED):
             detail = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", cli, detail)
         detail = detail.replace(f"`{name}`", f"`{cli}`")
-    return detail
+    return cli_spelling(detail, operation.cli_names_by_http())
 
 
 CLI_SPELLED = frozenset({"dataset", "dataset_name", "collection_name"})
