@@ -601,6 +601,27 @@ def test_text_is_compared_in_code_point_order_whatever_the_database_collation(
     assert listed(api, data, schema, data.real(tree)) == oracle(data, schema, data.real(tree)) == sorted(expected)
 
 
+def test_a_sort_prefix_names_a_schema_before_a_field(api: Any) -> None:
+    """``site.name`` sorts by the ancestor schema ``site`` even where the listed schema has a
+    reference field ``site``; ``obs.site.name`` (the listed schema first) follows the reference.
+    A filter leaf's dotted field is always a path (schemas go in ``schema``)."""
+    make_schema(api, "site", [{"name": "name", "type": "string"}])
+    make_schema(api, "place", [{"name": "name", "type": "string"}])
+    make_schema(api, "obs", [{"name": "site", "type": "reference", "restrictions": {"schema": "place"}}],
+                parent="site")
+    make_collection(api, "amb", ["site", "place", "obs"])
+    sites = [make_record(api, "amb", "site", {"name": n})["id"] for n in ("b", "a")]
+    places = [make_record(api, "amb", "place", {"name": n})["id"] for n in ("z", "y")]
+    obs = [make_record(api, "amb", "obs", {"site": places[1 - i]}, parent=sites[i])["id"] for i in range(2)]
+
+    def listed_ids(**params: Any) -> list[str]:
+        return [r["id"] for r in api.ok("GET", "/collections/amb/records", params={"schema": "obs", **params})["items"]]
+    assert listed_ids(sort="site.name") == [obs[1], obs[0]]  # the ancestor site: a < b
+    assert listed_ids(sort="obs.site.name") == [obs[0], obs[1]]  # the referenced place: y < z
+    assert listed_ids(filter=json.dumps(L("site.name", "eq", "y"))) == [obs[0]]
+    assert listed_ids(filter=json.dumps(L("name", "eq", "a", "site"))) == [obs[1]]
+
+
 def test_inherited_fields_are_looked_up_at_most_32_schemas_up(api: Any) -> None:
     """A chain of 34 schemas, one record each: the bottom one inherits from the 32 above it (SQLite
     answered 500 from 12 up), not from the 33rd."""
