@@ -1,13 +1,20 @@
 """The authority's answers to a device's push, kept on the device (docs/sync.md *Pushing*)."""
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.orm import Session
 
+from benchbook.domain.records.rows import chunks
 from benchbook.domain.sync import replica
 from benchbook.persistence.tables import AuditEntry
+
+_ENTRIES: Table = AuditEntry.__table__  # type: ignore[assignment]
+_NUMBERED = (update(_ENTRIES).where(_ENTRIES.c.id == bindparam("entry_id"))
+             .values(sync=bindparam("rows"), seq=bindparam("n"), device=bindparam("stamp")))
+_ANSWERED = update(_ENTRIES).where(_ENTRIES.c.id == bindparam("entry_id")).values(sync=bindparam("rows"))
 
 
 def record_answers(session: Session, results: list[dict[str, Any]], device: str | None = None) -> dict[str, int]:
@@ -17,24 +24,28 @@ def record_answers(session: Session, results: list[dict[str, Any]], device: str 
     device's delete), the record shows the authority's state from now on
     (:func:`replica.show_theirs`, :func:`replica.show_live`). An entry the authority numbered
     takes the ``device`` it stamped on its copy (this device's name), so every copy of it says
-    the same. Returns the count per status."""
-    counts: dict[str, int] = {}
-    for result in results:
-        counts[result["status"]] = counts.get(result["status"], 0) + 1
-        if result["status"] == "deferred":
-            continue
-        rows = result.get("rows") or []
-        values: dict[str, Any] = {"sync": rows}
-        if result.get("seq") is not None:
-            values["seq"] = result["seq"]
-            values["device"] = device
-        session.execute(update(AuditEntry).where(AuditEntry.id == result["id"]).values(**values))
-        entry = session.get(AuditEntry, result["id"])
-        if entry is None or entry.entity_type != "record":
-            continue
-        for r in rows:
+    the same. Two statements for the whole answer (numbered, not numbered) and one read of the
+    entries that met rows. Returns the count per status."""
+    counts = Counter(r["status"] for r in results)
+    kept = [r for r in results if r["status"] != "deferred"]
+    numbered = [{"entry_id": r["id"], "rows": r.get("rows") or [], "n": r["seq"], "stamp": device}
+                for r in kept if r.get("seq") is not None]
+    answered = [{"entry_id": r["id"], "rows": r.get("rows") or []} for r in kept if r.get("seq") is None]
+    conn = session.connection()
+    if numbered:
+        conn.execute(_NUMBERED, numbered)
+    if answered:
+        conn.execute(_ANSWERED, answered)
+    with_rows = {r["id"]: r["rows"] for r in kept if r.get("rows")}
+    about: dict[str, str] = {}
+    for part in chunks(sorted(with_rows)):
+        about.update(session.execute(select(AuditEntry.id, AuditEntry.entity_id).where(
+            AuditEntry.id.in_(part), AuditEntry.entity_type == "record")).all())
+    for entry_id, rows in with_rows.items():  # in the answer's order
+        record_id = about.get(entry_id)
+        for r in rows if record_id else ():
             if r["kind"] == "conflict":
-                replica.show_theirs(session, entry.entity_id, r.get("field"), r.get("theirs"))
+                replica.show_theirs(session, record_id, r.get("field"), r.get("theirs"))
             elif r["kind"] == "edit_vs_delete" and r.get("attempted") == "delete":
-                replica.show_live(session, entry.entity_id)
-    return counts
+                replica.show_live(session, record_id)
+    return dict(counts)

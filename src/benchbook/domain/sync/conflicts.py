@@ -32,13 +32,16 @@ from benchbook.domain.records import writes
 from benchbook.domain.records.rows import find_record
 from benchbook.domain.sync import catalog, outbox, rows
 from benchbook.domain.sync.rows import PARENT
-from benchbook.persistence.tables import AuditEntry, Record
+from benchbook.persistence.tables import HAS_ROWS, AuditEntry, Record
 
 TAKES = ("theirs", "mine", "value", "delete", "retry", "restore_above")
 
 
 def _with_rows(session: Session) -> list[AuditEntry]:
-    return list(session.scalars(select(AuditEntry).where(AuditEntry.sync.is_not(None)).order_by(AuditEntry.id)))
+    """The entries holding rows, oldest first: read through the partial index of those alone
+    (``ix_audit_entries_rows``, migration 0028), not every sent entry (each has ``sync = []``)."""
+    has_rows = HAS_ROWS[session.get_bind().dialect.name]
+    return list(session.scalars(select(AuditEntry).where(has_rows).order_by(AuditEntry.id)))
 
 
 def _listed(entry: AuditEntry, index: int, r: dict[str, Any]) -> dict[str, Any]:

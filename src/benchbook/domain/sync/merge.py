@@ -34,7 +34,7 @@ from benchbook.domain.records.rows import (
     restore_records,
     soft_delete_records,
 )
-from benchbook.domain.sync import catalog, feed, wire
+from benchbook.domain.sync import catalog, creates, feed, wire
 from benchbook.domain.sync.rows import PARENT, row
 from benchbook.persistence.tables import AuditEntry, Collection, Record, SyncAnswer, utcnow
 
@@ -45,7 +45,9 @@ def push(ctx: Ctx, device: str, entries: list[dict[str, Any]]) -> dict[str, Any]
     """PushResult ``{results: [{id, status, seq, rows}], head}`` for ``entries`` (wire entries,
     in the order the device made them), applied in ``ctx``'s transaction, stamped ``device``.
     What is known already (the answers stored, the entries held, the records named) is read
-    once for the whole push; the new answers are stored with one statement."""
+    once for the whole push, the catalog once (again after a catalog entry); a run of creates of
+    one collection goes through the bulk path together (:mod:`.creates`); the new answers are
+    stored with one statement."""
     s = ctx.session
     ids = [e["id"] for e in entries]
     stored: dict[str, dict[str, Any]] = {}
@@ -54,22 +56,31 @@ def push(ctx: Ctx, device: str, entries: list[dict[str, Any]]) -> dict[str, Any]
         stored.update((a.entry_id, dict(a.answer)) for a in s.scalars(select(SyncAnswer).where(
             SyncAnswer.entry_id.in_(part))))
         held.update(s.scalars(select(AuditEntry.id).where(AuditEntry.id.in_(part))))
+    present: set[str] = set()
     for part in chunks(sorted({e["entity_id"] for e in entries if e.get("entity_type") == "record"})):
-        list(s.scalars(select(Record).where(Record.id.in_(part))))  # into the session: each get below is free
+        # into the session: each get below is free
+        present.update(r.id for r in s.scalars(select(Record).where(Record.id.in_(part))))
     deleting = {e["entity_id"] for e in entries if e.get("entity_type") == "record" and e.get("action") == "delete"}
-    answers: list[dict[str, Any]] = []
     fresh: dict[str, dict[str, Any]] = {}
+    todo, seen = [], set(stored) | held
     for entry in entries:
-        entry_id = entry["id"]
-        if entry_id in stored:
-            answers.append(stored[entry_id])
-        elif entry_id in fresh:  # sent twice in one push: answered once
-            answers.append(fresh[entry_id])
-        elif entry_id in held:
-            answers.append({"id": entry_id, "status": "duplicate", "seq": None, "rows": []})
-        else:
-            fresh[entry_id] = _one(ctx, device, entry, deleting)
-            answers.append(fresh[entry_id])
+        if entry["id"] not in seen:  # sent twice in one push: answered once
+            seen.add(entry["id"])
+            todo.append(entry)
+    cache = SchemaCache(s)
+    for group in creates.runs(todo, present):
+        answered = creates.apply_run(ctx, device, group, cache) if len(group) > 1 else None
+        if answered is None:
+            answered = []
+            for entry in group:
+                answered.append(_one(ctx, device, entry, deleting, cache))
+                if entry.get("entity_type") != "record":  # the catalog may have changed
+                    cache = SchemaCache(s)
+        ctx.changes.clear()  # a change that arrives by sync starts no workflow here
+        present.update(e["entity_id"] for e in group if e.get("entity_type") == "record")
+        fresh.update((a["id"], a) for a in answered)
+    answers = [stored.get(i) or fresh.get(i) or {"id": i, "status": "duplicate", "seq": None, "rows": []}
+               for i in ids]
     head = feed.number(s)
     wrote = [a for a in fresh.values() if a["status"] in ("applied", "merged", "conflict")]
     seqs: dict[str, int | None] = {}
@@ -85,7 +96,7 @@ def push(ctx: Ctx, device: str, entries: list[dict[str, Any]]) -> dict[str, Any]
     return {"results": answers, "head": head}
 
 
-def _one(ctx: Ctx, device: str, entry: dict[str, Any], deleting: set[str]) -> dict[str, Any]:
+def _one(ctx: Ctx, device: str, entry: dict[str, Any], deleting: set[str], cache: SchemaCache) -> dict[str, Any]:
     """The answer to one entry not seen before, its changes made inside a savepoint."""
     s = ctx.session
     ctx.apply_as(wire.origin(entry, device=device))
@@ -93,13 +104,13 @@ def _one(ctx: Ctx, device: str, entry: dict[str, Any], deleting: set[str]) -> di
     try:
         wire.ensure_batch(s, entry.get("batch"))
         if entry.get("entity_type") == "record":
-            status, rows = _record(ctx, entry, deleting)
+            status, rows = _record(ctx, entry, deleting, cache)
         else:
             status, rows = catalog.apply(ctx, entry)
     except BenchbookError as exc:
         savepoint.rollback()
         status, rows = "rejected", [row("rejected", attempted=entry.get("action", ""), message=exc.detail,
-                                        changes=_typed(s, entry) if entry.get("entity_type") == "record"
+                                        changes=_typed(cache, entry) if entry.get("entity_type") == "record"
                                         else entry.get("changes") or None)]
     else:
         if status in ("rejected", "deferred") or (status == "conflict" and not _wrote(s, entry["id"])):
@@ -117,18 +128,18 @@ def _wrote(session: Session, entry_id: str) -> bool:
     return session.scalar(select(AuditEntry.id).where(AuditEntry.id == entry_id)) is not None
 
 
-def _typed(session: Session, entry: dict[str, Any]) -> list[dict[str, Any]] | None:
+def _typed(cache: SchemaCache, entry: dict[str, Any]) -> list[dict[str, Any]] | None:
     """What a refused record entry held, as changes (field id, label, before, after)."""
     old = (entry.get("old_data") or {}).get("data") or {}
     new = (entry.get("new_data") or {}).get("data") or {}
-    meta = _meta(session, entry.get("schema_id"))
+    meta = _meta(cache, entry.get("schema_id"))
     return [{"field": k, "label": _label(meta, k), "before": old.get(k), "after": new.get(k)}
             for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)] or None
 
 
-def _meta(session: Session, schema_id: str | None) -> SchemaMeta | None:
+def _meta(cache: SchemaCache, schema_id: str | None) -> SchemaMeta | None:
     try:
-        return SchemaCache(session).meta(schema_id) if schema_id else None
+        return cache.meta(schema_id) if schema_id else None
     except BenchbookError:
         return None
 
@@ -140,13 +151,8 @@ def _label(meta: SchemaMeta | None, field_id: str) -> str:
     return (field.label or field.name) if field else field_id
 
 
-def _by_name(meta: SchemaMeta, data: dict[str, Any]) -> dict[str, Any]:
-    """Values keyed by field id as a request body's (field name → value); a field this project
-    deleted or never had keeps its id, which the rules then refuse by name."""
-    return {(meta.by_id[k].name if k in meta.by_id else k): v for k, v in data.items()}
-
-
-def _record(ctx: Ctx, entry: dict[str, Any], deleting: set[str]) -> tuple[str, list[dict[str, Any]]]:
+def _record(ctx: Ctx, entry: dict[str, Any], deleting: set[str],
+            cache: SchemaCache) -> tuple[str, list[dict[str, Any]]]:
     s, action, record_id = ctx.session, entry["action"], entry["entity_id"]
     rec = s.get(Record, record_id)
     if action == "create":
@@ -154,21 +160,21 @@ def _record(ctx: Ctx, entry: dict[str, Any], deleting: set[str]) -> tuple[str, l
             return "merged", []
         new = entry.get("new_data") or {}
         collection = s.get(Collection, entry.get("dataset_id"))
-        meta = SchemaCache(s).meta(entry["schema_id"])
+        meta = cache.meta(entry["schema_id"])
         body = {"schema_name": meta.schema.name, "parent_record_id": new.get(PARENT),
-                "data": _by_name(meta, new.get("data") or {})}
+                "data": creates.by_name(meta, new.get("data") or {})}
         writes.create_record(ctx, collection.name if collection else str(entry.get("dataset_id")), body,
-                             record_id=record_id)
+                             cache=cache, record_id=record_id)
         return "applied", []
     if rec is None:  # its create was refused or is still on its way; purged here: nothing to edit
         if action in ("delete", "purge", "restore"):
             return "merged", []
         return "deferred", [row("rejected", attempted=action, message="the record is not at the authority: its "
-                                "creation was refused or was purged there", changes=_typed(s, entry))]
+                                "creation was refused or was purged there", changes=_typed(cache, entry))]
     if action == "update":
-        return _update(ctx, rec, entry)
+        return _update(ctx, rec, entry, cache)
     if action == "delete":
-        return _delete(ctx, rec, entry, deleting)
+        return _delete(ctx, rec, entry, deleting, cache)
     if action == "restore":
         if rec.deleted_at is None:
             return "merged", []
@@ -189,12 +195,12 @@ def _theirs_actor(session: Session, record_id: str) -> str | None:
     return (latest.device or latest.actor) if latest else None
 
 
-def _update(ctx: Ctx, rec: Record, entry: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+def _update(ctx: Ctx, rec: Record, entry: dict[str, Any], cache: SchemaCache) -> tuple[str, list[dict[str, Any]]]:
     s = ctx.session
     old, new = entry.get("old_data") or {}, entry.get("new_data") or {}
-    meta = SchemaCache(s).meta(rec.schema_id)
+    meta = cache.meta(rec.schema_id)
     if rec.deleted_at is not None:
-        return "conflict", [row("edit_vs_delete", attempted="update", changes=_typed(s, entry),
+        return "conflict", [row("edit_vs_delete", attempted="update", changes=_typed(cache, entry),
                                 message="the record was deleted at the authority; the edit is kept here",
                                 theirs_actor=_theirs_actor(s, rec.id))]
     mine_data, base_data = new.get("data") or {}, old.get("data") or {}
@@ -214,7 +220,7 @@ def _update(ctx: Ctx, rec: Record, entry: dict[str, Any]) -> tuple[str, list[dic
                             theirs=current, base=base, theirs_actor=_theirs_actor(s, rec.id),
                             message="both sides changed this field; the authority's value is kept"))
     if take:
-        body: dict[str, Any] = {"data": _by_name(meta, {k: v for k, v in take.items() if k != PARENT})}
+        body: dict[str, Any] = {"data": creates.by_name(meta, {k: v for k, v in take.items() if k != PARENT})}
         if PARENT in take:
             body[PARENT] = take[PARENT]
         writes.update_record(ctx, rec.id, body)
@@ -223,12 +229,13 @@ def _update(ctx: Ctx, rec: Record, entry: dict[str, Any]) -> tuple[str, list[dic
     return ("merged" if already or not take else "applied"), []
 
 
-def _delete(ctx: Ctx, rec: Record, entry: dict[str, Any], deleting: set[str]) -> tuple[str, list[dict[str, Any]]]:
+def _delete(ctx: Ctx, rec: Record, entry: dict[str, Any], deleting: set[str],
+            cache: SchemaCache) -> tuple[str, list[dict[str, Any]]]:
     s = ctx.session
     if rec.deleted_at is not None:
         return "merged", []
     seen = (entry.get("old_data") or {}).get("data")
-    meta = SchemaCache(s).meta(rec.schema_id)
+    meta = cache.meta(rec.schema_id)
     if seen is not None and {k: v for k, v in seen.items() if v is not None} != \
             {k: v for k, v in rec.data.items() if v is not None}:
         edited = [{"field": k, "label": _label(meta, k), "before": seen.get(k), "after": rec.data.get(k)}
