@@ -43,7 +43,9 @@ def record_answers(session: Session, results: list[dict[str, Any]], device: str 
             AuditEntry.id.in_(part), AuditEntry.entity_type == "record")).all())
     for entry_id, rows in with_rows.items():  # in the answer's order
         record_id = about.get(entry_id)
-        for r in rows if record_id else ():
+        if record_id is None:  # not a record's entry
+            continue
+        for r in rows:
             if r["kind"] == "conflict":
                 replica.show_theirs(session, record_id, r.get("field"), r.get("theirs"))
             elif r["kind"] == "edit_vs_delete" and r.get("attempted") == "delete":
