@@ -10,6 +10,7 @@ import { FieldControl, ShowValue, toText, toValue } from "../lib/record-editor.j
 import { FilePreview } from "../lib/record-files.js";
 import { EntryList } from "../lib/entries.js";
 import { SyncNotice } from "../lib/sync.js";
+import { ReferencedChoice, referrerCounts, countsFromError } from "../lib/delete-referenced.js";
 
 function Breadcrumb({ record }) {
   const ancestors = record.ancestors || [];
@@ -112,20 +113,37 @@ function DeletedAround({ record, schema, reload }) {
       <${ErrorBox} error=${field.error} /></div>` : null}`;
 }
 
+// Delete: the referrers are asked first (GET /records/{id}/referrers); when records point at it
+// the person chooses what happens to their references (lib/delete-referenced.js), then live
+// children, if any, are confirmed as before (force).
 function DeleteRecord({ record }) {
-  const [asking, setAsking] = useState(null);
-  return html`<button type="button" class="danger" onClick=${() => setAsking({ force: false })}>Delete record…</button>
-    ${asking ? html`<${Confirm} title="Delete this record?" danger=${true} confirmLabel=${asking.force ? "Delete with its children" : "Delete"}
+  const [asking, setAsking] = useState(null);  // {force, references, referrers: counts or null}
+  const open = useAction(async () => {
+    const counts = referrerCounts(await get(`/records/${enc(record.id)}/referrers`));
+    setAsking({ force: false, references: null, referrers: Object.keys(counts).length ? counts : null });
+    return true;
+  });
+  const remove = async (force, references) => {
+    try { await del(`/records/${enc(record.id)}`, { force: force || undefined, references: references || undefined }); }
+    catch (e) {
+      const counts = countsFromError(e);
+      if (counts && !references) { setAsking({ force, references: null, referrers: counts }); return undefined; }
+      if (e.status === 409 && !counts && !force) { setAsking({ force: true, references, referrers: null }); return undefined; }
+      throw e;
+    }
+    notify("Deleted: restore it from Recently deleted", "ok");
+    navigate("/trash");
+    return true;
+  };
+  return html`<button type="button" class="danger" disabled=${open.busy} onClick=${() => open.run()}>Delete record…</button>
+    <${ErrorBox} error=${open.error} />
+    ${asking && asking.referrers ? html`<${ReferencedChoice} counts=${asking.referrers} what="this record"
+      onClose=${() => setAsking(null)} onChoose=${(choice) => remove(asking.force, choice)} />` : null}
+    ${asking && !asking.referrers ? html`<${Confirm} title="Delete this record?" danger=${true} confirmLabel=${asking.force ? "Delete with its children" : "Delete"}
       message=${asking.force ? "This record has children; they are deleted with it, in one batch you can restore from Recently deleted."
         : "It goes to Recently deleted, where it can be restored."}
       onClose=${() => setAsking(null)}
-      onConfirm=${async () => {
-        try { await del(`/records/${enc(record.id)}`, asking.force ? { force: true } : {}); }
-        catch (e) { if (e.status === 409 && !asking.force) { setAsking({ force: true }); return undefined; } throw e; }
-        notify("Deleted: restore it from Recently deleted", "ok");
-        navigate("/trash");
-        return true;
-      }} />` : null}`;
+      onConfirm=${() => remove(asking.force, asking.references)} />` : null}`;
 }
 
 export default function RecordPage({ params }) {

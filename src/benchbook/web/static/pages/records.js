@@ -11,6 +11,7 @@ import { pokeStatus } from "../lib/status.js";
 import { catalogue, FilterBuilder, parseFilter, errorPathOf, asRoot, compact } from "../lib/records-filter.js";
 import { ColumnChooser, columnsParam, sortKeyOf, cellValue, toCsv, download } from "../lib/records-table.js";
 import { NewRecord } from "../lib/records-new.js";
+import { DeleteSelected } from "../lib/delete-referenced.js";
 
 const LIMITS = [25, 50, 100, 200, 500];
 
@@ -170,15 +171,8 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
       <${Pager} page=${page} pages=${pages} total=${total} bounded=${bounded} countAll=${countAll} limit=${limit} count=${items.length}
         go=${(p) => set({ page: p > 1 ? p : undefined })} setLimit=${(l) => set({ limit: l === 50 ? undefined : l })} />` : null}
     ${records.loading && data ? html`<p class="loading loading-more muted" aria-live="polite">Updating…</p>` : null}
-    ${dialog && dialog.kind === "delete" ? html`<${Confirm} title="Delete records" danger confirmLabel=${`Delete ${selected.size} records`}
-      message=${html`<p>Delete the ${selected.size} ticked ${schema} records? They go to <a href=${href("/trash")}>Recently deleted</a>,
-        from where they can be restored.</p>`}
-      onConfirm=${async () => {
-        const r = await post("/records/bulk-delete", { ids: [...selected] });
-        notify(`Deleted ${r.deleted} records`, "ok");
-        records.reload();
-        return r;
-      }} onClose=${() => setDialog(null)} />` : null}
+    ${dialog && dialog.kind === "delete" ? html`<${DeleteSelected} ids=${[...selected]} schema=${schema}
+      onDone=${(r) => { notify(`Deleted ${r.deleted} records`, "ok"); records.reload(); }} onClose=${() => setDialog(null)} />` : null}
     ${dialog && dialog.kind === "run" ? html`<${RunMany} schema=${schema} ids=${[...selected]} onClose=${() => setDialog(null)} />` : null}
     ${dialog && dialog.kind === "new" ? html`<${NewRecord} collection=${name} cat=${cat} types=${types} parent=${query.parent}
       onClose=${() => setDialog(null)} onDone=${(r) => { setDialog(null); notify(`Created ${r.natural_name || r.id}`, "ok"); records.reload(); }} />` : null}
