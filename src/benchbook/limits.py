@@ -26,6 +26,8 @@ memory, time or disk. Each can be changed per project::
     import_rows = 1000000        # rows of one imported file (its checked rows wait in memory)
     import_columns = 1000        # columns of one imported file (a JSON file's distinct keys)
     import_cells_per_byte = 16   # rows × columns an imported file may span per byte of it (at least 1,000,000)
+    plugin_warm_runs = 1000      # runs one warm tier-1 plugin process serves before it is started afresh
+    plugin_idle_seconds = 60     # seconds a warm tier-1 plugin process may wait unused before it is ended
 
 The limits of the request in progress are a context variable (:func:`current`, set by
 :func:`use` in the HTTP middleware for each request): the domain reads them there, so it needs no
@@ -70,6 +72,8 @@ class Limits:
     import_rows: int = 1_000_000
     import_columns: int = 1000
     import_cells_per_byte: int = 16
+    plugin_warm_runs: int = 1000
+    plugin_idle_seconds: int = 60
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any] | None) -> Limits:

@@ -37,10 +37,11 @@ from sqlalchemy.orm import Session
 
 from benchbook.config import Project
 from benchbook.domain.ids import new_id
+from benchbook.limits import DEFAULT, Limits
 from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Job, utcnow
 from benchbook.runner import workflows
-from benchbook.runner.plugins import processes, scratch
+from benchbook.runner.plugins import pool, processes, scratch
 
 log = logging.getLogger("benchbook.runs")
 
@@ -133,7 +134,9 @@ class Drain:
     and for at most ``recheck`` seconds each the plugins as registered, where a
     ``record.<field>`` input lives and collection time zones (a change to them reaches the
     drain within that time), plus one scratch folder the in-process steps reuse (removed with
-    the drain). Use ``with Drain(project_root=project.root) as drain:``; not shared between
+    the drain) and the warm tier-1 plugin processes (:attr:`pool`, :mod:`.plugins.pool`: made on
+    first use with ``limits``' ``plugin_warm_runs`` and ``plugin_idle_seconds``, its processes
+    ended with the drain). Use ``with Drain(project_root=project.root) as drain:``; not shared between
     threads. That folder is made in this process's scratch area of the project
     (:mod:`.plugins.scratch`; ``project_root`` None: the user's cache folder's); before it is
     made, what processes that are gone left there is cleared
@@ -147,9 +150,10 @@ class Drain:
     quick runs share commits (the module docstring)."""
 
     def __init__(self, recheck: float = workflows.RECHECK, *, chain: Database | None = None,
-                 group_seconds: float = 0.0, project_root: Path | None = None) -> None:
+                 group_seconds: float = 0.0, project_root: Path | None = None, limits: Limits = DEFAULT) -> None:
         self.recheck = recheck
         self.project_root = project_root
+        self.limits = limits
         self.workflows = workflows.Loaded(recheck)
         self.chain = chain
         self.group_seconds = group_seconds if chain is not None else 0.0
@@ -159,6 +163,15 @@ class Drain:
         self.groups = 0  # groups rolled back (tests, benchmarks)
         self._kept: dict[tuple[str, ...], tuple[float, Any]] = {}
         self._scratch: Path | None = None
+        self._pool: pool.Pool | None = None
+
+    @property
+    def pool(self) -> pool.Pool:
+        """The drain's warm tier-1 plugin processes (made on first use, see the class docstring)."""
+        if self._pool is None:
+            self._pool = pool.Pool(project_root=self.project_root, warm_runs=self.limits.plugin_warm_runs,
+                                   idle_seconds=self.limits.plugin_idle_seconds)
+        return self._pool
 
     def kept(self, key: tuple[str, ...], compute: Callable[[], Any]) -> Any:
         """``compute()``, or what it returned for ``key`` less than ``recheck`` seconds ago (an
@@ -222,8 +235,8 @@ class Drain:
 
     # ------------------------------------------------------------------ the end
     def close(self) -> None:
-        """Commit a group left open, hand a run claimed and not run back (``pending``) and
-        remove the scratch folder."""
+        """Commit a group left open, hand a run claimed and not run back (``pending``), end
+        the warm plugin processes and remove the scratch folder."""
         group, self.group = self.group, None
         try:
             if group is not None:
@@ -237,6 +250,9 @@ class Drain:
         except Exception:  # what stays running is marked interrupted by the next worker to take the lease
             log.exception("could not end the drain's last runs cleanly")
         finally:
+            warm, self._pool = self._pool, None
+            if warm is not None:
+                warm.close()
             if self._scratch is not None:
                 shutil.rmtree(self._scratch, ignore_errors=True)
                 self._scratch = None

@@ -12,7 +12,8 @@ then for each step:
    ancestor's: an inherited field resolves like in the record filter), ``record.id``,
    ``<step>.<output>`` (None when that step was skipped);
 4. runs the plugin through one :class:`~.plugins.steps.StepRunner` for the whole run (a tier-1
-   plugin keeps one process for every step of the run), its host operations writing in the
+   plugin keeps one process for every step of the run, taken from the drain's warm processes
+   and handed back at the run's end: :mod:`.plugins.pool`), its host operations writing in the
    run's ``Ctx``;
 5. saves what the workflow's ``save`` maps from this step's outputs into the record, through the
    normal record update;
@@ -256,7 +257,7 @@ class _Run:
                 + "; ".join(p["msg"] for p in wf.problems[:3])))
         self._end_read(s)
         outputs: dict[str, dict[str, Any]] = {}
-        with StepRunner(scratch=self.drain.scratch, project_root=self.project.root) as runner:
+        with StepRunner(scratch=self.drain.scratch, project_root=self.project.root, pool=self.drain.pool) as runner:
             for index, step in enumerate(wf.steps):
                 try:
                     self._check(s, index == 0)

@@ -253,8 +253,8 @@ class Worker:
     def _run_all(self, tally: Tally) -> None:
         try:
             # what the runs of this drain share; each run's end claims the next
-            with _Heartbeat(self), Drain(chain=self.db, group_seconds=GROUP_SECONDS,
-                                         project_root=self.project.root) as kept:
+            with _Heartbeat(self), Drain(chain=self.db, group_seconds=GROUP_SECONDS, project_root=self.project.root,
+                                         limits=self.project.limits) as kept:
                 while not self._stopping.is_set() and not triggers.paused(self.project.root):
                     ran = engine.execute_next(self.db, self.project, worker=self.holder,
                                               should_stop=self._stopping.is_set, drain=kept)

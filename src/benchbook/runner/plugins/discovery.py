@@ -11,6 +11,10 @@
        memory = "512m"                       # tier 2, optional
        cpus = "1"                            # tier 2, optional
        timeout = 60                          # optional: default step timeout in seconds
+       pool_size = 1                         # tier 1, optional: warm processes kept between runs (.pool)
+
+A tier-1 plugin's ``launch`` also holds the :func:`fingerprint` of its folder's files, so a
+refresh after its code changed reports it ``changed`` and ends its warm processes (:mod:`.pool`).
 
 A plugin whose ``plugin.toml`` is wrong or whose describe fails is registered with status
 ``error`` and the reason, never skipped; a tier-2 plugin without a container runtime is
@@ -19,6 +23,8 @@ registered with status ``no_container_runtime``.
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import sys
 import tomllib
 from collections.abc import Callable
@@ -38,6 +44,13 @@ DESCRIBE_TIMEOUT = 20.0
 DEFAULT_STEP_TIMEOUT = 60.0
 """Seconds a step may take unless ``plugin.toml`` or the workflow step says otherwise."""
 MANIFEST = "plugin.toml"
+MAX_POOL_SIZE = 16
+"""Largest ``pool_size`` a ``plugin.toml`` may ask for."""
+FINGERPRINT_FILES = 2000
+"""Files of a plugin folder :func:`fingerprint` looks at, at most (the rest are not seen)."""
+SKIPPED_FOLDERS = frozenset({"__pycache__", "node_modules"})
+"""Folders :func:`fingerprint` does not look into (besides hidden ones): what running and
+installing write, not what the plugin author edits."""
 
 
 def _contract(final: dict[str, Any]) -> dict[str, Any]:
@@ -86,7 +99,7 @@ def read_manifest(folder: Path) -> dict[str, Any]:
             raw = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{MANIFEST} is not valid TOML: {exc}") from None
-    unknown = set(raw) - {"command", "tier", "image", "memory", "cpus", "timeout"}
+    unknown = set(raw) - {"command", "tier", "image", "memory", "cpus", "timeout", "pool_size"}
     if unknown:
         raise ValueError(f"{MANIFEST} has unknown keys: {', '.join(sorted(unknown))}")
     tier = raw.get("tier", 1)
@@ -99,6 +112,10 @@ def read_manifest(folder: Path) -> dict[str, Any]:
         if not isinstance(command, list) or not command or not all(isinstance(a, str) for a in command):
             raise ValueError(f"{MANIFEST}: command must be a non-empty list of strings (argv)")
         launch["command"] = [a.replace("{python}", sys.executable) for a in command]
+        size = raw.get("pool_size", 1)
+        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_POOL_SIZE:
+            raise ValueError(f"{MANIFEST}: pool_size must be an integer from 1 to {MAX_POOL_SIZE}, not {size!r}")
+        launch["pool_size"] = size
     else:
         if not isinstance(raw.get("image"), str) or not raw["image"]:
             raise ValueError(f"{MANIFEST}: a tier-2 plugin needs image")
@@ -106,6 +123,31 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     if launch["timeout"] <= 0:
         raise ValueError(f"{MANIFEST}: timeout must be a positive number of seconds")
     return launch
+
+
+def fingerprint(folder: Path) -> str:
+    """A digest of the files below ``folder`` as they are now: each file's path, size and
+    modification time (nanoseconds), hidden files and folders and :data:`SKIPPED_FOLDERS` left
+    out, at most :data:`FINGERPRINT_FILES` files. Empty text when ``folder`` cannot be read.
+    About 10 µs a file (stat calls only, no file is read)."""
+    digest = hashlib.sha256()
+    seen = 0
+    try:
+        for where, folders, files in os.walk(folder):
+            folders[:] = sorted(f for f in folders if not f.startswith(".") and f not in SKIPPED_FOLDERS)
+            for name in sorted(files):
+                if name.startswith(".") or seen >= FINGERPRINT_FILES:
+                    continue
+                seen += 1
+                path = os.path.join(where, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                digest.update(f"{os.path.relpath(path, folder)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    except OSError:
+        return ""
+    return digest.hexdigest()
 
 
 def describe_folder(folder: Path, runtime: str) -> Described:
@@ -120,6 +162,7 @@ def describe_folder(folder: Path, runtime: str) -> Described:
     tier = str(launch["tier"])
     try:
         if tier == "1":
+            launch["fingerprint"] = fingerprint(folder)
             stderr: list[str] = []
             with PluginProcess(launch["command"], cwd=folder, log=lambda _s, line: stderr.append(line),
                                project_root=project_root) as proc:

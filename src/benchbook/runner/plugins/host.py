@@ -9,7 +9,13 @@ frames until the plugin's final one, relaying ``log`` frames and answering ``rpc
 the way. Standard output is read buffered, a line refused as ``frame_too_large`` as soon as it
 holds :data:`~.frames.MAX_FRAME_BYTES` bytes without its newline (without waiting for the rest).
 Standard error is drained all the time by a thread (a plugin writing megabytes there never
-stalls) and relayed line by line (a line longer than :data:`STDERR_LINE_BYTES`, in pieces). On
+stalls) and relayed line by line (a line longer than :data:`STDERR_LINE_BYTES`, in pieces), to
+the request's ``log`` while a request is in progress, else to the process's; when the final
+frame of a request arrives, what the plugin wrote to standard error before it is relayed to the
+request's ``log`` before :meth:`PluginProcess.request` returns (:meth:`PluginProcess.settle`:
+the reader thread works under a lock, so the request's thread can take what is in the pipe),
+so a process that lives on after a run (:mod:`.pool`) does not pass its last lines on to the
+next run. On
 a timeout the whole group gets SIGTERM, then SIGKILL after :data:`KILL_GRACE` seconds; when the
 process is stopped or closed, its group is killed and then every process carrying its marker
 (whatever session it moved to). Every failure is a :class:`~.frames.StepFailed`.
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import os
 import queue
+import select
 import shutil
 import signal
 import threading
@@ -88,7 +95,11 @@ class PluginProcess:
         self._log = log
         self._lines: queue.Queue[Any] = queue.Queue()
         self._stderr_tail = bytearray()
+        self._stderr_partial = bytearray()  # the start of a line whose newline has not come yet
+        self._stderr_lock = threading.Lock()  # held while stderr is read and relayed (settle)
+        self._stderr_ended = False
         self._request_log: LogSink | None = None
+        self.in_turn = False  # a request was sent and its final frame has not come (yet)
         try:
             self.proc = processes.spawn(argv, cwd=cwd, env=plugin_env(self.scratch, {
                 **(env or {}), processes.MARKER: self.marker}))
@@ -127,22 +138,59 @@ class PluginProcess:
             self._lines.put(line)
 
     def _read_stderr(self, err: IO[bytes]) -> None:
+        fd = err.fileno()
         try:
-            self._drain_stderr(err)
+            os.set_blocking(fd, False)
+            while not self._stderr_ended:
+                select.select([fd], [], [])  # readable: data or end of input
+                with self._stderr_lock:
+                    self._pull_stderr(fd)
         except (OSError, ValueError):
-            return
+            pass
         finally:
-            err.close()
+            with self._stderr_lock:
+                self._stderr_ended = True
+                if self._stderr_partial:
+                    self._relay(bytes(self._stderr_partial))
+                    self._stderr_partial.clear()
+                err.close()
 
-    def _drain_stderr(self, err: IO[bytes]) -> None:
-        while raw := err.readline(STDERR_LINE_BYTES):
-            self._stderr_tail += raw
-            if len(self._stderr_tail) > STDERR_KEPT:
-                del self._stderr_tail[:len(self._stderr_tail) - STDERR_KEPT]
-            line = raw.decode("utf-8", "replace").rstrip("\n")
-            for sink in (self._log, self._request_log):
-                if sink:
-                    sink("stderr", line)
+    def _pull_stderr(self, fd: int) -> None:
+        """Read what the pipe holds now (non-blocking) and relay every whole line of it; the
+        caller holds ``_stderr_lock``."""
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                return
+            if not chunk:
+                self._stderr_ended = True
+                return
+            self._stderr_partial += chunk
+            while (end := self._stderr_partial.find(b"\n", 0, STDERR_LINE_BYTES)) >= 0 \
+                    or len(self._stderr_partial) >= STDERR_LINE_BYTES:
+                cut = end + 1 if end >= 0 else STDERR_LINE_BYTES
+                self._relay(bytes(self._stderr_partial[:cut]))
+                del self._stderr_partial[:cut]
+
+    def _relay(self, raw: bytes) -> None:
+        self._stderr_tail += raw
+        if len(self._stderr_tail) > STDERR_KEPT:
+            del self._stderr_tail[:len(self._stderr_tail) - STDERR_KEPT]
+        sink = self._request_log or self._log
+        if sink:
+            sink("stderr", raw.decode("utf-8", "replace").rstrip("\n"))
+
+    def settle(self) -> None:
+        """Relay every whole line the plugin has written to standard error so far (to the
+        request's ``log`` while a request is in progress), without waiting for more."""
+        assert self.proc.stderr is not None
+        with self._stderr_lock:
+            if not self._stderr_ended:
+                try:
+                    self._pull_stderr(self.proc.stderr.fileno())
+                except (OSError, ValueError):
+                    pass
 
     # ------------------------------------------------------------------ turns
     def request(self, frame: dict[str, Any], *, timeout: float, rpc: RpcAnswer | None = None,
@@ -156,6 +204,7 @@ class PluginProcess:
         deadline = time.monotonic() + timeout
         self._request_log = log
         try:
+            self.in_turn = True
             self._send(frame)
             while True:
                 got = self._next(deadline, timeout)
@@ -168,6 +217,8 @@ class PluginProcess:
                         "kind": "capability_denied", "message": "no host operations are available here",
                         "retryable": False}})
                 elif kind in finals:
+                    self.in_turn = False
+                    self.settle()  # its stderr lines of this request reach this request's log
                     return got
                 else:
                     raise StepFailed("protocol_error", f"the plugin answered {frame['type']!r} with a "

@@ -3,7 +3,8 @@
 For each step it checks the plugin can run (status ``ok``), validates ``config`` against the
 captured ``config_schema`` and the ``inputs`` against the declared inputs, encodes Python
 values (``bytes``, ``pandas.DataFrame``, dates) into wire envelopes, dispatches by tier — tier 1
-to a subprocess kept alive for the whole run, tier 2 to a fresh container per operation, a
+to a subprocess kept alive for the whole run (and, with a :class:`~.pool.Pool`, handed back to
+it for later runs), tier 2 to a fresh container per operation, a
 built-in in process — answers the plugin's ``rpc_call`` frames through the capability check,
 checks the ``result`` against the declared outputs and decodes them back into Python values.
 Every failure is a :class:`~.frames.StepFailed` with its ``kind``.
@@ -27,6 +28,7 @@ from benchbook.runner.plugins import builtin, container, scratch
 from benchbook.runner.plugins.discovery import installed_in_process
 from benchbook.runner.plugins.frames import StepFailed, port_problems
 from benchbook.runner.plugins.host import LogSink, PluginProcess, RpcAnswer
+from benchbook.runner.plugins.pool import POISONING, Pool
 from benchbook.runner.plugins.rpc import enforcing
 
 RpcFactory = Callable[[Path], RpcAnswer]
@@ -35,7 +37,10 @@ RpcFactory = Callable[[Path], RpcAnswer]
 
 class StepRunner:
     """The steps of one run. Tier-1 processes started for a step stay alive for the run's
-    later steps and are closed with the runner; ``runtime`` is the container runtime command.
+    later steps and are closed with the runner, or, with a ``pool`` (a drain's), taken from it
+    and handed back to it (:mod:`.pool`: kept warm for the next runs; a process whose step
+    failed with a kind of :data:`~.pool.POISONING` is ended at once); ``runtime`` is the
+    container runtime command.
 
     Each in-process or tier-2 step gets a scratch folder of its own, empty when it starts,
     below ``scratch`` (default: a ``run-*`` folder of the runner's in this process's scratch
@@ -47,10 +52,13 @@ class StepRunner:
     3 ms of wall-clock time a run, more than the rest of a 1-step built-in run's bookkeeping."""
 
     def __init__(self, *, runtime: str | None = None, log: LogSink | None = None, scratch: Path | None = None,
-                 project_root: Path | None = None) -> None:
+                 project_root: Path | None = None, pool: Pool | None = None) -> None:
         self.runtime = container.runtime_command(runtime)
         self.log = log
         self.project_root = project_root
+        self.pool = pool
+        if pool is not None:  # every run is a check point for processes idle too long
+            pool.sweep()
         self._processes: dict[str, PluginProcess] = {}
         self._own = scratch is None
         self._scratch = self._area().make("run") if scratch is None else scratch
@@ -86,7 +94,11 @@ class StepRunner:
             rpc = _watching(frames, rpc)
             frames("host", frame)
         if proc is not None:
-            final = proc.request(frame, timeout=step_timeout, rpc=rpc, log=log)
+            try:
+                final = proc.request(frame, timeout=step_timeout, rpc=rpc, log=log)
+            except StepFailed as exc:
+                self._failed(plugin["id"], exc.kind)
+                raise
         elif tier == "2":
             final = container.operate(self.runtime, {**launch, "id": plugin["id"]}, frame,
                                       cwd=Path(launch.get("folder") or scratch), timeout=step_timeout, rpc=None,
@@ -97,6 +109,8 @@ class StepRunner:
             frames("plugin", final)
         if final["type"] == "error":
             err = final["error"]
+            if proc is not None:
+                self._failed(plugin["id"], err["kind"])
             raise StepFailed(err["kind"], err["message"], err["retryable"])
         problems = port_problems(plugin["outputs"], final["outputs"])
         if problems:
@@ -139,7 +153,10 @@ class StepRunner:
         proc = self._processes.get(plugin["id"])
         if proc is None or not proc.alive():
             if proc is not None:  # ended after an earlier step: what it started and its folder go first
-                proc.close()
+                self._end(proc)
+            if self.pool is not None:
+                proc = self._processes[plugin["id"]] = self.pool.take(plugin)
+                return proc
             launch = plugin["launch"]
             proc = PluginProcess(launch["command"], cwd=Path(launch["folder"]), log=self.log,
                                  project_root=self.project_root)
@@ -165,11 +182,24 @@ class StepRunner:
                 folder.mkdir()
         return folder
 
-    def end_processes(self) -> None:
-        """End every plugin process of the run now (a later step would start them again): their
-        readers are joined, so every line a plugin wrote to stderr has reached the log."""
-        for proc in self._processes.values():
+    def _failed(self, plugin_id: str, kind: str) -> None:
+        """A step of ``plugin_id`` failed with ``kind``: a poisoned process is ended now."""
+        if kind in POISONING and (proc := self._processes.pop(plugin_id, None)) is not None:
+            self._end(proc, kind)
+
+    def _end(self, proc: PluginProcess, failed: str | None = "process_exit") -> None:
+        if self.pool is not None:
+            self.pool.give_back(proc, failed=failed)
+        else:
             proc.close()
+
+    def end_processes(self) -> None:
+        """Be done with every plugin process of the run now (a later step would take or start
+        them again): without a pool they are ended and their readers joined; handed back to
+        the pool otherwise. Either way every line a plugin wrote to stderr during its steps has
+        reached the log (a request returns after relaying them: :meth:`.host.PluginProcess.settle`)."""
+        for proc in self._processes.values():
+            self._end(proc, None)
         self._processes.clear()
 
     def close(self) -> None:
