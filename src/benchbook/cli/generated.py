@@ -28,6 +28,7 @@ import click
 from benchbook import document as api_document
 from benchbook.cli.lazy import LazyGroup
 from benchbook.cli.output import NULL, Operation, Settings, read_body_option, run_request
+from benchbook.cli.spelling import cli_spelling
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 RESERVED = {"body", "output", "help"}
@@ -203,35 +204,6 @@ def _body_option(doc: dict[str, Any], prop: str, schema: dict[str, Any], dest: s
         ptype = Nullable(ptype)
         help_text += "  (null to send null)"
     return click.Option([f"--{flag}", dest], type=ptype, default=None, help=help_text.strip())
-
-
-_BACKTICKED = re.compile(r"`([a-z][a-z0-9_]*)(?:=([^`\s]*))?`")
-
-
-def cli_spelling(text: str, names: dict[str, str]) -> str:
-    """``text`` (an operation's help) with its backticked parameter references spelled as the
-    CLI takes them: ``names`` maps an HTTP parameter name to its option (``--force``) or
-    argument (``RECORD_ID``). `` `force=true` `` → `` `--force` ``, `` `force=false` `` →
-    `` `--no-force` ``, `` `limit=0` `` → `` `--limit 0` ``, `` `schema` `` → `` `--schema` ``;
-    other backticked words are left alone (issue 14, item 9)."""
-    def spell(match: re.Match[str]) -> str:
-        name, value = match.group(1), match.group(2)
-        cli = names.get(name)
-        if cli is None or (value is None and _in_list(text, match.start(), match.end())):
-            return match.group(0)
-        if value is None or not cli.startswith("--"):
-            return f"`{cli}`" if value is None else f"`{cli}={value}`"
-        if value in ("true", "false"):
-            return f"`{cli}`" if value == "true" else f"`--no-{cli[2:]}`"
-        return f"`{cli} {value}`"
-    return _BACKTICKED.sub(spell, text)
-
-
-def _in_list(text: str, start: int, end: int) -> bool:
-    """Whether the backticked word at ``text[start:end]`` is one of a list of values
-    (`` `a`, `b` or `c` ``): such words are values, not parameter names."""
-    before, after = text[max(0, start - 5):start], text[end:end + 5]
-    return before.endswith(("`, ", "` or ", "`,\n", "` or\n", "(")) or after.startswith((", `", " or `", ",\n`"))
 
 
 class ApiCommand(click.Command):

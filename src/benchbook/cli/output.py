@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from benchbook.cli.spelling import cli_spelling
+
 if TYPE_CHECKING:
     import httpx
 
@@ -318,8 +320,6 @@ def _cli_detail(detail: str, operation: Operation | None) -> str:
     """``detail`` with parameter names the CLI spells otherwise replaced (snake_case names and
     backticked ones only: ``parent_record_id`` → ``--parent-record-id``), backticked settings
     too (`` `force=true` `` → `` `--force` ``, `` `references=clear` `` → `` `--references clear` ``)."""
-    from benchbook.cli.generated import cli_spelling  # generated imports this module
-
     if operation is None:
         return detail
     for key, cli in operation.cli_names.items():

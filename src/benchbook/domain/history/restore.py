@@ -25,6 +25,7 @@ from benchbook.domain.history import entries as audit
 from benchbook.domain.records import referrers as referring
 from benchbook.domain.records.rows import find_record, purge_records, restore_records
 from benchbook.domain.records.uniqueness import clashing_record
+from benchbook.domain.records.writes import update_record
 from benchbook.persistence.tables import Collection, Record, RecordLink, Schema
 
 
@@ -138,7 +139,7 @@ def restore_record(ctx: Ctx, record_id: str, *, with_parents: bool = False, only
     batch = audit.server_batch(ctx, "restore", f"restore {rec.natural_name or rec.id}")
     with batch if len(coming) > 1 or cleared else nullcontext():
         restore_records(ctx, coming)
-        referring.put_back(ctx, cleared)
+        referring.put_back(ctx, cleared, update_record)
     return rec
 
 
@@ -156,7 +157,7 @@ def restore_above(ctx: Ctx, record_id: str) -> list[Record]:
     cleared = referring.cleared_by(s, above)
     with audit.server_batch(ctx, "restore", f"restore above {rec.natural_name or rec.id}"):
         restore_records(ctx, above)
-        referring.put_back(ctx, cleared)
+        referring.put_back(ctx, cleared, update_record)
     return above
 
 

@@ -31,6 +31,7 @@ from benchbook.domain.history.filters import compile_history_filter
 from benchbook.domain.records import referrers as referring
 from benchbook.domain.records.rows import ROW_COLUMNS, record_rows, restore_records
 from benchbook.domain.records.uniqueness import clashing_record
+from benchbook.domain.records.writes import update_record
 from benchbook.persistence.tables import AuditEntry, Collection, Field, Record, Schema
 
 LOOK_LIMIT = 500_000
@@ -193,7 +194,7 @@ def restore_all(ctx: Ctx, *, batch: str | None = None, tree: Any = None, q: str 
         out.blocked += blocked
         cleared = referring.cleared_by(s, ordered)  # before the restore forgets their delete_op
         restored = _restore_records(ctx, ordered)
-        referring.put_back(ctx, cleared)  # the references their deletes cleared, to those back
+        referring.put_back(ctx, cleared, update_record)  # the references their deletes cleared
         out.blocked += len(ordered) - restored
         out.restored += restored
         out.records += restored

@@ -24,7 +24,7 @@ targets, whatever the number of referrers.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,10 @@ from benchbook.domain.errors import Conflict, Invalid, error_entry
 from benchbook.domain.records.rows import chunks
 from benchbook.domain.records.values import REFERENCE_TYPES, as_list, blank
 from benchbook.persistence.tables import AuditEntry, Field, Record, RecordLink, Schema
+
+Update = Callable[[Ctx, str, dict[str, Any]], Any]
+"""How a record is changed: :func:`benchbook.domain.records.writes.update_record` (passed in:
+``writes`` imports this module)."""
 
 CHOICES = ("keep", "clear")
 """What a delete may be told to do with references to what it deletes (``references``)."""
@@ -139,11 +143,10 @@ def _by_source(links: Iterable[Row[Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def clear(ctx: Ctx, links: list[Row[Any]]) -> int:
-    """Take the targets of ``links`` out of their sources' values, one update per referring
-    record (in the caller's batch). Returns how many records were changed."""
-    from benchbook.domain.records.writes import update_record  # writes imports this module
-
+def clear(ctx: Ctx, links: list[Row[Any]], update: Update) -> int:
+    """Take the targets of ``links`` out of their sources' values, one ``update`` (the normal
+    :func:`.writes.update_record`, which imports this module) per referring record, in the
+    caller's batch. Returns how many records were changed."""
     s = ctx.session
     cache = SchemaCache(s)
     changed = 0
@@ -157,7 +160,7 @@ def clear(ctx: Ctx, links: list[Row[Any]]) -> int:
             f = meta.by_id[field_id]
             kept = [v for v in as_list(rec.data.get(field_id)) if v not in gone]
             data[f.name] = (kept or None) if f.type == "reference_list" else None
-        update_record(ctx, source, {"data": data})
+        update(ctx, source, {"data": data})
         changed += 1
     return changed
 
@@ -195,12 +198,10 @@ def cleared_by(session: Session, records: Iterable[Record | Row[Any]]) -> list[C
     return out
 
 
-def put_back(ctx: Ctx, cleared: list[Cleared]) -> int:
+def put_back(ctx: Ctx, cleared: list[Cleared], update: Update) -> int:
     """Put the :func:`cleared_by` references whose target is live again back into their live
-    sources (see the module docstring), one update per record. Returns how many records were
-    changed."""
-    from benchbook.domain.records.writes import update_record
-
+    sources (see the module docstring), one ``update`` (:func:`.writes.update_record`) per
+    record. Returns how many records were changed."""
     s = ctx.session
     if not cleared:
         return 0
@@ -231,6 +232,6 @@ def put_back(ctx: Ctx, cleared: list[Cleared]) -> int:
             elif f.type == "reference_list" and any(t not in as_list(current) for t in targets):
                 data[f.name] = [*as_list(current), *(t for t in targets if t not in as_list(current))]
         if data:
-            update_record(ctx, source, {"data": data})
+            update(ctx, source, {"data": data})
             changed += 1
     return changed

@@ -172,7 +172,7 @@ def delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, force: boo
         return 1, None
     with audit.server_batch(ctx, "delete", f"{len(everything)} records") as batch_id:
         if clearing:
-            referrers.clear(ctx, links)
+            referrers.clear(ctx, links, update_record)
         soft_delete_records(ctx, everything, op=batch_id)
     return len(everything), batch_id
 
