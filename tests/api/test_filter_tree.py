@@ -32,7 +32,7 @@ from starlette.testclient import TestClient
 
 from benchbook.app import create_app
 from benchbook.config import Project
-from benchbook.domain.records import filters
+from benchbook.domain.records import paths
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.conftest import PG_URL, PG_WHY, Api, empty_tables
 
@@ -524,16 +524,16 @@ def test_filter_tree_matches_oracle(lab: Any, schema: str | None, tree: dict[str
 PATH_CASES = [c for c in CASES if c[0].startswith(("path-", "all-path"))]
 
 
-@pytest.mark.parametrize("sources, ids", [(0, filters.ANCESTOR_IDS), (filters.SOURCE_IDS, 0)],
+@pytest.mark.parametrize("sources, ids", [(0, paths.TARGET_IDS), (paths.SOURCE_IDS, 0)],
                          ids=["links looked up per record", "targets by subquery"])
 def test_paths_answer_alike_whatever_the_plan(lab: Any, monkeypatch: pytest.MonkeyPatch, sources: int,
                                               ids: int) -> None:
-    """The other ways of answering a path (filters.path_positive) match the same records: each
+    """The other ways of answering a path (paths.path_test) match the same records: each
     listed record's own links looked up (many referrers), the targets found by a subquery (many
     targets)."""
     api, data = lab
-    monkeypatch.setattr(filters, "SOURCE_IDS", sources)
-    monkeypatch.setattr(filters, "ANCESTOR_IDS", ids)
+    monkeypatch.setattr(paths, "SOURCE_IDS", sources)
+    monkeypatch.setattr(paths, "TARGET_IDS", ids)
     for name, schema, tree, expected in PATH_CASES:
         assert listed(api, data, schema, data.real(tree)) == sorted(expected), name
 

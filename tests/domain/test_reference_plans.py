@@ -12,7 +12,7 @@ import pytest
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
-from benchbook.domain.records import filters
+from benchbook.domain.records import paths
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
@@ -49,10 +49,10 @@ TREE = {"and": [{"field": "carrier.name", "op": "eq", "value": "Air 1"},
                 {"field": "tailnum.maker", "op": "ne", "value": "AIRBUS"}]}
 
 
-@pytest.mark.parametrize("sources", [filters.SOURCE_IDS, 0], ids=["referrers listed", "links per record"])
+@pytest.mark.parametrize("sources", [paths.SOURCE_IDS, 0], ids=["referrers listed", "links per record"])
 def test_a_reference_filter_reads_the_links_by_their_indexes(db: Database, sources: int,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(filters, "SOURCE_IDS", sources)
+    monkeypatch.setattr(paths, "SOURCE_IDS", sources)
     query = RecordQuery(schema="flightx", filter=json.dumps(TREE))
     with use(Limits(count_ms=60_000)):
         found = plans_of(db, lambda s: list_page(s, "nycx", query, limit=50, offset=0))

@@ -41,15 +41,13 @@ from benchbook.domain.records.paths import (
     MAX_DEPTH,
     Path,
     PathError,
-    among,
     ancestor_metas,
-    referrers_of,
+    path_test,
     resolve_field,
     resolve_path,
-    walk_down,
 )
 from benchbook.domain.records.search import like_pattern
-from benchbook.persistence.tables import Collection, Field, Record, RecordLink, Schema
+from benchbook.persistence.tables import Collection, Field, Record, Schema
 
 __all__ = ["ANCESTOR_IDS", "LEAF_KEYS", "LIST_TYPES", "MAX_DEPTH", "NESTED_WALK", "TargetColumn", "ancestor_metas",
            "ancestor_scalar", "compile_filter", "resolve_field", "value_of"]  # MAX_DEPTH, ancestor_metas, resolve_field: paths.py's
@@ -92,18 +90,6 @@ NESTED_WALK = 8
 """Levels up to which an ancestor leaf walks down from the matching ancestors by nested ``IN``
 subqueries (:meth:`_Compiler.up_test`); further up, one statement joins the levels, since
 SQLite's parser stack overflowed from 11 nested subqueries on (a 500 for a field 12 schemas up)."""
-
-SOURCE_IDS = 5000
-"""Records pointing at the matching targets of a path's first reference up to which the listed
-records are tested against their list (``id IN (…)``, which lets the planner start from them);
-more: each record's own links are looked up (:meth:`_Compiler.path_positive`)."""
-
-TARGET_IDS = 10_000
-"""Records a hop of a path leads to (the matching targets, the records pointing at them) up to
-which their ids are given to the query as values; more: a subquery finds them. PostgreSQL,
-given 1,500 matching planes by a subquery, took them to be 42 (a JSON value's share of all
-records times the plane schema's) and joined the flights pointing at them one by one (320 ms
-for a page at 100,000 flights; 30 ms given the ids)."""
 
 ANCESTOR_IDS = 1000
 """Ancestors matching an ancestor leaf up to which their ids are given to the query as values
@@ -336,53 +322,11 @@ class _Compiler:
 
     def path_positive(self, alias: Any, path: Path, leaf: _Leaf) -> tuple[ColumnElement[bool], bool]:
         """:meth:`positive` for a path through references, ``alias`` being the record holding its
-        first reference field. The live records of the last target schema that pass the test are
-        found first, then those that reach them, hop by hop (``record_links`` read by target),
-        ending on ``alias.id IN (…)``, which reads no stored values. Through single references
-        a record has one value (or none: no target, a deleted one, or one without a value), so
-        ``ne`` and ``is_null`` are NOT the positive test, as for an ancestor. Through a
-        ``reference_list`` the leaf matches when ANY live target passes it (``ne`` applied to
-        each target), as for descendants."""
+        first reference field: the last part's test on the targets, followed back hop by hop
+        (:func:`.paths.path_test`, which gives the rules)."""
         t = aliased(Record)
         test, negate = self.positive(t, path.field or TargetColumn(str(path.column)), leaf)
-        inside = negate and path.many  # ANY target whose value passes NOT the test
-        if path.steps == 0:
-            ids: Any = select(t.id).where(t.schema_id == path.last.schema.id, t.deleted_at.is_(None),
-                                          not_(test) if inside else test)
-        else:  # the last part is inherited: the owners that pass, walked down to the targets
-            hit = walk_down(select(t.id).where(t.schema_id == path.owner.schema.id, test), path.steps)
-            found = aliased(Record)
-            ids = select(found.id).where(found.schema_id == path.last.schema.id, found.deleted_at.is_(None),
-                                         found.id.not_in(hit) if inside else found.id.in_(hit))
-        ids = self.few(ids)
-        for i in range(len(path.hops) - 1, 0, -1):
-            ids = self.few(referrers_of(path.hops[i], ids, path.hops[i - 1].target, self.dialect))
-        first = path.hops[0].field.id
-        outside = negate and not path.many
-        sources = select(RecordLink.source_id).where(among(RecordLink.target_id, ids, self.dialect),
-                                                     RecordLink.field_id == first)
-        if (outside and self.dialect == "postgresql") or self.more_than(sources, SOURCE_IDS):
-            # each record's own links looked up by the primary key (source, field, target): many
-            # sources made SQLite build their whole list for every page (170,000 for one airline
-            # at 1,000,000 flights); a negated IN is a per-row scan on PostgreSQL, NOT EXISTS an anti-join
-            # ``target_id || ''``: SQLite sought (source, field, target) once per target (1,500
-            # planes: 1,500 seeks a record) instead of (source, field) once, the target then tested
-            target = RecordLink.target_id.concat("") if self.dialect == "sqlite" else RecordLink.target_id
-            return exists(select(1).where(RecordLink.source_id == alias.id, RecordLink.field_id == first,
-                                          among(target, ids, self.dialect))), outside
-        return alias.id.in_(sources), outside
-
-    def more_than(self, ids: Any, n: int) -> bool:
-        """Whether the SELECT ``ids`` finds more than ``n`` rows (reads at most ``n + 1``)."""
-        return (self.session.scalar(select(func.count()).select_from(ids.limit(n + 1).subquery())) or 0) > n
-
-    def few(self, ids: Any) -> Any:
-        """``ids`` (a SELECT of record ids) as a list of values when it finds at most
-        :data:`TARGET_IDS` (the planners then know how many they look for), else as it is."""
-        if isinstance(ids, list):
-            return ids
-        found = list(self.session.scalars(ids.limit(TARGET_IDS + 1)))
-        return found if len(found) <= TARGET_IDS else ids
+        return path_test(self.session, self.dialect, alias, path, t, test, negate)
 
     def positive(self, alias: Any, f: Field | Path | TargetColumn, leaf: _Leaf) -> tuple[ColumnElement[bool], bool]:
         """``(test, negate)``: a test of ``alias``'s value of ``f``; the leaf is the test, or NOT
