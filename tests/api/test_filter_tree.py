@@ -942,6 +942,7 @@ def trees(base: str | None) -> Any:
         max_leaves=6)
 
 
+@pytest.mark.property  # README's command leaves it out; .ci/run runs it with the deep profile
 def test_random_trees_match_oracle(lab: Any) -> None:
     api, data = lab
 
@@ -961,6 +962,7 @@ JSON_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
 NODE_KEYS = st.sampled_from(["and", "or", "field", "op", "value", "schema", "x"])
 
 
+@pytest.mark.property  # README's command leaves it out; .ci/run runs it with the deep profile
 def test_arbitrary_json_is_answered_or_refused_never_fails(lab: Any) -> None:
     api, _ = lab
     anything = st.recursive(JSON_SCALARS, lambda inner: st.one_of(
