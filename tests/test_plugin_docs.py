@@ -232,7 +232,7 @@ def test_the_manifest_keys_are_exactly_those_read_manifest_accepts(tmp_path: Pat
     keys = manifest_keys()
     assert "command" in keys and "tier" in keys
     values = {"command": '["{python}", "plugin.py"]', "tier": "2", "image": '"example/x:1"', "memory": '"256m"',
-              "cpus": '"0.5"', "timeout": "30"}
+              "cpus": '"0.5"', "timeout": "30", "pool_size": "2"}
     assert keys <= set(values), f"read_manifest accepts keys this test cannot fill: {keys - set(values)}"
     (tmp_path / "plugin.toml").write_text("".join(f"{k} = {values[k]}\n" for k in sorted(keys)))
     discovery.read_manifest(tmp_path)  # every key accepted

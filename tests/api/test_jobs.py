@@ -76,11 +76,9 @@ def test_an_sdk_plugin_keeps_one_process_for_the_run_and_its_logs_reach_the_run_
     data = api.ok("GET", f"/records/{rec['id']}")["data"]
     assert job["status"] == "completed" and data["words"] == data["chars"]  # one tier-1 process, both steps
     assert "[one] log: text is 'hello'" in job["log"] and "[two] log: text is 'hello x'" in job["log"]
-    # stderr is drained by its own thread, so a line can land under the next step's label
-    assert "] stderr: a line on stderr" in job["log"]
-    second = api.ok("POST", "/workflows/twice/run", 201, json={"record_id": rec["id"]})
-    wait_for(api, second["id"], "completed")
-    assert api.ok("GET", f"/records/{rec['id']}")["data"]["words"] != data["words"]  # a new process per run
+    # a step's answer comes after the stderr lines it wrote reach the log (the process may serve
+    # later runs warm: runner.plugins.pool, tests/runner/test_plugin_pool.py)
+    assert "[one] stderr: a line on stderr" in job["log"] and "[two] stderr: a line on stderr" in job["log"]
 
 
 def test_a_step_whose_if_the_record_does_not_match_is_skipped(api: Any, auto: dict[str, Any]) -> None:

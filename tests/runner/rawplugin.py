@@ -73,3 +73,14 @@ os.execv(sys.executable, [sys.executable, os.path.join(image, "plugin.py"), mode
 """)
     path.chmod(0o755)
     return path
+
+
+def runnable(where: Path) -> dict[str, Any]:
+    """The plugin in folder ``where`` as the registry hands it to a run (its PluginResponse's
+    contract, status, tier and ``launch``), described by discovery now: no database needed."""
+    from benchbook.runner.plugins import discovery
+
+    found = discovery.describe_folder(where, "docker")
+    assert found.status == "ok", found.error
+    return {"id": found.id, "status": "ok", "tier": found.tier, "error": None, "launch": found.launch,
+            **{k: found.contract[k] for k in ("capabilities", "inputs", "outputs", "config_schema")}}

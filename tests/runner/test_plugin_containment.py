@@ -28,7 +28,7 @@ from benchbook.config import Project
 from benchbook.runner.drain import Drain
 from benchbook.runner.plugins import processes, scratch
 from benchbook.runner.plugins.host import PluginProcess
-from tests.runner.rawplugin import contract, folder, script
+from tests.runner.rawplugin import contract, folder, runnable, script
 from tests.waiting import HANG, until
 
 BENCHBOOK = [sys.executable, "-c", "from benchbook.cli.main import main; main()"]
@@ -213,6 +213,42 @@ def test_a_host_killed_mid_step_takes_its_plugin_along_and_a_restart_clears_the_
             assert f"pid {pid} " in said
         assert "scratch folder(s) of benchbook processes that were killed" in said
         assert "killed 3 process(es)" in said and "removed 1 scratch folder(s)" in said
+
+
+# A host holding a warm plugin process between runs (runner.plugins.pool): it runs one step with a
+# pool, writes the pids of the pool's idle processes to warm.json and waits for ever.
+WARM_HOST = """
+import json, sys, threading
+from pathlib import Path
+from benchbook.runner.plugins.pool import Pool
+from benchbook.runner.plugins.steps import StepRunner
+plugin, root = json.loads(sys.argv[1]), Path(sys.argv[2])
+pool = Pool(project_root=root)
+with StepRunner(pool=pool, project_root=root) as runner:
+    runner.run_step(plugin, {"text": "a"}, {})
+(root / "warm.json.part").write_text(json.dumps(pool.idle(plugin["id"])))
+(root / "warm.json.part").rename(root / "warm.json")
+threading.Event().wait()
+"""
+
+
+def test_a_host_killed_between_runs_takes_its_warm_plugin_process_along(tmp_path: Path) -> None:
+    project = Project.init(tmp_path / "project")
+    where = folder(project.root / "plugins", "spawner", spawner(block=False))
+    host = subprocess.Popen([sys.executable, "-c", WARM_HOST, json.dumps(runnable(where)), str(project.root)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        until(lambda: (project.root / "warm.json").exists() or host.poll() is not None, "the warm plugin's pid")
+        assert host.poll() is None, host.communicate()[1].decode()
+        children = pinned(json.loads((where / "pids.json").read_text()))
+        assert json.loads((project.root / "warm.json").read_text()) == [children["plugin"][0]]  # idle, alive
+    finally:
+        os.kill(host.pid, signal.SIGKILL)
+        host.communicate()
+    plugin = {"plugin": children.pop("plugin")}
+    until(lambda: not running(plugin), "the warm plugin to die with its host")
+    cleared_by_a_drain(project)  # what it started (its process lives on between runs, so do they) goes next
+    until(lambda: not running(children), "the plugin's children to be killed")
 
 
 def test_without_setpriv_a_plugin_dies_with_its_host_all_the_same(tmp_path: Path) -> None:

@@ -45,6 +45,7 @@ PLUGIN_TOML = """\
 command = ["{python}", "-m", "benchbook.plugin", "plugin.py"]   # argv, run in this folder; {python} = benchbook's Python
 tier = 1                                                       # 1: a subprocess on this machine
 timeout = 60                                                   # seconds a step may take (a workflow step may say otherwise)
+# pool_size = 1                                                # warm processes kept between runs (docs/plugin-authoring.md)
 """
 
 PLUGIN_PY = Template('''\
@@ -273,7 +274,9 @@ and characters of a text — replace it with your own.
 ## Files
 
 - `plugin.toml` — how benchbook starts the plugin: `command` (argv, run in this folder;
-  `{python}` is the Python benchbook runs under), `tier = 1`, `timeout` (seconds a step may take).
+  `{python}` is the Python benchbook runs under), `tier = 1`, `timeout` (seconds a step may take),
+  `pool_size` (warm processes kept between runs; one process serves many runs, so keep nothing
+  of one run's record or files for the next).
 - `plugin.py` — the plugin, written with benchbook's Python SDK (`benchbook.plugin`): its
   contract (`Plugin(...)`: id, inputs, outputs, `config_schema`, capabilities) and
   `run(ctx, inputs, config)`, which returns a dict of the outputs.
