@@ -20,6 +20,11 @@ integer) and a one-step workflow, ``count-words`` (the built-in ``benchbook.text
   record update its save makes (no target).
 - **statements**: SQL statements sent per run and per bare update (counted on the engine): a
   figure the other work on the machine does not move, unlike the times.
+- **plugins** (``--plugin-runs``, ``--cold-runs``; ``bench/automation_plugins.py``): runs/s of
+  a one-step workflow whose step is the Python SDK plugin ``benchbook plugins new`` writes, or
+  the JS starter, warm (one process serves the drain) and cold (a process per run), beside the
+  built-in step on the same records, with the ratios (targets: Python >= 200, JS >= 300 runs/s
+  warm; issue 36).
 - **chained claim, A/B** (``--ab-chain SLICES``): ``--records`` more runs queued, then drained
   by ``engine.execute_next`` in ``2 x SLICES`` alternating slices (A B B A …), half with a
   chaining ``engine.Drain`` (a run's final commit claims the next run, as the worker's drains
@@ -42,6 +47,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import automation_plugins  # bench/automation_plugins.py, next to this script
 import yaml
 from sqlalchemy import event, func, select
 
@@ -197,6 +203,9 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000, help="records created, so runs queued and drained")
     parser.add_argument("--ab-chain", type=int, default=0, metavar="SLICES",
                         help="also time the chained claim against a claim in its own commit (see above)")
+    parser.add_argument("--plugin-runs", type=int, default=1000,
+                        help="runs of each plugin workflow drained warm, and of the built-in one beside them (0: none)")
+    parser.add_argument("--cold-runs", type=int, default=50, help="runs of each plugin workflow drained cold")
     args = parser.parse_args()
     n = args.records
 
@@ -221,6 +230,8 @@ def main() -> None:
         if args.ab_chain:
             say(f"A/B of the chained claim over {n:,} more runs …")
             ab = ab_chain(project, db, n, args.ab_chain)
+        plugin_lines = automation_plugins.measure(project, db, args.plugin_runs, args.cold_runs, say) \
+            if args.plugin_runs else []
 
     rate, rate_cpu = n / drain_wall, n / drain_cpu
     overhead = (drain_wall - base_wall) / n * 1e3
@@ -250,6 +261,7 @@ def main() -> None:
     print(f"bench/automation.py --records {n:,}: in process, SQLite; 1-step workflow (benchbook.text-stats, save "
           f"into an integer field) triggered by record_created; wall clock, CPU time in brackets "
           f"(Python {sys.version.split()[0]}, cpus: {os.cpu_count()}, load average now: {os.getloadavg()[0]:.1f})")
+    lines += plugin_lines
     widths = [max(len(line[i]) for line in lines) for i in range(3)]
     for line in lines:
         print("  ".join(f"{cell:<{w}}" for cell, w in zip(line[:3], widths, strict=True)) + f"  {line[3]}")

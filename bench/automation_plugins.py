@@ -1,0 +1,142 @@
+"""The plugin part of ``bench/automation.py`` (issue 36 item 1): runs/s of workflows whose step
+is a tier-1 plugin, with and without warm processes, beside the built-in path in the same run.
+
+On the benchmark's project: ``flight`` records (``notes`` string, ``words`` integer) in
+collection ``flights`` and three one-step workflows, each ``save: {words: <step>.words}``:
+
+- **built-in**: ``benchbook.text-stats`` (in process);
+- **Python SDK**: the plugin ``benchbook plugins new py-words`` writes (``scaffold``), unchanged:
+  ``python -m benchbook.plugin plugin.py``, text → words and characters;
+- **JS starter**: ``plugin-protocol/js/example-plugin.js`` with the starter's files (Node, no
+  packages): text → words, distinct words, a table of counts, and the record of the run (an RPC
+  call, ``get_context_record``, every run).
+
+Each is drained as the worker does (a chaining :class:`~benchbook.runner.drain.Drain` with the
+group commit, ``engine.execute_next`` until the queue is empty), ``--plugin-runs`` runs each
+warm (the default settings: one process serves the drain) and ``--cold-runs`` runs each cold
+(``[limits] plugin_warm_runs = 1``: a process per run, as before warm processes). Every run must
+complete. Printed: runs/s (wall clock, CPU of this process in brackets: the plugin processes'
+CPU is not in it), processes started, and the ratios warm / cold and warm / built-in, which the
+load of other work on the machine moves less than the rates.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from sqlalchemy import func, select
+
+from benchbook.cli.scaffold import scaffold
+from benchbook.config import Project
+from benchbook.domain.catalog.collections import create_collection
+from benchbook.domain.catalog.schemas import create_schema
+from benchbook.domain.context import Ctx
+from benchbook.domain.records import bulk
+from benchbook.limits import DEFAULT, Limits
+from benchbook.persistence.db import Database, write_lock
+from benchbook.persistence.tables import Job
+from benchbook.runner import engine, queue, workflows
+from benchbook.runner.drain import GROUP_SECONDS, Drain
+from benchbook.runner.plugins import discovery
+
+JS_STARTER = Path(__file__).resolve().parents[1] / "plugin-protocol"
+TARGETS = {"py": 200.0, "js": 300.0}
+"""Warm runs/s the issue asks for: a Python SDK plugin, the JS starter."""
+STEPS = {"builtin": "benchbook.text-stats", "py": "py-words", "js": "example.word_count"}
+NAMES = {"builtin": "built-in benchbook.text-stats (in process)", "py": "Python SDK plugin (plugins new)",
+         "js": "JS starter plugin (node)"}
+
+
+def set_up(project: Project, db: Database) -> None:
+    """The schema, the collection, both plugins in ``plugins/``, discovery, the workflows."""
+    root = Path(project.root)
+    with db.session() as s, s.begin():
+        ctx = Ctx(session=s, actor="bench", files_dir=project.files_dir)
+        create_schema(ctx, {"name": "flight", "fields": [{"name": "notes", "type": "string"},
+                                                         {"name": "words", "type": "integer"}]})
+        create_collection(ctx, {"name": "flights", "schemas": ["flight"]})
+    scaffold(root / "plugins", "py-words")
+    js = root / "plugins" / "js-words"
+    js.mkdir(parents=True)
+    for name in ("benchbook-plugin.js", "validate.js"):
+        shutil.copy(JS_STARTER / "js" / name, js / name)
+    shutil.copy(JS_STARTER / "js" / "example-plugin.js", js / "plugin.js")
+    shutil.copy(JS_STARTER / "frames.schema.json", js / "frames.schema.json")
+    (js / "plugin.toml").write_text('command = ["node", "plugin.js"]\ntimeout = 60\n')
+    with db.session() as s, s.begin():
+        discovery.refresh(s, root / "plugins")
+    folder = workflows.folder(root)
+    folder.mkdir(exist_ok=True)
+    for key, plugin in STEPS.items():
+        (folder / f"words-{key}.yaml").write_text(yaml.safe_dump({
+            "name": f"words-{key}", "record_schema": "flight", "triggers": {"manual": {}},
+            "steps": [{"id": "count", "plugin": plugin, "inputs": {"text": "record.notes"}}],
+            "save": {"words": "count.words"}}, sort_keys=False))
+        with db.session() as s:
+            wf = workflows.find(s, root, f"words-{key}")
+        if wf.problems:
+            raise SystemExit(f"workflow words-{key} has problems: {wf.problems}")
+
+
+def queue_runs(project: Project, db: Database, key: str, n: int) -> None:
+    """``n`` new flights, each with a waiting run of ``words-<key>``."""
+    with db.session() as s, s.begin():
+        write_lock(s)
+        ctx = Ctx(session=s, actor="bench", files_dir=project.files_dir)
+        ids = bulk.bulk_create_records(ctx, "flights", [
+            {"schema_name": "flight", "data": {"notes": f"flight {i} left {i % 90} minutes late"}} for i in range(n)])
+        for record_id in ids:
+            queue.enqueue(s, workflow=f"words-{key}", record_id=record_id, schema_name="flight", trigger="manual")
+
+
+def drain(project: Project, db: Database, limits: Limits) -> tuple[int, float, float, int]:
+    """Run every waiting run as the worker's drain does; returns (runs, wall s, CPU s,
+    plugin processes started). Raises ``SystemExit`` when a run does not complete."""
+    ran = 0
+    with Drain(chain=db, group_seconds=GROUP_SECONDS, project_root=project.root, limits=limits) as kept:
+        wall, cpu = time.perf_counter(), time.process_time()
+        while (done := engine.execute_next(db, project, drain=kept)) is not None:
+            if done[1] != "completed":
+                with db.session() as s:
+                    job = s.get(Job, done[0])
+                    raise SystemExit(f"run {done[0]} ended {done[1]}: {job.error if job else '?'}")
+            ran += 1
+        spent = time.perf_counter() - wall, time.process_time() - cpu
+        started = kept.pool.started
+    with db.session() as s:
+        left = s.scalar(select(func.count()).select_from(Job).where(Job.status != "completed"))
+    if left:
+        raise SystemExit(f"{left} run(s) did not complete")
+    return ran, spent[0], spent[1], started
+
+
+def measure(project: Project, db: Database, runs: int, cold_runs: int, say: Any) -> list[tuple[str, str, str, str]]:
+    """Every measurement, as the lines ``bench/automation.py`` prints: (what, rate, [CPU rate],
+    target and verdict)."""
+    set_up(project, db)
+    rates: dict[str, float] = {}
+    lines: list[tuple[str, str, str, str]] = []
+    cases = [("builtin", "", runs, DEFAULT), ("py", "warm", runs, DEFAULT), ("py", "cold", cold_runs,
+             Limits(plugin_warm_runs=1)), ("js", "warm", runs, DEFAULT), ("js", "cold", cold_runs,
+                                                                          Limits(plugin_warm_runs=1))]
+    for key, how, n, limits in cases:
+        if not n:
+            continue
+        say(f"{NAMES[key]}{', ' + how if how else ''}: {n:,} runs …")
+        queue_runs(project, db, key, n)
+        ran, wall, cpu, started = drain(project, db, limits)
+        rate = rates[f"{key} {how}".strip()] = ran / wall
+        target = TARGETS.get(key) if how == "warm" else None
+        verdict = f"target >= {target:,.0f} runs/s: {'met' if rate >= target else 'missed'}" if target else "no target"
+        lines.append((f"{NAMES[key]}{', ' + how if how else ''}: {ran:,} runs, {started} process(es) started",
+                      f"{rate:,.1f} runs/s", f"[{ran / cpu:,.0f}]", verdict))
+    for key in ("py", "js"):
+        warm, cold, builtin = rates.get(f"{key} warm"), rates.get(f"{key} cold"), rates.get("builtin")
+        if warm and cold:
+            lines.append((f"  ratio {key} warm / cold", f"{warm / cold:.1f}x", "", "no target"))
+        if warm and builtin:
+            lines.append((f"  ratio {key} warm / built-in", f"{warm / builtin:.2f}x", "", "no target"))
+    return lines
