@@ -41,6 +41,7 @@ from benchbook.domain.context import Ctx, RecordChange
 from benchbook.domain.errors import BenchbookError, Invalid, NotFound, error_entry
 from benchbook.domain.ids import ID_LENGTH, new_ids
 from benchbook.domain.records.derived import names_with_inherited
+from benchbook.domain.records.references import ReferenceResolver, resolve_rows
 from benchbook.domain.records.rows import (
     check_parent,
     check_parent_row,
@@ -130,6 +131,7 @@ class _Bulk:
         self.problems: list[tuple[int, str]] = []
         self.linked: dict[str, dict[str, Field]] = {}  # schema id → its reference and file fields by name
         self.parents: dict[str, Row[Any]] = {}  # live parents read (and locked) by an earlier chunk
+        self.resolver: ReferenceResolver | None = None  # references typed as keys (made when first needed)
 
     # ----------------------------------------------------------------------------- lookups
     def schema(self, name: Any) -> Schema:
@@ -244,6 +246,30 @@ class _Bulk:
             merged.update(zip(offsets, merge_new_rows(self.metas[schema_id], self.collection, rows,
                                                       loc=("body", "data"), file_lookup=lookup)))
         return merged
+
+    def resolve(self, bodies: list[dict[str, Any]], merged: dict[int, tuple[dict[str, Any], list[dict[str, Any]]]],
+                found: dict[str, Any]) -> None:
+        """References of the chunk typed as keys, natural names, id prefixes or suffixes become
+        the ids they name (``references.resolve_rows``, one lookup per schema and field for the
+        chunk); the targets they name join ``found``, values naming no record or several become
+        problems of their rows."""
+        groups: dict[str, list[int]] = {}
+        for offset in merged:
+            meta = self._meta_or_none(bodies[offset].get("schema_name"))
+            if meta is not None and any(f.type in REFERENCE_TYPES for f in self.linked_fields(meta).values()):
+                groups.setdefault(meta.schema.id, []).append(offset)
+        targets = found["targets"]
+        for schema_id, offsets in groups.items():
+            fields = [f for f in self.metas[schema_id].fields if f.type in REFERENCE_TYPES]
+            rows = [merged[o][0] for o in offsets]
+            if self.resolver is None:
+                self.resolver = ReferenceResolver(self.s, self.collection, self.cache)
+            problems = resolve_rows(self.resolver, fields, rows, loc=("body", "data"),
+                                    known=lambda v: v in targets or v in self.pending)
+            fresh = {v for row in rows for f in fields for v in as_list(row.get(f.id))} - targets.keys()
+            targets.update(reference_targets(self.s, fresh - self.pending.keys()))
+            for i, errors in problems.items():
+                merged[offsets[i]][1].extend(errors)
 
     def coerce(self, meta: SchemaMeta, merged: tuple[dict[str, Any], list[dict[str, Any]]],
                found: dict[str, Any]) -> dict[str, Any]:
@@ -449,6 +475,7 @@ def _create_chunks(run: _Bulk, rows: Sequence[dict[str, Any]], ids: list[str],
         found_parents, found, shas = run.prefetch(bodies)
         merged = (run.merged(bodies, found, shas) if stored is None
                   else {offset: (stored[start + offset], []) for offset in range(len(bodies))})
+        run.resolve(bodies, merged, found)
         good: list[tuple[int, _Row]] = []
         for offset, body in enumerate(bodies):
             row = run.validate(start + offset, body, ids[start + offset], found_parents, found, merged.get(offset))

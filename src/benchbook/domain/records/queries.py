@@ -20,6 +20,7 @@ from benchbook.domain.records.filters import (
     value_of,
 )
 from benchbook.domain.records.paths import Path, PathError, path_scalar, resolve_path
+from benchbook.domain.records.references import REFERENCE_FIELD_TYPES, ReferenceResolver, Unresolved
 from benchbook.domain.records.rows import find_record
 from benchbook.domain.records.search import search_parts
 from benchbook.persistence.tables import (
@@ -143,6 +144,7 @@ class RecordQuery:
     def _where(self, session: Session, collection: Collection, schema: Schema | None) -> list[ColumnElement[bool]]:
         cache = SchemaCache(session)
         metas = _listed_metas(session, collection, schema, cache)
+        resolver = ReferenceResolver(session, collection, cache)
         conds = []
         for i, clause in enumerate(self.where):
             name, sep, raw = clause.partition("=")
@@ -161,6 +163,8 @@ class RecordQuery:
                 except dtypes.ValueProblem as exc:
                     raise Invalid(f"where {clause!r}: {exc}",
                                   [error_entry(["query", "where", i], str(exc), exc.type_, clause)]) from None
+                if f.type in REFERENCE_FIELD_TYPES and value is not None:
+                    value = _where_reference(resolver, f, value, i, clause)
                 options.append(and_(Record.schema_id == meta.schema.id, _equals(steps, owner.schema, f, value)))
             if not options:
                 raise NotFound(f"where: unknown field {name!r}",
@@ -240,6 +244,21 @@ def _listed_metas(session: Session, collection: Collection, schema: Schema | Non
     if schema is not None:
         return [cache.meta(schema.id)]
     return [cache.meta(i) for i, _ in collection_schemas(session, collection.id)]
+
+
+def _where_reference(resolver: ReferenceResolver, f: Field, value: Any, i: int, clause: str) -> Any:
+    """``where``'s value of a reference field typed as a key, natural name, id prefix or
+    suffix: the id (or ids, for a reference_list) it names (:mod:`.references`). Raises
+    ``Invalid`` (422) for a value naming no record within reach, or several."""
+    items = value if isinstance(value, list) else [value]
+    answers = resolver.resolve(f, items)
+    for item in items:
+        answer = answers[item]
+        if isinstance(answer, Unresolved):
+            raise Invalid(f"where {clause!r}: {f.name}: {answer.message}",
+                          [error_entry(["query", "where", i], f"{f.name}: {answer.message}", answer.kind, clause)])
+    ids = [str(answers[item]) for item in items]
+    return ids if isinstance(value, list) else ids[0]
 
 
 def _equals(steps: int, owner: Schema, f: Field, value: Any) -> ColumnElement[bool]:

@@ -21,6 +21,7 @@ from benchbook import limits
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import SchemaMeta
 from benchbook.domain.errors import Invalid, error_entry
+from benchbook.domain.records.references import ReferenceResolver, resolve_rows
 from benchbook.persistence.db import json_dumps
 from benchbook.persistence.tables import Collection, Field, Record, Schema, StoredFile
 
@@ -54,7 +55,9 @@ def coerce_data(session: Session, meta: SchemaMeta, collection: Collection, inco
     """Merge ``incoming`` (field name → given value; None clears) into ``current`` (field id →
     stored value) and return the new stored dict. On create (``current`` None) defaults fill
     missing fields. Checks types, restrictions, required fields, references (existing, live,
-    of the target schema, in scope) and files (uploaded). Raises ``Invalid`` listing all problems.
+    of the target schema, in scope) and files (uploaded). A reference typed as a key, natural
+    name, id prefix or suffix is stored as the id it names (:mod:`.references`); one naming no
+    record or several is a problem. Raises ``Invalid`` listing all problems.
     Only references the write adds are checked: one a field already held may point at a record
     deleted since (a delete with ``force`` keeps references, docs/deletes.md) and stays.
     """
@@ -64,6 +67,21 @@ def coerce_data(session: Session, meta: SchemaMeta, collection: Collection, inco
              for f in meta.fields if f.type in REFERENCE_TYPES and f.id in out}
     wanted = {i for ids in added.values() for i in ids}
     targets = reference_targets(session, wanted) if wanted else {}
+    if any(i not in targets for i in wanted):  # typed as a key, name, id prefix or suffix
+        fields = [f for f in meta.fields if f.id in added]
+        resolved = {f.id: out[f.id] for f in fields}
+        problems = resolve_rows(ReferenceResolver(session, collection), fields, [resolved],
+                                known=targets.__contains__, loc=loc).get(0, [])
+        errors += problems
+        for f in fields:
+            if f.id in resolved:
+                out[f.id] = resolved[f.id]
+            else:  # every value unresolved: reported above
+                out.pop(f.id, None)
+            previous = as_list((current or {}).get(f.id))
+            added[f.id] = [i for i in as_list(resolved.get(f.id)) if i not in previous]
+        fresh = {i for ids in added.values() for i in ids} - targets.keys()
+        targets.update(reference_targets(session, fresh) if fresh else {})
     errors += reference_problems(meta.fields, added, targets, collection, loc)
     if errors:
         raise Invalid("; ".join(e["msg"] for e in errors), errors)
