@@ -178,7 +178,8 @@ def test_failure_groups_most_first(api: Any, history: dict[str, Any]) -> None:
     groups = api.ok("GET", "/jobs/failure-groups")
     assert [(g["workflow"], g["count"], g["kind"], g["step"]) for g in groups] == [
         ("fails", 2, "invalid_input", "site"), ("other", 1, "invalid_input", "again")]
-    assert "'text' is required" in groups[0]["message"] and groups[0]["last_at"]
+    assert "'text' is required" in groups[0]["example"] and "<value> is required" in groups[0]["message"]
+    assert groups[0]["last_at"]
     only = api.ok("GET", "/jobs/failure-groups", params={"filter": json.dumps(
         {"field": "workflow_name", "op": "eq", "value": "other"})})
     assert [g["workflow"] for g in only] == ["other"]

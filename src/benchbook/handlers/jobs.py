@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from benchbook.handlers.uow import kick_worker, read, services, write
+from benchbook.runner import failure_groups, triggers, worker
 from benchbook.runner import jobs as domain
-from benchbook.runner import triggers, worker
 
 Body = dict[str, Any]
 
@@ -31,7 +31,7 @@ def list_filter_fields() -> tuple[list[Body], int]:
 
 def list_failure_groups(filter: str | None = None) -> tuple[list[Body], int]:
     with read() as s:
-        return domain.failure_groups(s, filter), 200
+        return failure_groups.failure_groups(s, filter), 200
 
 
 def get_job(job_id: str) -> tuple[Body, int]:

@@ -1,12 +1,11 @@
 """Runs as the API shows and handles them (spec *Automation and runs*): WorkflowJobResponse,
 the run list with its filters, the run filter tree (fields of :data:`FIELDS`, ``GET
-/jobs/filter-fields``; the tree form is the record and history filters'), failure groups,
-cancel, delete and rerun, one by one and by ids or filter (at most :data:`MAX_MATCHED` runs).
+/jobs/filter-fields``; the tree form is the record and history filters'), cancel, delete and rerun, one by one and by ids or filter (at most :data:`MAX_MATCHED` runs). Failure groups are
+:mod:`benchbook.runner.failure_groups`.
 """
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +95,8 @@ def find_job(session: Session, job_id: str) -> Job:
 
 
 # ---------------------------------------------------------------------------- the filter tree
-def _column(name: str) -> Any:
+def column_of(name: str) -> Any:
+    """The column (or JSON value) a run filter field ``name`` of :data:`FIELDS` reads."""
     if name == "error_kind":
         return Job.error_details["kind"].as_string()
     if name == "failed_step":
@@ -105,7 +105,7 @@ def _column(name: str) -> Any:
 
 
 def _leaf(node: dict[str, Any], loc: list[Any]) -> ColumnElement[bool]:
-    leaf = read_leaf(node, loc, _BY_NAME, _column, "GET /jobs/filter-fields")
+    leaf = read_leaf(node, loc, _BY_NAME, column_of, "GET /jobs/filter-fields")
     name, op, value, col, bad = leaf.spec["name"], leaf.op, leaf.value, leaf.column, leaf.bad
     if op == "is_null":
         return leaf.null_test()
@@ -205,28 +205,6 @@ def list_jobs(session: Session, conds: list[ColumnElement[bool]], *, sort: str |
 def count_jobs(session: Session, conds: list[ColumnElement[bool]]) -> int:
     """How many runs match ``conds``."""
     return int(session.scalar(select(func.count()).select_from(Job).where(*conds)) or 0)
-
-
-def failure_groups(session: Session, tree: Any = None) -> list[dict[str, Any]]:
-    """Failed runs (matching ``tree``) grouped by workflow, error kind, failed step and message;
-    FailureGroupResponse, most first."""
-    kind, step = _column("error_kind"), _column("failed_step")
-    message = Job.error_details["message"].as_string()
-    conds: list[ColumnElement[bool]] = [Job.status == "failed"]
-    if tree:
-        conds.append(compile_run_filter(tree))
-    last = func.max(func.coalesce(Job.finished_at, Job.created_at))
-    rows = session.execute(select(Job.workflow_name, kind, step, message, func.count(), last)
-                           .where(*conds).group_by(Job.workflow_name, kind, step, message)
-                           .order_by(func.count().desc(), last.desc()))
-    out = []
-    for wf, k, st, msg, n, last_at in rows:
-        if isinstance(last_at, str):  # SQLite gives an aggregate of timestamps back as text
-            last_at = datetime.fromisoformat(last_at)
-        if last_at is not None and last_at.tzinfo is None:
-            last_at = last_at.replace(tzinfo=UTC)
-        out.append({"workflow": wf, "count": int(n), "last_at": _iso(last_at), "kind": k, "message": msg, "step": st})
-    return out
 
 
 # ---------------------------------------------------------------------------- acting on runs

@@ -43,7 +43,7 @@ export default function Automation() {
       <${ErrorBox} error=${groups.error} onRetry=${groups.reload} />
       ${groups.data && groups.data.length ? html`<ul class="plain">${groups.data.map((g) => html`<li>
         <a href=${href("/automation/runs", { status: "failed", workflow: g.workflow_name || g.workflow || undefined })}>
-          ${formatCount(g.count)} × ${g.workflow_name || g.workflow || ""}</a> <span class="muted">${g.error || g.message || ""}</span></li>`)}</ul>`
+          ${formatCount(g.count)} × ${g.workflow_name || g.workflow || ""}</a> <span class="muted" title=${g.example ? "e.g. " + g.example : undefined}>${g.message || ""}</span></li>`)}</ul>`
         : groups.data ? html`<p class="muted">No failed runs.</p>` : null}
     </section>
     <section aria-labelledby="pl-h"><h2 id="pl-h">Plugins</h2>
