@@ -7,9 +7,11 @@ collection ``flights`` and three one-step workflows, each ``save: {words: <step>
 - **built-in**: ``benchbook.text-stats`` (in process);
 - **Python SDK**: the plugin ``benchbook plugins new py-words`` writes (``scaffold``), unchanged:
   ``python -m benchbook.plugin plugin.py``, text → words and characters;
-- **JS starter**: ``plugin-protocol/js/example-plugin.js`` with the starter's files (Node, no
-  packages): text → words, distinct words, a table of counts, and the record of the run (an RPC
-  call, ``get_context_record``, every run).
+- **JS starter**: the same step written with the JavaScript starter (``benchbook-plugin.js``,
+  ``validate.js`` and ``frames.schema.json`` copied from ``plugin-protocol/``, Node, no
+  packages): text → words and characters, and a ``ctx.log`` line, as the Python plugin does (the
+  starter's ``example-plugin.js`` also calls ``get_context_record`` and returns a table, which
+  would time the host's RPC and pandas instead).
 
 Each is drained as the worker does (a chaining :class:`~benchbook.runner.drain.Drain` with the
 group commit, ``engine.execute_next`` until the queue is empty), ``--plugin-runs`` runs each
@@ -45,7 +47,23 @@ from benchbook.runner.plugins import discovery
 JS_STARTER = Path(__file__).resolve().parents[1] / "plugin-protocol"
 TARGETS = {"py": 200.0, "js": 300.0}
 """Warm runs/s the issue asks for: a Python SDK plugin, the JS starter."""
-STEPS = {"builtin": "benchbook.text-stats", "py": "py-words", "js": "example.word_count"}
+STEPS = {"builtin": "benchbook.text-stats", "py": "py-words", "js": "js-words"}
+JS_PLUGIN = """'use strict';
+const bb = require('./benchbook-plugin'); // first: stdout is isolated at require time
+
+bb.serve({
+  id: 'js-words', name: 'Words (JavaScript)', description: 'Counts the words and characters of a text.',
+  category: 'text', capabilities: [],
+  inputs: { text: { type: 'string', description: 'The text to count', required: true } },
+  outputs: { words: { type: 'integer', required: true }, characters: { type: 'integer', required: true } },
+  config_schema: { type: 'object' },
+  run(inputs, config, ctx) {
+    const words = inputs.text.split(/\\s+/).filter(Boolean);
+    ctx.log(`${words.length} word(s), ${inputs.text.length} character(s)`);
+    return { words: words.length, characters: inputs.text.length };
+  },
+});
+"""
 NAMES = {"builtin": "built-in benchbook.text-stats (in process)", "py": "Python SDK plugin (plugins new)",
          "js": "JS starter plugin (node)"}
 
@@ -63,7 +81,7 @@ def set_up(project: Project, db: Database) -> None:
     js.mkdir(parents=True)
     for name in ("benchbook-plugin.js", "validate.js"):
         shutil.copy(JS_STARTER / "js" / name, js / name)
-    shutil.copy(JS_STARTER / "js" / "example-plugin.js", js / "plugin.js")
+    (js / "plugin.js").write_text(JS_PLUGIN)
     shutil.copy(JS_STARTER / "frames.schema.json", js / "frames.schema.json")
     (js / "plugin.toml").write_text('command = ["node", "plugin.js"]\ntimeout = 60\n')
     with db.session() as s, s.begin():
