@@ -25,7 +25,7 @@ from benchbook.persistence.tables import AuditBatch, AuditEntry, Field, Record, 
 
 ACTIONS = ("create", "update", "delete", "restore", "purge")
 ENTITY_TYPES = ("record", "schema", "field", "dataset", "view")
-BATCH_KINDS = ("import", "delete", "restore", "purge", "workflow")
+BATCH_KINDS = ("import", "delete", "restore", "purge", "workflow", "update")
 
 
 def write(ctx: Ctx, action: str, entity_type: str, entity_id: str, *,

@@ -9,7 +9,9 @@ nesting for inherited fields, one for reference targets).
 
 Natural names whose display template uses inherited fields (issue 14 item 8) read the same
 inherited values: :func:`inherited_name_values` for the records being written,
-:func:`follow_names` for their descendants when an ancestor's values change.
+:func:`follow_names` for their descendants when an ancestor's values change;
+:func:`record_names` makes whole names, reference placeholders shown by their targets' names
+(:mod:`.labels`; records whose names follow a renamed target: :mod:`.names`).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from benchbook.domain.catalog.dtypes import display_value
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.catalog.naming import placeholders
 from benchbook.domain.errors import NotFound, error_entry, missing
+from benchbook.domain.records.labels import reference_placeholders, template_labels
 from benchbook.domain.records.rows import Shaped, chunks, record_name
 from benchbook.domain.records.values import REFERENCE_TYPES, as_list
 from benchbook.persistence.tables import Collection, Field, Record, Schema
@@ -183,12 +186,30 @@ def inherited_name_values(session: Session, cache: SchemaCache, records: Sequenc
 def names_with_inherited(session: Session, cache: SchemaCache, records: Sequence[Any],
                          tz_of: dict[str, str | None]) -> dict[str, str | None]:
     """The natural names of those of ``records`` (already in the database, with ``data`` as
-    well) whose template uses inherited fields, read from their ancestors as they are now:
-    ``{record id: name}`` (records whose template uses none are left out). For writers that
-    insert many records at once (import), parents possibly among them."""
+    well) whose template reads other records: inherited fields, read from their ancestors as
+    they are now, or reference fields, shown by their targets' names as they are now
+    (:mod:`.labels`): ``{record id: name}`` (records whose template reads neither are left
+    out). For writers that insert many records at once (import), parents and targets possibly
+    among them."""
     inherited = inherited_name_values(session, cache, records, tz_of)
-    return {r.id: record_name(cache.meta(r.schema_id), r.data, tz_of.get(r.dataset_id), inherited[r.id])
-            for r in records if r.id in inherited}
+    referring = [r for r in records if reference_placeholders(cache.meta(r.schema_id))]
+    labels = template_labels(session, cache, referring)
+    reading = set(inherited) | {r.id for r in referring}
+    return {r.id: record_name(cache.meta(r.schema_id), r.data, tz_of.get(r.dataset_id), inherited.get(r.id), labels)
+            for r in records if r.id in reading}
+
+
+def record_names(session: Session, cache: SchemaCache, records: Sequence[Any],
+                 tz_of: dict[str, str | None]) -> dict[str, str | None]:
+    """``{record id: natural name}`` for every one of ``records`` (anything with ``id``,
+    ``schema_id``, ``parent_id``, ``dataset_id`` and ``data``; not yet flushed is fine), as
+    the rules make it now: own values, inherited fields from the ancestors, references by
+    their targets' names. A query per level of inherited fields and one per 500 targets, none
+    when no template reads another record. ``tz_of``: collection id → display timezone."""
+    inherited = inherited_name_values(session, cache, records, tz_of)
+    labels = template_labels(session, cache, records)
+    return {r.id: record_name(cache.meta(r.schema_id), r.data, tz_of.get(r.dataset_id), inherited.get(r.id), labels)
+            for r in records}
 
 
 def _dependent_schemas(session: Session, cache: SchemaCache) -> tuple[frozenset[str], frozenset[str]]:
@@ -219,17 +240,18 @@ def _find_dependent(session: Session, cache: SchemaCache) -> tuple[frozenset[str
     return frozenset(dependent), frozenset(above)  # shared between requests: read-only
 
 
-def follow_names(session: Session, cache: SchemaCache, changed: Iterable[str]) -> int:
+def follow_names(session: Session, cache: SchemaCache, changed: Iterable[str]) -> list[str]:
     """Recompute the natural names of the live descendants of the ``changed`` records whose
     template uses inherited fields, after those records' values (or place) changed in this
     transaction: set-based, one query per level down and per level up, one ``UPDATE`` for the
     names that differ. A derived name writes no history entry (as a name recomputed from a
-    record's own values writes none of its own: the values' change is the entry). Returns how
-    many names changed. Costs two queries when no template uses an inherited field."""
+    record's own values writes none of its own: the values' change is the entry). Returns the
+    ids of the records renamed (references to them follow: :func:`.names.follow_references`).
+    Costs two queries when no template uses an inherited field."""
     dependent, above = _dependent_schemas(session, cache)
     level = set(changed)
     if not dependent or not level:
-        return 0
+        return []
     found: list[Any] = []
     seen: set[str] = set(level)
     while level:
@@ -244,15 +266,11 @@ def follow_names(session: Session, cache: SchemaCache, changed: Iterable[str]) -
         found += [r for r in rows if r.schema_id in dependent]
         level = {r.id for r in rows}
     if not found:
-        return 0
+        return []
     zones: dict[str, str | None] = {cid: tz for cid, tz in session.execute(
         select(Collection.id, Collection.timezone).where(Collection.id.in_({r.dataset_id for r in found})))}
-    inherited = inherited_name_values(session, cache, found, zones)
-    renamed = []
-    for row in found:
-        name = record_name(cache.meta(row.schema_id), row.data, zones.get(row.dataset_id), inherited.get(row.id))
-        if name != row.natural_name:
-            renamed.append({"id": row.id, "natural_name": name})
+    names = record_names(session, cache, found, zones)
+    renamed = [{"id": row.id, "natural_name": names[row.id]} for row in found if names[row.id] != row.natural_name]
     if renamed:
         session.execute(update(Record), renamed)
-    return len(renamed)
+    return [r["id"] for r in renamed]

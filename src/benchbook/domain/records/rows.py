@@ -10,7 +10,7 @@ column).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 
@@ -26,6 +26,8 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, NotFound, error_entry, missing
 from benchbook.domain.history import batch_figures
 from benchbook.domain.ids import ID_LENGTH, new_ids, resolve_prefix
+from benchbook.domain.records.labels import reference_placeholders
+from benchbook.domain.records.labels import shown as shown_label
 from benchbook.persistence.own_values import FROM_ENTRY
 from benchbook.persistence.rows_insert import insert_rows
 from benchbook.persistence.tables import AuditEntry, Collection, Record, RecordLink, utcnow
@@ -60,16 +62,24 @@ def whole_record_id(session: Session, record_id: str, *, live: bool | None = Tru
 
 
 def record_name(meta: SchemaMeta, data: dict[str, Any], tz: str | None,
-                inherited: dict[str, tuple[str, Any]] | None = None) -> str | None:
+                inherited: dict[str, tuple[str, Any]] | None = None,
+                labels: Mapping[str, str | None] | None = None) -> str | None:
     """The record's natural name; only the values the name can use are worked out (the
     template's placeholders, else the string fields). ``inherited``: the template's inherited
     placeholders, name → ``(dtype, shown value)`` of the nearest ancestor record owning the
     field (:func:`benchbook.domain.records.derived.inherited_name_values`); an own field of the
-    same name shadows it; a placeholder missing from both renders empty."""
+    same name shadows it; a placeholder missing from both renders empty. ``labels``: target id
+    → natural name (:func:`benchbook.domain.records.labels.template_labels`): a reference
+    placeholder shows its target's name (a reference_list its targets' names joined with
+    ``, ``), the id where the target has none; without ``labels`` it shows the ids."""
     template = meta.schema.display_template
     used = set(placeholders(template)) if template else {f.name for f in meta.fields if f.type == "string"}
     shown = {f.name: display_value(f.type, f.restrictions or {}, data[f.id], tz=tz)
              for f in meta.fields if f.name in used and f.id in data}
+    if labels is not None and template:
+        for f in reference_placeholders(meta):
+            if f.id in data:
+                shown[f.name] = shown_label(data[f.id], labels)
     types = {f.name: f.type for f in meta.fields}
     if template:
         for name, (dtype, value) in (inherited or {}).items():

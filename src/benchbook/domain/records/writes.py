@@ -7,7 +7,7 @@ Every write keeps ``record_links`` in step and writes one audit entry per record
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Row, Table, bindparam, delete, func, select, update
 from sqlalchemy.orm import Session
@@ -24,7 +24,8 @@ from benchbook.domain.errors import Conflict, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
 from benchbook.domain.records import referrers
-from benchbook.domain.records.derived import follow_names, inherited_name_values
+from benchbook.domain.records.derived import follow_names, record_names
+from benchbook.domain.records.names import follow_references
 from benchbook.domain.records.rows import (
     check_parent,
     create_entry,
@@ -35,7 +36,6 @@ from benchbook.domain.records.rows import (
     live_descendants,
     lock_collection,
     lock_live,
-    record_name,
     soft_delete_records,
     value_changes,
 )
@@ -88,8 +88,7 @@ def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
     now = utcnow()
     rec = Record(id=record_id or new_id(), dataset_id=collection.id, schema_id=schema.id,
                  parent_id=parent.id if parent else None, data=data, created_at=now, updated_at=now)
-    inherited = inherited_name_values(s, cache, [rec], {collection.id: collection.timezone})
-    rec.natural_name = record_name(meta, data, collection.timezone, inherited.get(rec.id))
+    rec.natural_name = record_names(s, cache, [rec], {collection.id: collection.timezone})[rec.id]
     s.add(rec)
     s.flush()
     check_unique(s, rec, schema, meta.fields)
@@ -119,8 +118,9 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
                            "before": old_parent, "after": rec.parent_id, "deleted": None})
     if not changes:
         return rec
-    inherited = inherited_name_values(s, cache, [rec], {collection.id: collection.timezone})
-    values = {"data": data, "natural_name": record_name(meta, data, collection.timezone, inherited.get(rec.id)),
+    old_name = rec.natural_name
+    probe = _Probe(rec.id, rec.schema_id, rec.parent_id, rec.dataset_id, data)
+    values = {"data": data, "natural_name": record_names(s, cache, [probe], {collection.id: collection.timezone})[rec.id],
               "updated_at": utcnow()}
     s.flush()  # a move (parent_record_id) set above
     # one UPDATE without the ORM's unit of work (a quarter of a bare update's time); the record
@@ -130,15 +130,27 @@ def update_record(ctx: Ctx, record_id: str, body: dict[str, Any]) -> Record:
         set_committed_value(rec, key, value)
     check_unique(s, rec, meta.schema, meta.fields)
     keep_links(s, rec, meta)
-    follow_names(s, cache, [rec.id])  # descendants whose names use its fields (same transaction)
+    below = follow_names(s, cache, [rec.id])  # descendants whose names use its fields (same transaction)
     changed_ids = {c["field"] for c in changes}
     ident = edit_identity(rec, meta, collection)
     changed_ids.discard("parent_record_id")
     old = {**ident, "parent_record_id": old_parent, "data": {k: before.get(k) for k in changed_ids}}
     new = {**ident, "data": {k: data.get(k) for k in changed_ids}}
     ctx.changes.append(RecordChange("updated", rec.id, rec.schema_id, rec.dataset_id, before, dict(data)))
-    insert_entries(s, [entry_row(ctx, "update", rec, changes=[], old=old, new=new)])  # changes: derived on read
+    # its entry first (changes: derived on read), then the names that show it through a reference
+    renamed = [rec.id] if rec.natural_name != old_name else []
+    follow_references(ctx, cache, [*renamed, *below], lead=entry_row(ctx, "update", rec, changes=[], old=old, new=new))
     return rec
+
+
+class _Probe(NamedTuple):
+    """A record's place and values about to be written, as :func:`record_names` reads them."""
+
+    id: str
+    schema_id: str
+    parent_id: str | None
+    dataset_id: str
+    data: dict[str, Any]
 
 
 @collector.paused()

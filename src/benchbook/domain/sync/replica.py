@@ -24,8 +24,10 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog.lookup import SchemaCache
-from benchbook.domain.records.derived import follow_names, inherited_name_values
-from benchbook.domain.records.rows import chunks, insert_entries, record_name
+from benchbook.domain.records.derived import follow_names, record_names
+from benchbook.domain.records.labels import reference_placeholders
+from benchbook.domain.records.names import FOLLOW_DEPTH
+from benchbook.domain.records.rows import chunks, insert_entries
 from benchbook.domain.records.writes import keep_links
 from benchbook.domain.sync import outbox, wire
 from benchbook.domain.sync.rows import PARENT
@@ -186,10 +188,16 @@ def _record(session: Session, cache: SchemaCache, entry: dict[str, Any], shielde
 
 def _named(session: Session, records: list[Record]) -> None:
     """Give ``records`` their natural names as this project's rules make them (the same catalog
-    as the authority's, so the same names): one query per level of inherited fields for all."""
+    as the authority's, so the same names): one query per level of inherited fields for all, one
+    per 500 reference targets a template shows by name. Records renamed at the authority because
+    a target's name changed arrive as entries of their own (``records.names``)."""
     cache = SchemaCache(session)
     zones = {rec.dataset_id: cache.collection(rec.dataset_id).timezone for rec in records}
-    inherited = inherited_name_values(session, cache, records, zones)
-    for rec in records:
-        rec.natural_name = record_name(cache.meta(rec.schema_id), rec.data, zones[rec.dataset_id],
-                                       inherited.get(rec.id))
+    for _ in range(FOLLOW_DEPTH):  # again while a name shown through a reference changed among them
+        names = record_names(session, cache, records, zones)
+        changed = [rec for rec in records if names[rec.id] != rec.natural_name]
+        for rec in changed:
+            rec.natural_name = names[rec.id]
+        records = [rec for rec in records if reference_placeholders(cache.meta(rec.schema_id))]
+        if not changed or not records:
+            break
