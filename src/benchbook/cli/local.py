@@ -113,12 +113,25 @@ def run_import_transaction(project: Project, table: Table, options: ImportOption
 
 
 def _show_schema(result: ImportResult) -> None:
-    """The inferred schema, a field a line (never cut short, however long the names)."""
+    """The inferred schema, a field a line (never cut short, however long the names), and its
+    display template."""
     click.echo(f"schema {result.schema} (inferred from {result.file}):", err=True)
     for f in result.inferred:
         choices = f", choices {', '.join(f.restrictions['choices'])}" if f.restrictions.get("choices") else ""
         column = f"  (column {f.column!r})" if f.column != f.name else ""
-        click.echo(f"  {f.name}: {f.type}{choices}{column}", err=True)
+        target = (f" -> {f.reference}" if f.type in ("reference", "reference_list") else
+                  f" (names {f.reference!r} records: --references auto)" if f.reference else "")
+        click.echo(f"  {f.name}: {f.type}{target}{choices}{column}", err=True)
+    template = result.display_template
+    click.echo(f"display template: {template}" if template else
+               "display template: none (no column among the first three is filled and unique)", err=True)
+
+
+def _show_preview(result: ImportResult) -> None:
+    """The first rows the dry run would create, a row a line (field=value)."""
+    click.echo(f"first {len(result.preview)} rows:", err=True)
+    for row in result.preview:
+        click.echo("  " + ", ".join(f"{k}={v}" for k, v in row.items()), err=True)
 
 
 @click.command("import", epilog=IMPORT_EPILOG)
@@ -147,7 +160,15 @@ def _show_schema(result: ImportResult) -> None:
 @click.option("--skip-bad", is_flag=True, default=False,
               help="Import the good rows and write the bad ones, with _line and _problem columns, to "
                    "FILE.rejected.csv (.ndjson for JSON) beside FILE. Without it any bad row aborts the import.")
-@click.option("--dry-run", is_flag=True, default=False, help="Check every row and report; write nothing.")
+@click.option("--dry-run", is_flag=True, default=False,
+              help="Check every row and report (with --create-schema: the schema, its display template and the "
+                   "first rows); write nothing.")
+@click.option("--create-missing", is_flag=True, default=False,
+              help="A reference cell (id, key or natural name) naming no record creates a bare record of the target "
+                   "schema holding it; without it such cells are a problem (one line per column, naming the values).")
+@click.option("--references", type=click.Choice(["none", "auto"]), default="none", show_default=True,
+              help="With --create-schema: auto makes a column whose values all name records of one schema (by "
+                   "uniqueness key or natural name) a reference to it; none only proposes it.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="The file's format (default: from its extension, else its content).")
 @click.option("--delimiter", default=None, help="CSV delimiter: one character, or 'tab' (default: sniffed).")
@@ -156,8 +177,8 @@ def _show_schema(result: ImportResult) -> None:
 @click.pass_context
 def import_command(ctx: click.Context, file: Path, collection: str, schema: str | None, create_schema: bool,
                    key: str | None, parent_key: str | None, dayfirst: bool | None, date_format: str | None,
-                   skip_bad: bool, dry_run: bool, fmt: str | None, delimiter: str | None, encoding: str | None,
-                   sheet: str | None) -> None:
+                   skip_bad: bool, dry_run: bool, create_missing: bool, references: str, fmt: str | None,
+                   delimiter: str | None, encoding: str | None, sheet: str | None) -> None:
     """Import FILE's rows as records of a collection, in one import batch (all or nothing).
 
     Problems are listed once per distinct problem, with how many rows have it and their
@@ -171,7 +192,7 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
     options = ImportOptions(collection=collection, schema=schema, create_schema=create_schema,
                             key=[k.strip() for k in (key or "").split(",") if k.strip()], parent_key=parent_key,
                             dates=DateRules(dayfirst=dayfirst, date_format=date_format), skip_bad=skip_bad,
-                            dry_run=dry_run)
+                            dry_run=dry_run, create_missing=create_missing, references=references)
     try:
         bound = project.limits
     except ValueError as exc:
@@ -190,6 +211,13 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
         raise click.ClickException(exc.detail) from None
     if result.inferred:
         _show_schema(result)
+    for made in result.created_missing:
+        verb = "would create" if dry_run else "created"
+        click.echo(f"{verb} {made['count']:,} bare {made['schema']!r} records for {', '.join(made['named_by'])} values "
+                   f"naming none (by {made['field']}: {', '.join(map(repr, made['examples']))}"
+                   f"{', …' if made['count'] > len(made['examples']) else ''})", err=True)
+    if dry_run and result.inferred and result.preview:
+        _show_preview(result)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     for problem in result.problems:

@@ -47,6 +47,7 @@ def run_import(name_or_id: str, **_: Any) -> tuple[Body, int]:
             collection=name_or_id, schema=_text(form, "schema"), create_schema=_flag(form, "create_schema"),
             key=[k.strip() for k in (_text(form, "key") or "").split(",") if k.strip()],
             parent_key=_text(form, "parent_key"), skip_bad=_flag(form, "skip_bad"), dry_run=_flag(form, "dry_run"),
+            create_missing=_flag(form, "create_missing"), references=_text(form, "references") or "none",
             dates=DateRules(dayfirst=_ORDER.get(_text(form, "date_order") or ""),
                             date_format=_text(form, "date_format")))
         with write() as ctx:

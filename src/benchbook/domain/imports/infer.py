@@ -4,8 +4,12 @@ Each column becomes a field named after its header (:func:`field_name`: lower ca
 other characters as ``_``, at most 63 characters, ``f_`` before a leading digit; the header is
 kept as the label when it differs). Its type is the narrowest that every non-blank value of the
 column fits, tried in this order: ``boolean`` (true/false, yes/no, t/f, y/n, any case; 0/1 are
-numbers), ``integer``, ``float``, ``date``, ``datetime`` (the forms of :mod:`.dates`), else
-``string``. A string column of few distinct values, each repeated (at most
+numbers), ``integer`` (also whole numbers written with a decimal point, ``517.0``, as pandas
+writes an integer column with gaps, and whole floats of Excel and JSON), ``float``, ``date``,
+``datetime`` (the forms of :mod:`.dates`), else ``string``. Cells that mark a missing value
+(:data:`MISSING`: ``NA``, ``N/A``, ``NaN``, ``null``, ``None``, ``#N/A``, any case) do not count
+when other values give the column a type other than ``string``; the import then reads them as
+blank in fields of types other than text (:func:`missing_marker`). A string column of few distinct values, each repeated (at most
 :data:`CHOICES_MAX` values, at most a quarter as many as the column has values), gets them as
 ``choices``. Values from Excel cells and JSON keep their types, which count as they are.
 No field is made required: a later file may leave cells blank. The first of the first three
@@ -24,8 +28,19 @@ from benchbook.domain.imports.dates import DateRules, text_kind
 CHOICES_MAX = 12
 CHOICE_LENGTH = 40
 _INT = re.compile(r"[+-]?\d+")
+_WHOLE = re.compile(r"[+-]?\d+\.0*")
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _BOOLS = {"true", "false", "yes", "no", "t", "f", "y", "n"}
+MISSING = frozenset({"na", "n/a", "nan", "null", "none", "#n/a"})
+"""Cells (compared in lower case, trimmed) that R, pandas and spreadsheets write for a missing value."""
+TEXT_TYPES = ("string", "url", "tags")
+"""Field types in which a :data:`MISSING` marker is a value like any other."""
+
+
+def missing_marker(cell: Any, field_type: str) -> bool:
+    """True when ``cell`` is a :data:`MISSING` marker and ``field_type`` is not a text type
+    (:data:`TEXT_TYPES`): the import reads it as a blank cell."""
+    return isinstance(cell, str) and field_type not in TEXT_TYPES and cell.strip().lower() in MISSING
 
 
 @dataclass
@@ -40,6 +55,8 @@ class InferredField:
     restrictions: dict[str, Any] = field(default_factory=dict)
     unique: bool = False
     """Every row has a value and no two are equal (a natural name candidate)."""
+    reference: str | None = None
+    """The schema whose records every value names (``infer_refs.propose_references``)."""
 
     def body(self) -> dict[str, Any]:
         """The FieldCreate body of this field."""
@@ -67,7 +84,7 @@ def _kind(value: Any, rules: DateRules) -> str:
     if isinstance(value, int):
         return "integer"
     if isinstance(value, float):
-        return "float"
+        return "integer" if value.is_integer() and abs(value) < 2 ** 53 else "float"
     if isinstance(value, datetime):
         return "date" if value.time() == time() and value.tzinfo is None else "datetime"
     if isinstance(value, date):
@@ -77,7 +94,7 @@ def _kind(value: Any, rules: DateRules) -> str:
     text = value.strip()
     if text.lower() in _BOOLS:
         return "boolean"
-    if _INT.fullmatch(text):
+    if _INT.fullmatch(text) or (_WHOLE.fullmatch(text) and len(text) < 17):
         return "integer"
     if _FLOAT.fullmatch(text):
         return "float"
@@ -108,6 +125,10 @@ def infer_fields(columns: list[str], values: dict[str, list[Any]], rules: DateRu
         cells = values.get(column, [])
         column_rules = rules.for_column(cells)
         kind = _column_type({_kind(v, column_rules) for v in cells})
+        known = [v for v in cells if not missing_marker(v, "")]
+        if kind == "string" and known and len(known) < len(cells):
+            typed = _column_type({_kind(v, column_rules) for v in known})
+            kind, cells = (typed, known) if typed != "string" else (kind, cells)
         base = name = field_name(column)
         n = 1
         while name in taken:

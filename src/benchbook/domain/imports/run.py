@@ -45,13 +45,21 @@ from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import ID_BATCH, id_stream
 from benchbook.domain.imports.columns import SPECIAL_COLUMNS, blank, cell_value, match_columns
 from benchbook.domain.imports.dates import DateRules, day_month_values
-from benchbook.domain.imports.infer import InferredField, display_template, field_name, infer_fields
+from benchbook.domain.imports.infer import (
+    InferredField,
+    display_template,
+    field_name,
+    infer_fields,
+    missing_marker,
+)
+from benchbook.domain.imports.infer_refs import propose_references
 from benchbook.domain.imports.keys import KeyIndex
 from benchbook.domain.imports.parents import AUTO, ParentIndex, ParentKey
 from benchbook.domain.imports.problems import ProblemLog, Summary
+from benchbook.domain.imports.references import REFERENCE_KINDS, ImportReferences
 from benchbook.domain.imports.readers import Cells, Table, cell_at
 from benchbook.domain.records.bulk import RowProblems, bulk_create_records
-from benchbook.domain.records.values import LINKED_TYPES, merge_new_rows, merge_values
+from benchbook.domain.records.values import LINKED_TYPES, REFERENCE_TYPES, as_list, merge_new_rows, merge_values
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.tables import Collection, Field, StoredFile
 
@@ -59,6 +67,8 @@ _SCHEMA_NAME = re.compile(r"[a-z][a-z0-9_]{0,62}")
 _COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 CHECK_STEP = 500
 """Rows checked between two progress reports."""
+PREVIEW_ROWS = 5
+"""Rows a result shows as read (``ImportResult.preview``)."""
 
 
 @dataclass
@@ -66,7 +76,10 @@ class ImportOptions:
     """What to import into and how: the ``collection`` (name or id); ``schema`` (name; with
     ``create_schema`` the name of the new schema, default the file's name); ``key`` (field
     names to match existing records by: upsert); ``parent_key`` (``[COLUMN=][SCHEMA.]FIELD``);
-    ``dates`` (day-month order, date format); ``skip_bad``; ``dry_run``."""
+    ``dates`` (day-month order, date format); ``skip_bad``; ``dry_run``; ``create_missing``
+    (bare target records for reference cells naming none: :mod:`.references`); ``references``
+    (with ``create_schema``: ``auto`` makes the columns :func:`.infer_refs.propose_references`
+    finds reference fields, ``none`` only proposes them)."""
 
     collection: str
     schema: str | None = None
@@ -76,6 +89,8 @@ class ImportOptions:
     dates: DateRules = field(default_factory=DateRules)
     skip_bad: bool = False
     dry_run: bool = False
+    create_missing: bool = False
+    references: str = "none"
 
 
 class Progress(Protocol):
@@ -113,6 +128,10 @@ class ImportResult:
     created_collection: bool = False
     inferred: list[InferredField] = field(default_factory=list)
     rejected: list[tuple[int, Cells, str]] = field(default_factory=list)
+    display_template: str | None = None
+    created_missing: list[dict[str, Any]] = field(default_factory=list)
+    preview: list[dict[str, Any]] = field(default_factory=list)
+    """The first rows as read (field name → value given), for a dry run to show."""
 
     @property
     def failed(self) -> bool:
@@ -137,8 +156,11 @@ class ImportResult:
         return {"file": self.file, "created": self.created, "updated": self.updated, "unchanged": self.unchanged,
                 "skipped": self.skipped, "batch_id": self.batch_id if self.commit else None,
                 "dry_run": self.dry_run, "schema": self.schema, "created_collection": self.created_collection,
-                "inferred_fields": [{"column": f.column, **f.body()} for f in self.inferred],
-                "problems": [s.as_json(self.unit) for s in self.problems], "notes": list(self.notes)}
+                "inferred_fields": [{"column": f.column, **f.body(), **({"reference": f.reference} if f.reference else {})}
+                                    for f in self.inferred],
+                "problems": [s.as_json(self.unit) for s in self.problems], "notes": list(self.notes),
+                "display_template": self.display_template, "created_missing": self.created_missing,
+                "preview": self.preview}
 
 
 @dataclass
@@ -208,6 +230,7 @@ class _Import:
         self.skip = set(SPECIAL_COLUMNS) | ({self.parent_key.column} if self.parent_key else set())
         self.rules: dict[str, DateRules] = {}
         self.new_ids: dict[str, str] = {}
+        self.refs: ImportReferences | None = None
         self.ids = id_stream(max(1, min(ID_BATCH, len(table.rows))))
         """Where new records' ids come from, made many at once (``ids.new_ids``); no more at once
         than the file has rows, so that a small file's ids are made without numpy (loading it
@@ -238,7 +261,15 @@ class _Import:
         if not _SCHEMA_NAME.fullmatch(name):
             raise Invalid(f"schema name {name!r}: lower-case letters, digits and _, starting with a letter")
         columns = [c for c in self.table.columns if c and c not in self.skip]
-        inferred = infer_fields(columns, {c: self.values(c) for c in columns}, opts.dates, len(self.table.rows))
+        values = {c: self.values(c) for c in columns}
+        inferred = infer_fields(columns, values, opts.dates, len(self.table.rows))
+        if opts.references not in ("none", "auto"):
+            raise Invalid(f"references {opts.references!r}: expected none or auto")
+        for note in propose_references(self.s, collection, inferred, values, apply=opts.references == "auto",
+                                       create_missing=opts.create_missing):
+            self.log_note(note)
+        template = display_template(inferred)
+        self.result.display_template = template
         parent = None
         if self.parent_key:
             if not self.parent_key.schema:
@@ -248,7 +279,7 @@ class _Import:
                               f"e.g. '{self.parent_key.column}=SCHEMA.{how}'")
             parent = _schema(self.s, self.parent_key.schema)
         schema = schema_rules.create_schema(ctx, {"name": name, "parent": parent.name if parent else None,
-                                                   "display_template": display_template(inferred),
+                                                   "display_template": template,
                                                    "fields": [f.body() for f in inferred]})
         if collection is None:
             if not _COLLECTION_NAME.fullmatch(opts.collection):
@@ -301,6 +332,8 @@ class _Import:
                 plan.parents = ParentIndex(self.s, collection, self.meta(plan.meta.parent.id),
                                            self.parent_key.field, opts.dates)
         self.note_columns(fixed, plans)
+        self.refs = ImportReferences(self.s, collection, self.cache, create_missing=opts.create_missing, ids=self.ids,
+                                     allowed=set(schema_names(self.s, collection.id)))
         return collection, fixed, plans
 
     def note_columns(self, fixed: _Plan | None, plans: dict[str, _Plan]) -> None:
@@ -341,6 +374,7 @@ class _Import:
             step = rows[start:start + CHECK_STEP]
             read = [self.read_row(collection, fixed, plans, number, cells) for number, cells in step]
             merged = self.merge([r for r in read if r.row is not None], collection, lookup)
+            self.resolve_references(read, merged)
             for pending, (_, cells) in zip(read, step):
                 row = self.finish_row(pending, cells, merged.get(id(pending)))
                 if row is not None:
@@ -376,7 +410,7 @@ class _Import:
         for column, f in plan.mapping.items():
             i = self.index[column]
             cell = get(i) if get is not None else cells[i] if i < width else None
-            if blank(cell):
+            if blank(cell) or missing_marker(cell, f.type):
                 pending.blanks.append(f.name)
                 continue
             try:
@@ -422,6 +456,27 @@ class _Import:
                                      loc=("data",), file_lookup=lookup)
             out.update((id(pending), result) for (pending, _), result in zip(group, results))
         return out
+
+    def resolve_references(self, read: list[_Pending],
+                           merged: dict[int, tuple[dict[str, Any], list[dict[str, Any]]]]) -> None:
+        """The reference cells of the rows checked together, typed as ids, keys or names,
+        resolved set-based per schema (:class:`.references.ImportReferences`)."""
+        assert self.refs is not None
+        groups: dict[int, list[tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]]] = {}
+        metas: dict[int, SchemaMeta] = {}
+        for pending in read:
+            if pending.row is None or id(pending) not in merged:
+                continue
+            if len(self.result.preview) < PREVIEW_ROWS:
+                self.result.preview.append(dict(pending.row.data))
+            if not pending.row.plan.linked:
+                continue
+            stored, errors = merged[id(pending)]
+            meta = pending.row.plan.meta
+            metas[id(meta)] = meta
+            groups.setdefault(id(meta), []).append((stored, pending.row.data, errors))
+        for key, rows in groups.items():
+            self.refs.apply(metas[key], rows)
 
     def finish_row(self, pending: _Pending, cells: Cells,
                    merged: tuple[dict[str, Any], list[dict[str, Any]]] | None) -> _Row | None:
@@ -478,6 +533,8 @@ class _Import:
         if ctx.batch_id is None:
             ctx.batch_id = audit.open_batch(ctx, "import", label=self.table.name).id
         self.result.batch_id = ctx.batch_id
+        if self.refs is not None and self.refs.missing:
+            self.refs.write(ctx, _references_named(rows))
         creates = [r for r in rows if r.record_id is None]
         updates = [r for r in rows if r.record_id is not None]
         while creates:
@@ -527,6 +584,11 @@ class _Import:
     def finish(self) -> ImportResult:
         result, log = self.result, self.log
         result.problems = log.summaries
+        if self.refs is not None:
+            for summary in result.problems:
+                if summary.field and summary.kind in REFERENCE_KINDS:
+                    summary.message = self.refs.describe(summary.field, summary.kind) or summary.message
+            result.created_missing = self.refs.created()
         if result.failed:
             result.created = result.updated = result.unchanged = 0
         elif self.opts.skip_bad:
@@ -561,6 +623,16 @@ class _Bodies(Sequence[dict[str, Any]]):
     @staticmethod
     def _body(row: _Row) -> dict[str, Any]:
         return {"schema_name": row.plan.meta.schema.name, "parent_record_id": row.parent, "data": row.data}
+
+
+def _references_named(rows: list[_Row]) -> set[str]:
+    """The ids the reference values of ``rows`` name (new rows' stored values, edits' given ones)."""
+    named: set[str] = set()
+    for row in rows:
+        for f in row.plan.meta.fields:
+            if f.type in REFERENCE_TYPES:
+                named.update(as_list((row.stored or {}).get(f.id)), as_list(row.data.get(f.name)))
+    return named
 
 
 def _schema(session: Session, name: str) -> Any:

@@ -9,8 +9,9 @@ One value of a field resolves, in this order:
 2. the target's **natural key**: its value of a one-field uniqueness key of the target schema
    (compared as stored: ``"7"`` matches an integer ``7``), else its natural name
    (``natural_name``);
-3. a unique id prefix (4 characters or more) or suffix (4 to 16 characters, the short id the
-   CLI's tables show).
+3. a unique id prefix or suffix of at least 8 characters (the short id the CLI's tables show;
+   up to 16 for a suffix). Shorter parts are not tried: a 4-character code such as a flight
+   number would otherwise name a random record whose id happens to end with it.
 
 Only records the field may reach are candidates: live records of the field's target schema
 (``restrictions.schema``; any schema when it has none) in the writing collection or in a live
@@ -36,7 +37,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.errors import NotFound, error_entry
-from benchbook.domain.ids import ID_LENGTH, MIN_PREFIX, RANDOM_LENGTH
+from benchbook.domain.ids import ID_LENGTH, RANDOM_LENGTH, SHORT_TAIL
 from benchbook.persistence.tables import Collection, Field, Record
 
 CHUNK = 500
@@ -49,7 +50,7 @@ this typed value: ``tables.INDEXED_ACCESSORS``)."""
 UNKNOWN = "reference_unknown"
 AMBIGUOUS = "reference_ambiguous"
 _ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", re.IGNORECASE)
-_PART = re.compile(r"[0-9A-HJKMNP-TV-Z]{4,25}", re.IGNORECASE)
+_PART = re.compile(r"[0-9A-HJKMNP-TV-Z]{%d,25}" % SHORT_TAIL, re.IGNORECASE)
 
 
 def whole_id(value: str) -> bool:
@@ -74,10 +75,11 @@ Resolution = str | Unresolved
 
 
 class ReferenceResolver:
-    """Resolves typed reference values of fields written in ``collection`` (module docstring).
+    """Resolves typed reference values of fields written in ``collection`` (module docstring;
+    None: a collection yet to be made, which reaches the global collections only).
     ``cache``: the caller's :class:`SchemaCache` (a new one otherwise)."""
 
-    def __init__(self, session: Session, collection: Collection, cache: SchemaCache | None = None) -> None:
+    def __init__(self, session: Session, collection: Collection | None, cache: SchemaCache | None = None) -> None:
         self.s, self.collection = session, collection
         self.cache = cache or SchemaCache(session)
         self._reach: list[str] | None = None
@@ -89,7 +91,7 @@ class ReferenceResolver:
         if self._reach is None:
             globals_ = self.s.scalars(select(Collection.id).where(Collection.scope == "global",
                                                                   Collection.deleted_at.is_(None)))
-            self._reach = sorted({self.collection.id, *globals_})
+            self._reach = sorted({*([self.collection.id] if self.collection else []), *globals_})
         return self._reach
 
     def target(self, field: Field) -> SchemaMeta | None:
