@@ -1,7 +1,9 @@
 """Connect, sync and disconnect a device (docs/sync.md; DESIGN.md *Sync*: ``/remote``).
 
-One sync is pull → push → pull. Each feed page is applied, and the cursor saved, in one
-transaction: a process killed between the two applies the page again next time, which finds
+One sync is pull → push → pull. A device that holds nothing yet first copies the authority
+by snapshot (:func:`_copy`; ``domain.sync.copy``), each page in one transaction with how far
+the copy got, so a copy stopped midway goes on where it stopped. Each feed page is applied, and
+the cursor saved, in one transaction: a process killed between the two applies the page again next time, which finds
 every entry held and changes nothing. Each push's answers are kept in one transaction; a reply
 lost on the way is asked for again by sending the same entries, which the authority answers
 from what it stored (no change made twice).
@@ -19,7 +21,7 @@ from sqlalchemy.orm import Session
 from benchbook.config import Project
 from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound
 from benchbook.domain.files import Spool, content_path
-from benchbook.domain.sync import answers, conflicts, files, outbox, replica, snapshot, state
+from benchbook.domain.sync import answers, conflicts, copy, files, outbox, replica, snapshot, state
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import StoredFile, SyncDevice, utcnow
 from benchbook.remote import token as tokens
@@ -29,9 +31,10 @@ PAGE = 1000
 """Entries asked for per feed page."""
 
 Progress = Callable[[str, int, int], None]
-"""``progress(stage, done, total)``: ``stage`` ``pull`` or ``push``, entries done so far and the
-total known now (a pull's total is the authority's head less the cursor, a push's the entries
-that waited when it began)."""
+"""``progress(stage, done, total)``: ``stage`` ``copy``, ``pull`` or ``push``, what is done so
+far and the total known now (a first copy's records against the authority's head, which is at
+least their number; a pull's entries against the authority's head less the cursor, a push's
+against the entries that waited when it began)."""
 
 
 def quiet(stage: str, done: int, total: int) -> None:
@@ -60,25 +63,26 @@ def status(db: Database, project: Project) -> dict[str, Any]:
         return out
 
 
-def connect(db: Database, project: Project, url: str, invite: str, progress: Progress = quiet) -> dict[str, Any]:
+def connect(db: Database, project: Project, url: str, invite: str, progress: Progress = quiet, *,
+            transport: httpx.BaseTransport | None = None) -> dict[str, Any]:
     """Follow the authority at ``url`` with a one-use ``invite``: an empty project then copies
-    it (one sync, told to ``progress``). Raises ``Conflict`` when this project already follows
-    one or has devices of its own, or when both it and the authority hold data (the invite
-    stays unused)."""
+    it (one sync, told to ``progress``; ``transport`` as for :func:`sync`). Raises ``Conflict``
+    when this project already follows one or has devices of its own, or when both it and the
+    authority hold data (the invite stays unused); the authority's errors as :func:`sync`."""
     with db.session() as s:
         if state.following(s) is not None:
             raise Conflict("this project already follows an authority: disconnect first")
         if s.scalar(select(func.count()).select_from(SyncDevice)):
             raise Conflict("this project is an authority (it has devices): it cannot follow another")
         local = state.holds_data(s)
-    with Authority(url) as authority:
+    with Authority(url, transport=transport) as authority:
         joined = authority.join(invite, holds_data=local)
     tokens.write(project.root, joined["token"])
     with _writing(db) as s:
         row = state.get(s)
         row.remote_url, row.remote_device, row.remote_project_id = url.rstrip("/"), joined["device"], joined["project_id"]
         row.cursor, row.error = 0, None
-    summary = sync(db, project, progress)
+    summary = sync(db, project, progress, transport=transport)
     return {**status(db, project), "summary": summary}
 
 
@@ -124,9 +128,53 @@ def sync(db: Database, project: Project, progress: Progress = quiet, *,
     return summary
 
 
+def _copy(db: Database, authority: Authority, progress: Progress) -> int:
+    """A first copy by snapshot (``domain.sync.copy``) when this device holds nothing yet or a
+    copy is under way: the records as they stand, then the history up to the copy's head as
+    stored; the feed after it is left to :func:`_pull`. Returns how many entries were copied."""
+    with db.session() as s:
+        if not copy.wanted(s):
+            return 0
+        row = state.get(s)
+        stage, head, after = row.copy_stage or copy.RECORDS, row.copy_head, row.copy_after
+    copied = 0
+    while stage == copy.RECORDS:
+        page = authority.snapshot(copy.RECORDS, after, copy.PAGE)
+        rows = page["tables"]["records"]
+        head = int(page["head"]) if head is None else head
+        with db.session() as s:
+            snap = authority.snapshot("catalog") if after is None or copy.lacks_catalog(s, rows) else None
+        with _writing(db) as s:
+            if snap is not None:
+                snapshot.apply_catalog(s, snap)
+            copied += copy.add_records(s, rows)
+            row = state.get(s)
+            after = page.get("next")
+            stage = copy.RECORDS if after else copy.HISTORY
+            row.copy_stage, row.copy_head, row.copy_after = stage, head, after
+        progress("copy", copied, max(copied, head))
+    pulled = 0
+    with db.session() as s:
+        cursor = state.get(s).cursor
+    while cursor < int(head or 0):
+        page = authority.snapshot(copy.HISTORY, str(cursor), min(copy.PAGE, int(head or 0) - cursor))
+        entries = [e for e in page["tables"]["audit_entries"] if e["seq"] <= int(head or 0)]
+        with _writing(db) as s:
+            pulled += copy.add_history(s, entries, page["tables"]["audit_batches"])
+            row = state.get(s)
+            row.cursor = cursor = max(row.cursor, entries[-1]["seq"]) if entries else int(head or 0)
+        progress("pull", cursor, int(head or 0))
+    with _writing(db) as s:
+        row = state.get(s)
+        row.copy_stage = row.copy_head = row.copy_after = None
+    return pulled
+
+
 def _pull(db: Database, authority: Authority, progress: Progress) -> int:
-    """Read the feed from the cursor to its head; returns how many entries were new here."""
-    pulled = read = 0
+    """Read the feed from the cursor to its head (a first copy by snapshot before, when one is
+    wanted: :func:`_copy`); returns how many entries were new here."""
+    pulled = _copy(db, authority, progress)
+    read = 0
     catalog_read = False
     start: int | None = None
     while True:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Table, bindparam, select, update
+from sqlalchemy import BigInteger, Table, Update, func, literal, select, update
 from sqlalchemy.orm import Session
 
 from benchbook.domain.errors import Conflict
@@ -22,7 +22,6 @@ PAGE = 500
 """Entries per feed page by default; ``limit`` may ask for 1 to :data:`MAX_PAGE`."""
 MAX_PAGE = 5000
 _ENTRIES: Table = AuditEntry.__table__  # type: ignore[assignment]
-_NUMBER = update(_ENTRIES).where(_ENTRIES.c.id == bindparam("entry_id")).values(seq=bindparam("n"))
 
 
 def number(session: Session) -> int:
@@ -32,14 +31,20 @@ def number(session: Session) -> int:
     row = state.get(session, lock=True)
     if row.remote_url:
         raise Conflict("this project follows an authority: it has no feed of its own")
-    ids = list(session.scalars(select(AuditEntry.id).where(AuditEntry.seq.is_(None)).order_by(AuditEntry.id)))
-    if ids:
-        conn = session.connection()
-        conn.execute(_NUMBER,
-                     [{"entry_id": entry_id, "n": row.head + i} for i, entry_id in enumerate(ids, start=1)])
-        row.head += len(ids)
+    session.flush()  # entries this transaction added go first
+    given = session.connection().execute(_number(row.head)).rowcount
+    if given:
+        row.head += given
         session.flush()
     return row.head
+
+
+def _number(head: int) -> Update:
+    """One ``UPDATE … FROM`` giving the entries not numbered yet ``head + 1``, ``head + 2``, …
+    in id order (a statement for all, where one per entry cost more than the page it served)."""
+    todo = (select(_ENTRIES.c.id, func.row_number().over(order_by=_ENTRIES.c.id).label("n"))
+            .where(_ENTRIES.c.seq.is_(None)).subquery())
+    return update(_ENTRIES).where(_ENTRIES.c.id == todo.c.id).values(seq=literal(head, BigInteger()) + todo.c.n)
 
 
 def page(session: Session, after: int, limit: int = PAGE) -> dict[str, Any]:

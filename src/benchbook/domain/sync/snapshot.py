@@ -5,6 +5,12 @@
 has it before it applies a feed page (:func:`apply_catalog`): the catalog is small and changes
 seldom, and a whole copy cannot miss a change (a field renamed, a key added, a schema moved
 into a collection) however it was made.
+
+``records`` and ``history``: a device's first copy (docs/sync.md *A first copy*), in pages
+(:func:`records_page`, :func:`history_page`; the device's side is :mod:`.copy`): every record row
+as it stands, parents before children, and every entry numbered so far as it is stored, with
+its batches. Each page says the ``head`` (the last number given) and the cursor of the ``next``
+page (null after the last).
 """
 from __future__ import annotations
 
@@ -14,14 +20,38 @@ from typing import Any
 from sqlalchemy import DateTime, delete, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain.errors import NotFound
+from benchbook.domain.errors import Invalid, NotFound
+from benchbook.domain.sync import feed
 from benchbook.domain.sync.wire import parse_time
-from benchbook.persistence.tables import Base, Collection, CollectionSchema, Field, Schema, UTCDateTime, View
+from benchbook.persistence.tables import (
+    AuditBatch,
+    AuditEntry,
+    Base,
+    Collection,
+    CollectionSchema,
+    Field,
+    Record,
+    Schema,
+    UTCDateTime,
+    View,
+)
 
 CATALOG: tuple[tuple[str, type[Base]], ...] = (
     ("collections", Collection), ("schemas", Schema), ("fields", Field),
     ("collection_schemas", CollectionSchema), ("views", View))
-KINDS = ("catalog",)
+KINDS = ("catalog", "records", "history")
+PAGE = 2000
+"""Rows per ``records`` or ``history`` page by default; ``limit`` may ask for 1 to :data:`MAX_PAGE`."""
+MAX_PAGE = 10_000
+RECORD_COLUMNS = (Record.id, Record.dataset_id, Record.schema_id, Record.parent_id, Record.data,
+                  Record.natural_name, Record.created_at, Record.updated_at, Record.deleted_at, Record.delete_op)
+ENTRY_COLUMNS = (AuditEntry.id, AuditEntry.seq, AuditEntry.action, AuditEntry.entity_type, AuditEntry.entity_id,
+                 AuditEntry.timestamp, AuditEntry.actor, AuditEntry.device, AuditEntry.changes, AuditEntry.old_data,
+                 AuditEntry.new_data, AuditEntry.batch_id, AuditEntry.dataset_id, AuditEntry.schema_id)
+"""An entry's stored columns as a copy keeps them (``request_id`` is the authority's own log's;
+``sync`` rows are a device's own)."""
+BATCH_COLUMNS = (AuditBatch.id, AuditBatch.kind, AuditBatch.label, AuditBatch.ref, AuditBatch.actor,
+                 AuditBatch.created_at)
 
 
 def _row(obj: Base) -> dict[str, Any]:
@@ -32,13 +62,92 @@ def _row(obj: Base) -> dict[str, Any]:
     return out
 
 
-def take(session: Session, kind: str) -> dict[str, Any]:
-    """Snapshot ``kind`` (:data:`KINDS`): ``{kind, tables: {table: [row, …]}}``. Raises
-    ``NotFound`` for another kind."""
+def take(session: Session, kind: str, after: str | None = None, limit: int = PAGE) -> dict[str, Any]:
+    """Snapshot ``kind`` (:data:`KINDS`): ``{kind, tables: {table: [row, …]}}``, and for
+    ``records`` and ``history`` one page of it (``after``: the cursor a page gave as ``next``;
+    ``limit`` rows at most) with ``head`` and ``next`` (:func:`records_page`,
+    :func:`history_page`, which number the feed first: the caller's write transaction). Raises
+    ``NotFound`` for another kind, ``Invalid`` for a cursor no page gave."""
+    if kind == "records":
+        return records_page(session, after, limit)
+    if kind == "history":
+        return history_page(session, after, limit)
     if kind not in KINDS:
         raise NotFound(f"no snapshot of kind {kind!r}; kinds: {', '.join(KINDS)}")
     return {"kind": kind, "tables": {name: [_row(o) for o in session.scalars(select(model))]
                                      for name, model in CATALOG}}
+
+
+def _rows(session: Session, query: Any) -> list[dict[str, Any]]:
+    """``query``'s rows as dicts by column name; times stay ``datetime`` (the handler's JSON
+    writes them as ISO 8601 text)."""
+    result = session.execute(query)
+    keys = list(result.keys())
+    return [dict(zip(keys, row)) for row in result]
+
+
+def _depths(session: Session) -> list[list[str]]:
+    """Schema ids by depth (top-level schemas first; deleted ones too): a record's parent is a
+    record of its schema's parent, so records read depth by depth come after their parents."""
+    parents: dict[str, str | None] = dict(session.execute(select(Schema.id, Schema.parent_id)).all())
+    depth: dict[str, int] = {}
+
+    def of(schema_id: str) -> int:
+        if schema_id not in depth:
+            parent = parents.get(schema_id)
+            depth[schema_id] = 0  # a cycle (never made by the rules) ends here
+            depth[schema_id] = of(parent) + 1 if parent in parents else 0
+        return depth[schema_id]
+    levels: list[list[str]] = []
+    for schema_id in sorted(parents):
+        d = of(schema_id)
+        levels.extend([] for _ in range(d + 1 - len(levels)))
+        levels[d].append(schema_id)
+    return levels
+
+
+def records_page(session: Session, after: str | None, limit: int = PAGE) -> dict[str, Any]:
+    """One page of the ``records`` snapshot: ``{kind, tables: {records: [row, …]}, head, next}``,
+    every column of each record (deleted ones too; purged ones are gone; times as ``datetime``), ordered by the depth
+    of their schema and then by id, so that a parent comes before its children; ``after`` is
+    ``"<depth>:<record id>"`` (a page's ``next``; none for the first page)."""
+    head = feed.number(session)
+    limit = max(1, min(limit, MAX_PAGE))
+    depth, last = 0, ""
+    if after:
+        text, _, last = after.partition(":")
+        if not text.isdigit() or not last:
+            raise Invalid(f"after {after!r} is not a records snapshot cursor (a page's next)")
+        depth = int(text)
+    levels = _depths(session)
+    rows: list[dict[str, Any]] = []
+    next_cursor = None
+    for d in range(depth, len(levels)):
+        query = (select(*RECORD_COLUMNS).where(Record.schema_id.in_(levels[d]), Record.id > (last if d == depth else ""))
+                 .order_by(Record.id).limit(limit - len(rows)))
+        rows += _rows(session, query)
+        if len(rows) >= limit:
+            next_cursor = f"{d}:{rows[-1]['id']}"
+            break
+    return {"kind": "records", "tables": {"records": rows}, "head": head, "next": next_cursor}
+
+
+def history_page(session: Session, after: str | None, limit: int = PAGE) -> dict[str, Any]:
+    """One page of the ``history`` snapshot: ``{kind, tables: {audit_entries: [row, …],
+    audit_batches: [row, …]}, head, next}``: the entries numbered after ``after`` (a number;
+    none for the first page), oldest first, their columns as stored (:data:`ENTRY_COLUMNS`;
+    times as ``datetime``), and the batches they belong to."""
+    head = feed.number(session)
+    limit = max(1, min(limit, MAX_PAGE))
+    if after and not after.isdigit():
+        raise Invalid(f"after {after!r} is not a history snapshot cursor (a page's next)")
+    entries = _rows(session, select(*ENTRY_COLUMNS).where(AuditEntry.seq > int(after or 0))
+                    .order_by(AuditEntry.seq).limit(limit))
+    batch_ids = sorted({e["batch_id"] for e in entries if e["batch_id"]})
+    batches = _rows(session, select(*BATCH_COLUMNS).where(AuditBatch.id.in_(batch_ids))) if batch_ids else []
+    last = entries[-1]["seq"] if entries else head
+    return {"kind": "history", "tables": {"audit_entries": entries, "audit_batches": batches}, "head": head,
+            "next": str(last) if last < head else None}
 
 
 def _parents_first(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
