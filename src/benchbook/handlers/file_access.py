@@ -6,7 +6,7 @@ from typing import Any
 
 from starlette.responses import StreamingResponse
 
-from benchbook.domain.records import lists
+from benchbook.domain.records import exports
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.handlers.uow import read, services
 
@@ -15,11 +15,11 @@ CHUNK = 1 << 16
 
 
 def export_zip(body: dict[str, Any]) -> StreamingResponse:
-    """``POST /file-access/zip``: the zip :func:`benchbook.domain.records.lists.export_zip`
+    """``POST /file-access/zip``: the zip :func:`benchbook.domain.records.exports.export_zip`
     writes, streamed from its temporary file (which is removed once sent)."""
     query = RecordQuery(**{k: body[k] for k in QUERY_KEYS if body.get(k) is not None})
     with read() as session:
-        archive = lists.export_zip(session, services().project.files_dir, body["collection"], query,
+        archive = exports.export_zip(session, services().project.files_dir, body["collection"], query,
                                    columns=body.get("columns"), files=body.get("files", True))
 
     def stream() -> Iterator[bytes]:

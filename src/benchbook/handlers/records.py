@@ -7,7 +7,7 @@ from starlette.responses import StreamingResponse
 
 from benchbook.domain.catalog import views
 from benchbook.domain.history import restore
-from benchbook.domain.records import lists
+from benchbook.domain.records import exports, lists
 from benchbook.domain.records import writes as domain
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.rows import find_record
@@ -47,7 +47,7 @@ def delete_records(dataset_name: str, force: bool = False, references: str | Non
 def export_csv(collection_name: str, columns: list[str] | None = None, **params: Any) -> StreamingResponse:
     session = services().db.sessions()
     try:
-        chunks = lists.export_rows(session, collection_name, _query(params), columns=columns)
+        chunks = exports.export_rows(session, collection_name, _query(params), columns=columns)
         first = next(chunks)  # raises NotFound / Invalid before the response starts
     except BaseException:
         session.close()

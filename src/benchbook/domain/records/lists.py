@@ -1,26 +1,18 @@
-"""Record lists built on :class:`RecordQuery`: a page, counts by schema, the CSV export,
-delete by query and the cross-collection picker list (``GET /records``)."""
+"""Record lists built on :class:`RecordQuery`: a page, counts by schema, delete by query and
+the cross-collection picker list (``GET /records``); the exports are :mod:`.exports`."""
 from __future__ import annotations
 
-import csv
-import io
 import logging
-import tempfile
-import zipfile
-from collections.abc import Collection as Sized
-from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
-from typing import IO, Any
+from typing import Any
 
 from sqlalchemy import Select, func, or_, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from benchbook.domain import collector
-from benchbook.domain.catalog.lookup import SchemaCache, find_collection, find_schema, schema_names
+from benchbook.domain.catalog.lookup import find_collection, find_schema, schema_names
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import NotFound, error_entry, missing
-from benchbook.domain.files import find_file
 from benchbook.domain.records.counting import (
     bounded_total,
     budget_clock,
@@ -35,9 +27,6 @@ from benchbook.domain.records.shaping import RecordShaper
 from benchbook.domain.records.writes import delete_records
 from benchbook.persistence.record_counts import live_counts
 from benchbook.persistence.tables import Collection, Record, Schema
-
-EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]
-
 
 log = logging.getLogger(__name__)
 
@@ -366,148 +355,3 @@ def search_records(session: Session, *, limit: int, schema: str | None, search: 
     if ids is None:
         ids = list(session.scalars(newest))
     return RecordShaper(session).shape(_in_order(session, ids))
-
-
-def export_rows(session: Session, collection_name: str, query: RecordQuery, *,
-                columns: list[str] | None = None) -> Iterator[str]:
-    """The CSV export (``GET /collections/{name}/export.csv``), streamed as text chunks.
-
-    Default columns: ``id``, ``schema_name``, ``parent_record_id``, ``natural_name``, then each
-    listed schema's fields in schema order (a field name shared by two schemas is one column).
-    ``columns`` chooses them, in order, as :func:`export_columns` reads them (own fields, base
-    columns, inherited fields and ``ref_field.target_field``). Lists join with ``, ``. Raises
-    ``NotFound`` / ``Invalid`` (loc ``query.columns.i``) when the first chunk is taken."""
-    collection = find_collection(session, collection_name)
-    cache = SchemaCache(session)
-    chosen, derived = export_columns(session, cache, collection.id, query, columns, loc=["query", "columns"])
-    if columns is None:
-        derived = []  # the default file holds each record's own values only, so it imports back as it is
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(chosen)
-    shaper = RecordShaper(session, cache)
-    statement = query.select(session, collection).execution_options(yield_per=500)
-    batch: list[Record] = []
-
-    def flush() -> str:
-        write_rows(writer, shaper, batch, chosen, derived)
-        text = buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-        return text
-
-    yield flush()
-    for rec in session.scalars(statement):
-        batch.append(rec)
-        if len(batch) >= 500:
-            yield flush()
-    yield flush()
-
-
-def export_columns(session: Session, cache: SchemaCache, collection_id: str, query: RecordQuery,
-                   columns: list[str] | None, *, loc: list[str]) -> tuple[list[str], list[str]]:
-    """``(chosen, derived)``: the export's columns in order and those of them read as derived
-    columns. Default: :data:`EXPORT_BASE` then the listed schemas' own fields. A chosen column
-    that some listed schema lacks as its own field is asked for as derived (an inherited value
-    for those records; own values are read from ``data`` either way) and checked by
-    :func:`check_columns`, which raises ``Invalid`` at ``loc + [position]`` for an unknown one."""
-    metas = query.listed_metas(cache, collection_id)
-    own = list(dict.fromkeys(f.name for m in metas for f in m.fields))
-    chosen = list(dict.fromkeys(columns)) if columns else EXPORT_BASE + own
-    derived = [c for c in chosen if c not in EXPORT_BASE and not all(c in m.by_name for m in metas)]
-    if derived:
-        check_columns(cache, metas, derived, loc=loc, positions=[chosen.index(c) for c in derived])
-    return chosen, derived
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
-    return str(value)
-
-
-
-ZIP_CSV = "records.csv"
-ZIP_MISSING = "missing-files.txt"
-FILE_TYPES = ("file", "file_list")
-
-
-def export_zip(session: Session, files_dir: Path, collection_name: str, query: RecordQuery, *,
-               columns: list[str] | None = None, files: bool = True) -> IO[bytes]:
-    """``POST /file-access/zip``: a temporary file (at position 0; the caller closes it, which
-    removes it) holding a zip of ``records.csv`` and the records' files.
-
-    The CSV has ``columns`` in order (default: :func:`export_rows`' columns): the base columns
-    (:data:`EXPORT_BASE`), fields of the listed schemas, and derived columns (inherited fields,
-    ``ref_field.target_field``; :mod:`benchbook.domain.records.derived`). With ``files`` each
-    file a ``file``/``file_list`` column names is stored once as ``files/<sha256>/<file name>``;
-    one the store no longer holds is listed in ``missing-files.txt``. Everything is named in the
-    request's body, so a collection, column, schema or field that does not exist is a ``Conflict``
-    (:func:`missing`, ``loc`` under ``body``), before anything is written."""
-    try:
-        collection = find_collection(session, collection_name)
-        cache = SchemaCache(session)
-        chosen, derived = export_columns(session, cache, collection.id, query, columns, loc=["body", "columns"])
-        metas = query.listed_metas(cache, collection.id)
-        statement = query.select(session, collection).execution_options(yield_per=500)
-    except NotFound as exc:
-        raise missing(exc.detail, [{**e, "loc": ["body", *e["loc"][1:]]} for e in exc.errors]
-                      or [error_entry(["body", "collection"], exc.detail, "not_found", collection_name)]) from None
-    file_columns = {f.name for m in metas for f in m.fields if f.type in FILE_TYPES and f.name in chosen}
-    shaper = RecordShaper(session, cache)
-    out = tempfile.TemporaryFile()  # noqa: SIM115 (returned open: the caller streams and closes it)
-    shas: list[str] = []
-    try:
-        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            with archive.open(ZIP_CSV, "w") as raw, io.TextIOWrapper(raw, encoding="utf-8", newline="") as text:
-                writer = csv.writer(text)
-                writer.writerow(chosen)
-                batch: list[Record] = []
-                for rec in session.scalars(statement):
-                    batch.append(rec)
-                    if len(batch) >= 500:
-                        write_rows(writer, shaper, batch, chosen, derived, file_columns, shas)
-                write_rows(writer, shaper, batch, chosen, derived, file_columns, shas)
-            if files:
-                _zip_files(session, files_dir, archive, shas)
-        out.seek(0)
-        return out
-    except BaseException:
-        out.close()
-        raise
-
-
-def write_rows(writer: Any, shaper: RecordShaper, batch: list[Record], chosen: list[str], derived: list[str],
-               file_columns: Sized[str] = (), shas: list[str] | None = None) -> None:
-    """Write ``batch`` as CSV rows of ``chosen`` and empty it; with ``shas``, note the sha256s
-    its ``file_columns`` name."""
-    for item in shaper.shape(batch, columns=derived or None):
-        data, extra = item["data"], item.get("derived") or {}
-        base = {"id": item["id"], "schema_name": item["schema_name"],
-                "parent_record_id": item["parent_record_id"], "natural_name": item["natural_name"]}
-        row = []
-        for column in chosen:
-            value = base[column] if column in base else data[column] if column in data else extra.get(column)
-            if shas is not None and column in file_columns and value:
-                shas.extend(v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str))
-            row.append(_cell(value))
-        writer.writerow(row)
-    batch.clear()
-
-
-def _zip_files(session: Session, files_dir: Path, archive: zipfile.ZipFile, shas: list[str]) -> None:
-    missing = []
-    for sha in dict.fromkeys(shas):
-        try:
-            stored, path = find_file(session, files_dir, sha)
-        except NotFound:
-            missing.append(sha)
-            continue
-        name = PurePosixPath(str(stored.filename or "").replace("\\", "/")).name or "file"
-        archive.write(path, f"files/{sha}/{name}")
-    if missing:
-        archive.writestr(ZIP_MISSING, "".join(f"{sha}\n" for sha in missing))
