@@ -74,6 +74,18 @@ def test_no_option_help_is_another_options(commands: list[tuple[list[str], click
     assert wrong == []
 
 
+def test_the_record_data_help_is_only_on_data_options(commands: list[tuple[list[str], click.Command]]) -> None:
+    """The record data's value forms describe a record's ``--data``, never another option
+    (``fields create --type`` showed them, issue 36 item 5); ``--type`` says what a type holds."""
+    wrong = [f"{' '.join(path)} {p.opts[0]}" for path, command in commands for p in command.params
+             if isinstance(p, click.Option) and (p.help or "").startswith("Field name to value")
+             and p.opts[0] != "--data"]
+    assert wrong == []
+    create = {" ".join(path): c for path, c in commands}["fields create"]
+    help_of_type = next(p.help for p in create.params if "--type" in p.opts)
+    assert help_of_type and help_of_type.startswith("The field's type") and "GET /schemas/field-types" in help_of_type
+
+
 def endpoint_exists(doc: dict[str, Any], method: str, path: str) -> bool:
     for documented, item in doc["paths"].items():
         if method.lower() in item:

@@ -11,6 +11,8 @@ command per operation (``benchbook <tag> <command>``):
 - JSON body properties are options too (objects and arrays as JSON text, ``null`` for
   nullable ones), plus ``--body JSON|@file.json`` for the whole body (options override its keys);
 - a multipart binary part ``file`` is ``--file PATH``;
+- a JSON body's text property marked ``x-cli-file: NAME`` may also be read from a file,
+  ``--NAME PATH`` (``-`` for stdin; ``workflows put NAME --file workflow.yaml``);
 - operations whose success response is not JSON get ``--output FILE``.
 
 Only options the user gave are sent; the server applies the document's defaults.
@@ -21,6 +23,8 @@ import dataclasses
 import functools
 import json
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -206,6 +210,34 @@ def _body_option(doc: dict[str, Any], prop: str, schema: dict[str, Any], dest: s
     return click.Option([f"--{flag}", dest], type=ptype, default=None, help=help_text.strip())
 
 
+@dataclasses.dataclass(frozen=True)
+class TextFrom:
+    """A body property read from a text file (``x-cli-file``): the file option's dest and flag,
+    and the property option's dest and flag."""
+
+    file_dest: str
+    file_flag: str
+    dest: str
+    flag: str
+
+    def read_into(self, values: dict[str, Any]) -> None:
+        """Put the file's text (when the file option was given) in ``values[dest]``.
+
+        Raises ``click.UsageError`` when both options are given, ``click.BadParameter`` for a
+        file that cannot be read or is not UTF-8 text.
+        """
+        path = values.pop(self.file_dest, None)
+        if path is None:
+            return
+        if values.get(self.dest) is not None:
+            raise click.UsageError(f"give {self.flag} or {self.file_flag}, not both")
+        try:
+            values[self.dest] = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise click.BadParameter(f"cannot read {path}: {reason}", param_hint=self.file_flag) from exc
+
+
 class ApiCommand(click.Command):
     """A generated command; ``operation`` says how its parameters become the request."""
 
@@ -235,6 +267,7 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
         description = _help_text((merged.get((pname, "path")) or {}).get("description"))
         arg_help.append(f"  {metavar}  {description}".rstrip())
     taken: set[str] = set()
+    from_files: list[TextFrom] = []
     for i, ((pname, where), p) in enumerate(merged.items()):
         if where != "query":
             continue
@@ -263,6 +296,15 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
                 continue
             spec.body.append((dest, prop))
             params.append(_body_option(doc, prop, pschema, dest, flag, prop in required))
+            if json_media and pschema.get("x-cli-file"):
+                option = params[-1]
+                option.help = (option.help or "").replace("here or in --body", f"here, in --{pschema['x-cli-file']} or "
+                                                          "in --body")
+                file_flag = _flag_name(str(pschema["x-cli-file"]), taken, "body")
+                from_files.append(TextFrom(f"{dest}_file", f"--{file_flag}", dest, f"--{flag}"))
+                params.append(click.Option([f"--{file_flag}", f"{dest}_file"], metavar="PATH", default=None,
+                                           type=click.Path(dir_okay=False, allow_dash=True),
+                                           help=f"Read --{flag} from this UTF-8 text file (- for stdin)."))
         if json_media:
             params.append(click.Option(["--body", "body_json"], metavar="JSON|@FILE", default=None,
                                        help="The whole JSON body (an object), or @file.json / @- for stdin; "
@@ -286,6 +328,8 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
     def callback(**values: Any) -> None:
         ctx = click.get_current_context()
         values["body_json"] = read_body_option(values.get("body_json"))
+        for source in from_files:
+            source.read_into(values)
         settings = ctx.find_object(Settings) or Settings()
         if values.pop("as_table", False):
             settings = dataclasses.replace(settings, table=True)
