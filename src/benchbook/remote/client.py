@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, Self
 
 import httpx
-import orjson
 
 from benchbook.domain.errors import BadGateway, BenchbookError, Conflict, Invalid, NotFound, Unauthorized
+from benchbook.persistence.db import json_loads
 
 TIMEOUT = httpx.Timeout(60.0, connect=10.0)
 """Per request: a push of :data:`benchbook.domain.sync.outbox.BATCH` entries or a feed page
@@ -45,7 +45,7 @@ class Authority:
         if response.status_code >= 400:
             self._raise(response)
         try:
-            body = orjson.loads(response.content)  # a snapshot page is megabytes: faster than json
+            body = json_loads(response.content)  # orjson (a snapshot page is megabytes), json beyond it
         except ValueError:
             body = None
         if not isinstance(body, dict):

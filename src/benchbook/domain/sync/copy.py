@@ -24,6 +24,7 @@ records, names, links and history entries (tests/sync/test_sync_copy.py compares
 """
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Table, bindparam, exists, insert, select, update
@@ -47,6 +48,22 @@ _BATCHES: Table = AuditBatch.__table__  # type: ignore[assignment]
 _ENTRIES: Table = AuditEntry.__table__  # type: ignore[assignment]
 _RECORD_TIMES = ("created_at", "updated_at", "deleted_at")
 _SET_SEQ = update(_ENTRIES).where(_ENTRIES.c.id == bindparam("entry_id")).values(seq=bindparam("n"))
+
+
+class _Times:
+    """``wire.parse_time`` of a page's times (None stays None), each text read once: rows made
+    together (an import) share their times, and the bulk writer then stores a shared value once
+    (``rows_insert.insert_rows``)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, datetime] = {}
+
+    def __call__(self, text: str | None) -> datetime | None:
+        if text is None:
+            return None
+        if text not in self._seen:
+            self._seen[text] = parse_time(text)
+        return self._seen[text]
 
 
 def wanted(session: Session) -> bool:
@@ -77,7 +94,8 @@ def add_records(session: Session, rows: list[dict[str, Any]]) -> int:
     held: set[str] = set()
     for part in chunks([r["id"] for r in rows]):
         held.update(session.scalars(select(Record.id).where(Record.id.in_(part))))
-    new = [{**r, **{k: parse_time(r[k]) if r[k] else None for k in _RECORD_TIMES}} for r in rows if r["id"] not in held]
+    at = _Times()
+    new = [{**r, **{k: at(r[k]) for k in _RECORD_TIMES}} for r in rows if r["id"] not in held]
     if not new:
         return 0
     conn = session.connection()
@@ -105,12 +123,12 @@ def add_history(session: Session, entries: list[dict[str, Any]], batches: list[d
     known: set[str] = set()
     for part in chunks([b["id"] for b in batches]):
         known.update(session.scalars(select(AuditBatch.id).where(AuditBatch.id.in_(part))))
-    missing = [{**b, "created_at": parse_time(b["created_at"])} for b in batches if b["id"] not in known]
+    at = _Times()
+    missing = [{**b, "created_at": at(b["created_at"])} for b in batches if b["id"] not in known]
     if missing:
         session.execute(insert(_BATCHES), missing)
     if held:
         session.connection().execute(_SET_SEQ, [{"entry_id": e["id"], "n": e["seq"]} for e in entries if e["id"] in held])
-    new = [{**e, "timestamp": parse_time(e["timestamp"]), "request_id": None}
-           for e in entries if e["id"] not in held]
+    new = [{**e, "timestamp": at(e["timestamp"]), "request_id": None} for e in entries if e["id"] not in held]
     insert_entries(session, new)
     return len(new)

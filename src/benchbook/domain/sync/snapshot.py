@@ -17,7 +17,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import DateTime, delete, select
+import orjson
+from sqlalchemy import DateTime, Text, cast, delete, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.errors import Invalid, NotFound
@@ -43,15 +44,29 @@ KINDS = ("catalog", "records", "history")
 PAGE = 2000
 """Rows per ``records`` or ``history`` page by default; ``limit`` may ask for 1 to :data:`MAX_PAGE`."""
 MAX_PAGE = 10_000
-RECORD_COLUMNS = (Record.id, Record.dataset_id, Record.schema_id, Record.parent_id, Record.data,
-                  Record.natural_name, Record.created_at, Record.updated_at, Record.deleted_at, Record.delete_op)
+
+
+def _text(column: Any) -> Any:
+    """A column read as the database's text of it, not made a Python value: a JSON column's
+    JSON (handed on as it is, :class:`orjson.Fragment`), a time's ISO 8601 text (SQLite's
+    ``2026-11-28 17:32:55.293881`` in UTC, PostgreSQL's with its offset: ``wire.parse_time``
+    reads both). A page of thousands of rows spends most of its time making and writing values
+    otherwise."""
+    return cast(column, Text).label(column.key)
+
+
+RECORD_COLUMNS = (Record.id, Record.dataset_id, Record.schema_id, Record.parent_id, _text(Record.data),
+                  Record.natural_name, _text(Record.created_at), _text(Record.updated_at),
+                  _text(Record.deleted_at), Record.delete_op)
 ENTRY_COLUMNS = (AuditEntry.id, AuditEntry.seq, AuditEntry.action, AuditEntry.entity_type, AuditEntry.entity_id,
-                 AuditEntry.timestamp, AuditEntry.actor, AuditEntry.device, AuditEntry.changes, AuditEntry.old_data,
-                 AuditEntry.new_data, AuditEntry.batch_id, AuditEntry.dataset_id, AuditEntry.schema_id)
+                 _text(AuditEntry.timestamp), AuditEntry.actor, AuditEntry.device, _text(AuditEntry.changes),
+                 _text(AuditEntry.old_data), _text(AuditEntry.new_data), AuditEntry.batch_id, AuditEntry.dataset_id,
+                 AuditEntry.schema_id)
 """An entry's stored columns as a copy keeps them (``request_id`` is the authority's own log's;
 ``sync`` rows are a device's own)."""
 BATCH_COLUMNS = (AuditBatch.id, AuditBatch.kind, AuditBatch.label, AuditBatch.ref, AuditBatch.actor,
-                 AuditBatch.created_at)
+                 _text(AuditBatch.created_at))
+_RAW = ("data", "changes", "old_data", "new_data")
 
 
 def _row(obj: Base) -> dict[str, Any]:
@@ -79,11 +94,19 @@ def take(session: Session, kind: str, after: str | None = None, limit: int = PAG
 
 
 def _rows(session: Session, query: Any) -> list[dict[str, Any]]:
-    """``query``'s rows as dicts by column name; times stay ``datetime`` (the handler's JSON
-    writes them as ISO 8601 text)."""
+    """``query``'s rows as dicts by column name; JSON columns read as text (:func:`_text`)
+    become :class:`orjson.Fragment` (written as they are)."""
     result = session.execute(query)
     keys = list(result.keys())
-    return [dict(zip(keys, row)) for row in result]
+    raw = [i for i, key in enumerate(keys) if key in _RAW]
+    out = []
+    for row in result:
+        values = list(row)
+        for i in raw:
+            if values[i] is not None:
+                values[i] = orjson.Fragment(values[i])
+        out.append(dict(zip(keys, values)))
+    return out
 
 
 def _depths(session: Session) -> list[list[str]]:
@@ -108,7 +131,7 @@ def _depths(session: Session) -> list[list[str]]:
 
 def records_page(session: Session, after: str | None, limit: int = PAGE) -> dict[str, Any]:
     """One page of the ``records`` snapshot: ``{kind, tables: {records: [row, …]}, head, next}``,
-    every column of each record (deleted ones too; purged ones are gone; times as ``datetime``), ordered by the depth
+    every column of each record (deleted ones too; purged ones are gone; times as text), ordered by the depth
     of their schema and then by id, so that a parent comes before its children; ``after`` is
     ``"<depth>:<record id>"`` (a page's ``next``; none for the first page)."""
     head = feed.number(session)
@@ -136,7 +159,7 @@ def history_page(session: Session, after: str | None, limit: int = PAGE) -> dict
     """One page of the ``history`` snapshot: ``{kind, tables: {audit_entries: [row, …],
     audit_batches: [row, …]}, head, next}``: the entries numbered after ``after`` (a number;
     none for the first page), oldest first, their columns as stored (:data:`ENTRY_COLUMNS`;
-    times as ``datetime``), and the batches they belong to."""
+    times as text), and the batches they belong to."""
     head = feed.number(session)
     limit = max(1, min(limit, MAX_PAGE))
     if after and not after.isdigit():
