@@ -140,3 +140,16 @@ def test_reference_picker_links_a_record_with_its_label(page: Any, demo_server: 
     page.wait_for_function("() => document.querySelector('main h1') && document.querySelector('main h1').textContent === 'S-1'")
     settle(page)
     page.locator("section[aria-labelledby=referrers-h]").get_by_role("link", name="S-2").wait_for()
+
+
+def test_reference_picker_saves_a_typed_name_as_the_record_it_names(page: Any, demo_server: str,
+                                                                    lab: dict[str, Any]) -> None:
+    open_app(page, demo_server, f"/r/{lab['first']['id']}")
+    page.get_by_role("button", name="Edit values").click()
+    page.get_by_label("source").fill("S-2")
+    page.get_by_role("button", name="Use as typed").click()
+    page.get_by_role("button", name="Save").click()
+    link = page.locator("dd[data-field=source] a")
+    shown(page, link)
+    assert link.inner_text() == "S-2"
+    assert httpx.get(f"{demo_server}/api/records/{lab['first']['id']}").json()["data"]["source"] == lab["second"]["id"]

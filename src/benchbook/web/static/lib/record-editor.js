@@ -42,11 +42,14 @@ function ReferencePicker({ id, describedBy, field, value, label, collection, onC
     } catch (e) { setError(e); }
   };
   return html`<div class="ref-picker">
-    <p class="muted">Now: ${value ? html`<a href=${href("/r/" + seg(value))}>${label || value}</a>` : "none"}</p>
+    <p class="muted">Now: ${!value ? "none" : value.length === 26 ? html`<a href=${href("/r/" + seg(value))}>${label || value}</a>`
+      : html`<span>${value}</span> (a key or name: the record it names is linked when saved)`}</p>
     <div class="toolbar">
       <input id=${id} aria-describedby=${describedBy} type="search" placeholder="Find a record to link" value=${q}
         onInput=${(e) => setQ(e.target.value)} onKeyDown=${(e) => { if (e.key === "Enter") { e.preventDefault(); search(); } }} />
       <button type="button" onClick=${search}>Find</button>
+      ${q.trim() ? html`<button type="button" title="Save resolves it by the target's key, natural name or id (docs/import.md)"
+        onClick=${() => { onChange(q.trim()); setOptions(null); }}>Use as typed</button>` : null}
       ${value ? html`<button type="button" onClick=${() => onChange(null)}>Clear</button>` : null}
     </div>
     ${error ? html`<p class="error" role="alert">${error.message}</p>` : null}
