@@ -92,3 +92,31 @@ def test_an_import_names_rows_from_their_targets(api: Any) -> None:
     listed = api.ok("GET", "/collections/nyc/records", params={"schema": "flight", "sort": "flight:asc"})["items"]
     assert [r["natural_name"] for r in listed] == ["AA7", "UA1545"]
     assert listed[1]["data"]["carrier"] == w["UA"]["id"]
+
+
+def _found(api: Any, search: str, **params: Any) -> list[int]:
+    items = api.ok("GET", "/collections/nyc/records", params={"schema": "flight", "search": search, **params})["items"]
+    return sorted(r["data"]["flight"] for r in items)
+
+
+def test_search_matches_a_reference_by_its_targets_label(api: Any, monkeypatch: Any) -> None:
+    w = _world(api)
+    api.ok("PATCH", "/schemas/flight", json={"display_template": "F{flight}"})  # no label in the names
+    _flights(api, w)
+    make_record(api, "nyc", "flight", {"flight": 1545, "carrier": w["AA"]["id"]})
+    make_record(api, "nyc", "flight", {"flight": 77, "partners": [w["UA"]["id"]]})
+    assert _found(api, "UA") == [1, 77]  # the carrier's label, or a partner's
+    assert _found(api, "ua 1") == [1]  # words spread over the record and its targets
+    assert _found(api, "AA 1545") == [1545]
+    assert _found(api, "1545") == [1545]  # own values as before
+    assert _found(api, "Airways") == []  # a target's other values are not its label
+    assert _found(api, "nothing") == []
+    total = api.ok("GET", "/collections/nyc/records", params={"schema": "flight", "search": "UA", "limit": 0})
+    assert total["total"] == 2
+    # the picker's list too
+    picked = api.ok("GET", "/records", params={"schema": "flight", "search": "UA"})
+    assert sorted(r["data"]["flight"] for r in picked) == [1, 77]
+    # more targets than are listed by id: the referrers are found by a subquery
+    monkeypatch.setattr("benchbook.domain.records.search.TARGETS_MOST", 0)
+    assert _found(api, "UA") == [1, 77]
+    assert _found(api, "ua 1") == [1]
