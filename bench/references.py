@@ -31,6 +31,7 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from sqlalchemy import select
@@ -70,7 +71,7 @@ def run_import(db: Database, project: Project, name: str, content: bytes, **opti
     started = time.perf_counter()
     with db.session() as s, s.begin():
         result = import_table(Ctx(session=s, actor="bench", files_dir=project.files_dir), table,
-                              ImportOptions(collection="nyc", **options))  # type: ignore[arg-type]
+                              ImportOptions(collection="nyc", **options))
         if not result.commit:
             raise SystemExit(f"{name}: {[p.text() for p in result.problems][:5]}")
     return time.perf_counter() - started
@@ -92,7 +93,7 @@ def setup(db: Database, project: Project, flights: pd.DataFrame) -> dict[str, di
             if lacking:
                 bulk_create_records(ctx, "nyc", [{"schema_name": schema, "data": {KEYS[schema]: c}} for c in lacking])
                 have |= {(schema, c) for c in lacking}
-        fields = [{"name": n, "type": "integer"} for n in NUMBERS]
+        fields: list[dict[str, Any]] = [{"name": n, "type": "integer"} for n in NUMBERS]
         fields += [{"name": c, "type": "reference", "restrictions": {"schema": t}} for c, t in REFERENCES.items()]
         schemas.create_schema(ctx, {"name": "flight", "fields": [*fields, {"name": "time_hour", "type": "datetime"}]})
         collections.update_collection(ctx, "nyc", {"schemas": ["airline", "airport", "plane", "flight"]})
@@ -100,7 +101,8 @@ def setup(db: Database, project: Project, flights: pd.DataFrame) -> dict[str, di
         ids: dict[str, dict[str, str]] = {}
         for sch, name, rid in s.execute(select(Schema.name, Record.natural_name, Record.id)
                                         .join(Schema, Schema.id == Record.schema_id)):
-            ids.setdefault(sch, {})[name] = rid
+            if name is not None:
+                ids.setdefault(sch, {})[name] = rid
     return ids
 
 

@@ -127,3 +127,7 @@ def test_the_cli_dry_run_shows_schema_template_rows_and_proposals(tmp_project: P
     assert "  carrier: reference -> airline" in out.output and "created 3" in out.output
     shown = ok(tmp_project, "records", "list", "nyc", "--schema", "legs", "--where", "carrier=UA")
     assert sorted(r["data"]["leg"] for r in json.loads(shown.stdout)["items"]) == ["A1", "A3"]
+    made = json.loads(ok(tmp_project, "records", "create", "nyc", "--schema-name", "legs",
+                         "--data", '{"leg": "A9", "carrier": "AA"}').stdout)  # --data takes the key too
+    aa = json.loads(ok(tmp_project, "records", "list", "nyc", "--schema", "airline", "--where", "carrier=AA").stdout)
+    assert made["data"]["carrier"] == aa["items"][0]["id"]

@@ -96,6 +96,6 @@ def _target(resolver: ReferenceResolver, f: InferredField, distinct: set[str],
         if not missed:
             return name, []
         if (near is None and len(missed) <= min(NEAR_MISS, len(distinct) // 10)
-                and all(isinstance(answers[v], Unresolved) and answers[v].kind == UNKNOWN for v in missed)):
+                and all(getattr(answers[v], "kind", None) == UNKNOWN for v in missed)):
             near = (name, missed)
     return near

@@ -45,11 +45,11 @@ EXAMPLES = 5
 
 @dataclass
 class _Missing:
-    """Bare records to create for one target schema: ``field`` holds the key, ``ids`` maps each
+    """Bare records to create for one target schema: ``key`` is the field holding the typed value, ``ids`` maps each
     typed value to the new record's id, ``named_by`` the fields whose cells named them."""
 
     meta: SchemaMeta
-    field: Field
+    key: Field
     ids: dict[str, str] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
     named_by: set[str] = field(default_factory=set)
@@ -105,7 +105,7 @@ class ImportReferences:
         text = unresolved.value
         if text not in plan.ids:
             try:
-                plan.values[text] = coerce_value(plan.field.type, plan.field.restrictions or {}, text,
+                plan.values[text] = coerce_value(plan.key.type, plan.key.restrictions or {}, text,
                                                  tz=self.collection.timezone)
             except ValueProblem:
                 return None
@@ -169,7 +169,7 @@ class ImportReferences:
             wanted = [(text, rid) for text, rid in plan.ids.items() if rid in used]
             if not wanted:
                 continue
-            bodies = [{"schema_name": plan.meta.schema.name, "data": {plan.field.name: plan.values[text]}}
+            bodies = [{"schema_name": plan.meta.schema.name, "data": {plan.key.name: plan.values[text]}}
                       for text, _ in wanted]
             try:
                 bulk_create_records(ctx, self.collection.id, bodies, ids=[rid for _, rid in wanted],
@@ -182,7 +182,7 @@ class ImportReferences:
     def created(self) -> list[dict[str, Any]]:
         """What ``create_missing`` created (or, in a dry run, would create): per target schema
         ``{schema, field, count, examples, named_by}``."""
-        return [{"schema": p.meta.schema.name, "field": p.field.name, "count": len(p.ids),
+        return [{"schema": p.meta.schema.name, "field": p.key.name, "count": len(p.ids),
                  "examples": list(p.ids)[:EXAMPLES], "named_by": sorted(p.named_by)}
                 for p in self.missing.values() if p.ids]
 

@@ -56,10 +56,16 @@ from benchbook.domain.imports.infer_refs import propose_references
 from benchbook.domain.imports.keys import KeyIndex
 from benchbook.domain.imports.parents import AUTO, ParentIndex, ParentKey
 from benchbook.domain.imports.problems import ProblemLog, Summary
-from benchbook.domain.imports.references import REFERENCE_KINDS, ImportReferences
 from benchbook.domain.imports.readers import Cells, Table, cell_at
+from benchbook.domain.imports.references import REFERENCE_KINDS, ImportReferences
 from benchbook.domain.records.bulk import RowProblems, bulk_create_records
-from benchbook.domain.records.values import LINKED_TYPES, REFERENCE_TYPES, as_list, merge_new_rows, merge_values
+from benchbook.domain.records.values import (
+    LINKED_TYPES,
+    REFERENCE_TYPES,
+    as_list,
+    merge_new_rows,
+    merge_values,
+)
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.tables import Collection, Field, StoredFile
 

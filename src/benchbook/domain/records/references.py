@@ -27,6 +27,7 @@ each distinct code once, however many rows repeat it).
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ this typed value: ``tables.INDEXED_ACCESSORS``)."""
 UNKNOWN = "reference_unknown"
 AMBIGUOUS = "reference_ambiguous"
 _ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", re.IGNORECASE)
-_PART = re.compile(r"[0-9A-HJKMNP-TV-Z]{%d,25}" % SHORT_TAIL, re.IGNORECASE)
+_PART = re.compile(rf"[0-9A-HJKMNP-TV-Z]{{{SHORT_TAIL},25}}", re.IGNORECASE)
 
 
 def whole_id(value: str) -> bool:
@@ -146,7 +147,7 @@ class ReferenceResolver:
         return out
 
     def _conditions(self, meta: SchemaMeta | None) -> list[ColumnElement[bool]]:
-        conds = [Record.deleted_at.is_(None), Record.dataset_id.in_(self.reach())]
+        conds: list[ColumnElement[bool]] = [Record.deleted_at.is_(None), Record.dataset_id.in_(self.reach())]
         if meta is not None:
             conds.append(Record.schema_id == meta.schema.id)
         return conds
@@ -213,7 +214,7 @@ def _number(text: str) -> float | None:
         number = float(text)
     except ValueError:
         return None
-    return number if number == number and abs(number) != float("inf") else None
+    return number if math.isfinite(number) else None
 
 
 def _what(meta: SchemaMeta | None) -> str:
