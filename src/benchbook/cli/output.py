@@ -389,15 +389,37 @@ def _cell(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _labelled(data: dict[str, Any], labels: Any) -> dict[str, Any]:
+    """``data`` with each reference value (an id ``labels``, the record's ``reference_labels``,
+    knows) shown by its target's label, its natural name, or its short id when the target has
+    none; a reference_list as its labels joined with ``, ``. The ids are a column choice:
+    ``--columns carrier.id``."""
+    if not isinstance(labels, dict) or not labels:
+        return data
+
+    def label(target: str) -> str:
+        return labels.get(target) or _short(target)
+
+    out = {}
+    for name, value in data.items():
+        if isinstance(value, str) and value in labels:
+            value = label(value)
+        elif isinstance(value, list) and value and all(isinstance(v, str) and v in labels for v in value):
+            value = ", ".join(label(v) for v in value)
+        out[name] = value
+    return out
+
+
 def _record_row(row: Any) -> Any:
-    """A record (an object with a ``data`` object) as its identity plus its field values; a
-    history entry with its ``changes`` as ``label: before → after`` text (field names, not ids).
-    Record ids are shortened to their last :data:`SHORT_ID` characters."""
+    """A record (an object with a ``data`` object) as its identity plus its field values, a
+    reference by its target's label (:func:`_labelled`); a history entry with its ``changes``
+    as ``label: before → after`` text (field names, not ids). Record ids are shortened to their
+    last :data:`SHORT_ID` characters."""
     if _is_record(row):
         derived = row.get("derived") if isinstance(row.get("derived"), dict) else {}
         return {"id": _short(row.get("id")), "schema_name": row["schema_name"],
                 "natural_name": row.get("natural_name"), "parent": _short(row.get("parent_record_id")),
-                **row["data"], **derived}
+                **_labelled(row["data"], row.get("reference_labels")), **derived}
     if isinstance(row, dict) and isinstance(row.get("changes"), list) and "action" in row:
         out = {k: v for k, v in row.items() if k not in ("changes", "new_data", "old_data")}
         out["changes"] = changes_text(row["changes"])
@@ -520,7 +542,8 @@ def print_table(data: Any, columns: list[str] | None = None, columns_flag: str =
             shown_data = _record_row(data)
         elif _is_record(data):  # its values first, then everything else the answer holds
             rest = {k: v for k, v in data.items() if k not in ("id", "schema_name", "natural_name",
-                                                              "parent_record_id", "data", "derived")}
+                                                              "parent_record_id", "data", "derived",
+                                                              "reference_labels")}
             shown_data = {**_record_row(data), **rest}
         for key, value in shown_data.items():
             if columns and key not in columns:
