@@ -13,7 +13,9 @@ command per operation (``benchbook <tag> <command>``):
 - a multipart binary part ``file`` is ``--file PATH``;
 - a JSON body's text property marked ``x-cli-file: NAME`` may also be read from a file,
   ``--NAME PATH`` (``-`` for stdin; ``workflows put NAME --file workflow.yaml``);
-- operations whose success response is not JSON get ``--output FILE``.
+- operations whose success response is not JSON get ``--output FILE``;
+- lists whose page may hold a lower bound for ``total`` (``total_exact``) get ``--count``, the
+  exact number of matches (``limit=0``).
 
 Only options the user gave are sent; the server applies the document's defaults.
 """
@@ -32,6 +34,7 @@ import click
 from benchbook import document as api_document
 from benchbook.cli.lazy import LazyGroup
 from benchbook.cli.output import NULL, Operation, Settings, read_body_option, run_request
+from benchbook.cli.pages import counts_exactly
 from benchbook.cli.spelling import cli_spelling
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -317,6 +320,11 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
         params.append(click.Option([spec.columns_flag, "table_columns"], metavar="NAMES", default=None,
                                    help="Columns of the table, comma-separated (implies --table); "
                                         "without it the table says which columns it left out."))
+    limit_dest = next((dest for dest, name, _ in spec.query if name == "limit"), None)
+    if limit_dest and "count" not in taken and counts_exactly(_success_schema(doc, op)):
+        params.append(click.Option(["--count", "count_only"], is_flag=True, default=False,
+                                   help="Print only the exact number of matches (as --limit 0): a page's total "
+                                        "is a lower bound when counting took too long."))
     if spec.raw_output:
         params.append(click.Option(["--output", "-o", "output_file"], type=click.Path(dir_okay=False),
                                    default=None, help="Write the response body to this file instead of stdout."))
@@ -330,6 +338,8 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
         values["body_json"] = read_body_option(values.get("body_json"))
         for source in from_files:
             source.read_into(values)
+        if values.pop("count_only", False) and limit_dest:
+            values[limit_dest] = 0
         settings = ctx.find_object(Settings) or Settings()
         if values.pop("as_table", False):
             settings = dataclasses.replace(settings, table=True)
@@ -345,6 +355,16 @@ def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any
         help_text += "\n\n\b\nArguments:\n" + "\n".join(arg_help)
     return ApiCommand(spec, name, callback=callback, params=params, help=help_text,
                       short_help=summary.rstrip(".") or None)
+
+
+def _success_schema(doc: dict[str, Any], op: dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema of the operation's first 2xx response (dereferenced), or ``{}``."""
+    for status, response in (op.get("responses") or {}).items():
+        if str(status).startswith("2"):
+            media = (deref(doc, response).get("content") or {}).get("application/json") or {}
+            found: dict[str, Any] = deref(doc, media.get("schema") or {})
+            return found
+    return {}
 
 
 def _raw_output(doc: dict[str, Any], op: dict[str, Any]) -> bool:

@@ -5,7 +5,7 @@ Requests go in-process (the whole app over ``httpx.ASGITransport``, no server) u
 ``--table``), other bodies (CSV, file bytes) written raw to stdout or ``--output FILE``;
 an HTTP error prints ``error <status>: <detail>`` (and any ``errors`` entries, each naming
 the parameter as the CLI spells it: ``--parent-record-id``, ``RECORD_ID``) to stderr and
-exits with status 1. ``--limit 0`` on a paginated list prints only its ``total``. History entries show record
+exits with status 1. ``--limit 0`` (or ``--count``) on a paginated list prints only its ``total``. History entries show record
 values keyed by field label, not field id (:func:`readable_history`).
 
 httpx, rich and the app are imported when a request is sent or a table printed, not when the
@@ -502,13 +502,15 @@ def print_table(data: Any, columns: list[str] | None = None, columns_flag: str =
     from rich.console import Console
     from rich.table import Table
 
+    from benchbook.cli.pages import caption as page_caption
+
     width = _width()
     console = Console(file=sys.stdout, width=width, soft_wrap=False)
     caption = None
     rows = data
     if isinstance(data, dict) and isinstance(data.get("items"), list):
         rows = data["items"]
-        caption = ", ".join(f"{k}: {_cell(v)}" for k, v in data.items() if k != "items" and _scalar(v)) or None
+        caption = page_caption(data, len(rows))
     if isinstance(rows, list):
         rows = [_record_row(r) for r in rows]
         table = Table(caption=caption, show_lines=False)

@@ -39,7 +39,7 @@ def get_batch_event(batch_id: str) -> tuple[Body, int]:
 
 def list_batch_entries(batch_id: str, **shared: Any) -> tuple[Body, int]:
     with read() as s:
-        bid = domain.get_batch(s, batch_id.strip().upper()).id
+        bid = domain.find_batch(s, batch_id).id
     return _page(domain.scope(batch_id=bid), **shared)
 
 

@@ -18,7 +18,7 @@ from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound
 from benchbook.domain.history.own_values import whole_values
-from benchbook.domain.ids import new_id
+from benchbook.domain.ids import new_id, resolve_prefix
 from benchbook.domain.records.rows import value_changes
 from benchbook.domain.sync import rows as sync_rows
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Field, Record, utcnow
@@ -73,11 +73,30 @@ def server_batch(ctx: Ctx, kind: str, label: str | None = None) -> Iterator[str]
 
 
 def get_batch(session: Session, batch_id: str) -> AuditBatch:
-    """The batch ``batch_id``; raises ``NotFound``."""
+    """The batch whose id is exactly ``batch_id`` (a client batch a request joins); raises
+    ``NotFound``."""
     batch = session.get(AuditBatch, batch_id)
     if batch is None:
         raise NotFound(f"batch {batch_id} not found")
     return batch
+
+
+def find_batch(session: Session, batch_id: str) -> AuditBatch:
+    """The batch ``batch_id`` names: its whole id, a unique prefix or its last 8 characters
+    (:func:`benchbook.domain.ids.resolve_prefix`, as record ids). Raises ``NotFound``, or
+    ``Invalid`` (422) for a prefix several batches share."""
+    batch = session.get(AuditBatch, resolve_prefix(session, AuditBatch, batch_id, what="batch"))
+    assert batch is not None
+    return batch
+
+
+def find_entry(session: Session, audit_id: str) -> AuditEntry:
+    """The history entry ``audit_id`` names: its whole id, a unique prefix or its last 8
+    characters (what ``--table`` shows). Raises ``NotFound``, or ``Invalid`` (422) for a prefix
+    several entries share (the entries of one batch share their time prefix)."""
+    entry = session.get(AuditEntry, resolve_prefix(session, AuditEntry, audit_id, what="audit entry"))
+    assert entry is not None
+    return entry
 
 
 def batch_response(batch: AuditBatch) -> dict[str, Any]:
@@ -152,11 +171,9 @@ def list_entries(session: Session, conds: list[ColumnElement[bool]], *, action: 
 
 
 def get_entry(session: Session, audit_id: str) -> dict[str, Any]:
-    """One entry as AuditLogResponse; raises ``NotFound``."""
-    entry = session.get(AuditEntry, audit_id.strip().upper())
-    if entry is None:
-        raise NotFound(f"audit entry {audit_id} not found")
-    return entry_responses(session, [entry])[0]
+    """One entry (named as :func:`find_entry` takes it) as AuditLogResponse; raises ``NotFound``
+    or ``Invalid`` (an ambiguous prefix)."""
+    return entry_responses(session, [find_entry(session, audit_id)])[0]
 
 
 class _NoFields:
@@ -256,7 +273,7 @@ def _now(entry: AuditEntry, records: dict[str, Record]) -> dict[str, Any]:
 
 def batch_event(session: Session, batch_id: str) -> dict[str, Any]:
     """AuditEventResponse for a batch: its changes counted by action and entity type (``parts``)."""
-    batch = get_batch(session, batch_id.strip().upper())
+    batch = find_batch(session, batch_id)
     rows = session.execute(select(AuditEntry.action, AuditEntry.entity_type, func.count(), func.max(AuditEntry.timestamp))
                            .where(AuditEntry.batch_id == batch.id)
                            .group_by(AuditEntry.action, AuditEntry.entity_type)

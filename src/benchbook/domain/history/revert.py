@@ -32,7 +32,7 @@ from benchbook.domain.catalog import views as view_rules
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound
-from benchbook.domain.history.entries import derived, record_changes
+from benchbook.domain.history.entries import derived, find_entry, record_changes
 from benchbook.domain.history.own_values import whole_values
 from benchbook.domain.history.restore import record_restore_plan, restore_record
 from benchbook.domain.records.writes import delete_records, update_record
@@ -47,10 +47,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _entry(session: Session, audit_id: str) -> AuditEntry:
-    entry = session.get(AuditEntry, audit_id.strip().upper())
-    if entry is None:
-        raise NotFound(f"audit entry {audit_id} not found")
-    return entry
+    return find_entry(session, audit_id)
 
 
 def _current_thing(session: Session, entry: AuditEntry) -> Any:

@@ -35,7 +35,7 @@ def undo_import(ctx: Ctx, batch_id: str, *, force: bool = False) -> dict[str, An
     Raises ``NotFound`` (batch), ``Invalid`` (not an import batch, or an undone one), ``Conflict``
     (live children without ``force``; an update edited since in every field)."""
     s = ctx.session
-    batch = audit.get_batch(s, batch_id.strip().upper())
+    batch = audit.find_batch(s, batch_id)
     if batch.kind != "import":
         raise Invalid(f"batch {batch.id} is a {batch.kind!r} batch; only import batches are undone here")
     rows = s.execute(select(AuditEntry.id, AuditEntry.action, AuditEntry.entity_id)
