@@ -1,7 +1,8 @@
 """Local maintenance commands (``docs/maintenance.md``): ``backup``, ``restore`` and ``doctor``.
 
 Like ``init`` and ``import`` they work on the project folder in-process (never through
-``--url``); the work is done by :mod:`benchbook.maintenance`.
+``--url``); the work is done by :mod:`benchbook.maintenance`. On a terminal each draws a
+progress bar per stage of its work on stderr (:func:`benchbook.cli.progress.stages`).
 """
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from pathlib import Path
 
 import click
 
+from benchbook.cli.progress import stages
 from benchbook.cli.output import Settings
 from benchbook.config import Project
+from benchbook.domain.progress import silent
 from benchbook.maintenance import MaintenanceError
 from benchbook.maintenance import backup as backups
 from benchbook.maintenance import doctor as doctors
@@ -40,7 +43,8 @@ def backup_command(ctx: click.Context, file: Path, with_secrets: bool) -> None:
     ends (Ctrl-C, SIGTERM, SIGHUP); one a killed backup left there is removed first."""
     project = _project(ctx)
     try:
-        report = backups.backup(project, file, with_secrets=with_secrets)
+        with stages() as progress:
+            report = backups.backup(project, file, with_secrets=with_secrets, progress=progress or silent)
     except MaintenanceError as exc:
         raise click.ClickException(str(exc)) from None
     for leftover in report.swept:
@@ -64,7 +68,8 @@ def restore_command(file: Path, directory: Path, database_url: str | None) -> No
     empty). Every file's sha256 and the database's rows per table are checked against the
     backup before the folder is put in place."""
     try:
-        report = backups.restore(file, directory, database_url=database_url)
+        with stages() as progress:
+            report = backups.restore(file, directory, database_url=database_url, progress=progress or silent)
     except MaintenanceError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"{report.directory}: restored the backup of {report.created_at} ({report.database})")
@@ -88,7 +93,8 @@ def doctor_command(ctx: click.Context, fix: bool, quick: bool) -> None:
     .secrets.toml, the work folders of killed backups. Prints each finding with how to fix it;
     exits 1 while a warning or an error is left (after --fix, the ones it could not fix)."""
     project = _project(ctx)
-    findings = doctors.examine(project, fix=fix, quick=quick)
+    with stages() as progress:
+        findings = doctors.examine(project, fix=fix, quick=quick, progress=progress or silent)
     click.echo(f"benchbook doctor: {project.root}")
     for f in findings:
         label = "fixed" if f.fixed else LABELS.get(f.severity, f.severity)

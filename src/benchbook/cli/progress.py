@@ -8,12 +8,15 @@ commands and ``--url`` ones.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from benchbook.domain.progress import Progress as Report
 
 T = TypeVar("T")
 POLL = 0.25
@@ -146,3 +149,42 @@ def _status_reader(settings: Any) -> Callable[[], dict[str, Any] | None]:
             return batch
 
     return in_process
+
+
+# ------------------------------------------------------------- local work with a domain callback
+
+def stderr_console() -> Console:
+    """The console the long local commands draw their bars on: stderr (a terminal or not; rich
+    decides, and ``FORCE_COLOR``/``TTY_COMPATIBLE`` force it as usual)."""
+    return Console(stderr=True)
+
+
+@contextmanager
+def stages(console: Console | None = None) -> Iterator[Report | None]:
+    """A :data:`benchbook.domain.progress.Progress` callback drawing one bar line per stage
+    (description, bar, ``done/total``, elapsed) on ``console`` (default :func:`stderr_console`)
+    while the block runs, or None when the console is not a terminal (then nothing is drawn:
+    piped output stays as it was). A stage's line is finished (shown complete) when the next
+    stage starts or the block ends without an error."""
+    console = console or stderr_console()
+    if not console.is_terminal:
+        yield None
+        return
+    with bar(console) as progress:
+        tasks: dict[str, Any] = {}
+
+        def report(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                _finish(progress, tasks)
+                tasks[stage] = progress.add_task(stage, total=total)
+            progress.update(tasks[stage], completed=done, total=total, refresh=True)
+
+        yield report
+        _finish(progress, tasks)
+
+
+def _finish(progress: Progress, tasks: dict[str, Any]) -> None:
+    """Show the newest stage as complete (a stage whose items were all done, or that had none)."""
+    if tasks:
+        task = progress.tasks[-1]
+        progress.update(task.id, completed=task.total or 0, total=task.total or 0, refresh=True)

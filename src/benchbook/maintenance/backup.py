@@ -54,6 +54,7 @@ from benchbook import __version__
 from benchbook.config import CONFIG_NAME, Project
 from benchbook.domain.ai.config import SECRETS_NAME
 from benchbook.domain.files import SPOOL_PREFIX
+from benchbook.domain.progress import Progress, silent
 from benchbook.maintenance import MaintenanceError, backup_work
 from benchbook.persistence.tables import Base
 
@@ -104,8 +105,11 @@ class RestoreReport:
 
 
 # ---------------------------------------------------------------------------------- backup
-def backup(project: Project, archive: Path, *, with_secrets: bool = False) -> BackupReport:
-    """Write a backup of ``project`` to ``archive`` (a new file; see the module docstring).
+def backup(project: Project, archive: Path, *, with_secrets: bool = False,
+           progress: Progress = silent) -> BackupReport:
+    """Write a backup of ``project`` to ``archive`` (a new file; see the module docstring),
+    reporting ``progress("copying the database", 0|1, 1)`` and ``progress("archiving files",
+    done, total)`` (content files, one call per file).
 
     The archive is written next to its final name (mode 0600) and moved there once complete,
     so a failed backup leaves no partial archive; its work folder goes whichever way the backup
@@ -125,6 +129,7 @@ def backup(project: Project, archive: Path, *, with_secrets: bool = False) -> Ba
     with backup_work.exits_on_signals(), backup_work.work_folder(archive.parent, project.root, archive) as folder:
         work = folder.path
         checkpoint = None
+        progress("copying the database", 0, 1)
         if url.get_backend_name() == "sqlite":
             kind, dump = "sqlite", work / SQLITE_NAME
             checkpoint, taken_at = sqlite_snapshot(Path(url.database or ""), dump)
@@ -144,7 +149,8 @@ def backup(project: Project, archive: Path, *, with_secrets: bool = False) -> Ba
                 name=str(archive), fileobj=raw, mode="w:gz" if archive.name.endswith((".gz", ".tgz")) else "w") as tar:
             tar.add(dump, arcname=dump.name)
             dump.unlink()  # the disk space it took is needed no longer
-            files, file_bytes, unreadable = _add_files(tar, project.files_dir, shas)
+            progress("copying the database", 1, 1)
+            files, file_bytes, unreadable = _add_files(tar, project.files_dir, shas, progress)
             _add_settings(tar, project.root, with_secrets)
             manifest = {"format": FORMAT, "benchbook": __version__, "created_at": taken_at.isoformat(),
                         "database": kind, "revision": revision, "tables": tables,
@@ -242,14 +248,17 @@ def _add_bytes(tar: tarfile.TarFile, name: str, data: bytes, mode: int = 0o644) 
     tar.addfile(info, io.BytesIO(data))
 
 
-def _add_files(tar: tarfile.TarFile, files_dir: Path, shas: set[str]) -> tuple[int, int, dict[str, str]]:
-    """Archive the content of ``shas``; returns ``(files, bytes, unreadable)``. Each content file
+def _add_files(tar: tarfile.TarFile, files_dir: Path, shas: set[str],
+               progress: Progress = silent) -> tuple[int, int, dict[str, str]]:
+    """Archive the content of ``shas``; returns ``(files, bytes, unreadable)``, reporting each
+    file done to ``progress`` (stage ``"archiving files"``). Each content file
     is hashed first and left out (listed in ``unreadable``) when missing or when it no longer
     hashes to its name: a tar member cannot be taken back, and content files never change in
     place, so the second read (from the page cache, mostly) archives what was checked."""
     count = size = 0
     unreadable: dict[str, str] = {}
-    for sha in sorted(shas):
+    for done, sha in enumerate(sorted(shas)):
+        progress("archiving files", done, len(shas))
         path = files_dir / sha[:2] / sha
         try:
             with path.open("rb") as fh:
@@ -265,6 +274,7 @@ def _add_files(tar: tarfile.TarFile, files_dir: Path, shas: set[str]) -> tuple[i
             continue
         count += 1
         size += info.size
+    progress("archiving files", len(shas), len(shas))
     return count, size, unreadable
 
 
@@ -293,8 +303,11 @@ def _skip_caches(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
 
 
 # --------------------------------------------------------------------------------- restore
-def restore(archive: Path, directory: Path, *, database_url: str | None = None) -> RestoreReport:
-    """Restore the backup ``archive`` into the new project folder ``directory``.
+def restore(archive: Path, directory: Path, *, database_url: str | None = None,
+            progress: Progress = silent) -> RestoreReport:
+    """Restore the backup ``archive`` into the new project folder ``directory``, reporting
+    ``progress("unpacking", done, members)``, ``progress("checking files", done, files)`` and
+    ``progress("checking the database", 0|1, 1)``.
 
     A SQLite backup becomes ``directory/benchbook.db`` (``[database] url`` is removed from the
     restored ``benchbook.toml`` so the project uses it); a PostgreSQL backup needs
@@ -313,12 +326,13 @@ def restore(archive: Path, directory: Path, *, database_url: str | None = None) 
         raise MaintenanceError(f"{directory} is not an empty folder; restore into a new one")
     try:
         with tarfile.open(archive, "r:*") as tar:
-            return _restore_from(tar, archive, directory, database_url)
+            return _restore_from(tar, archive, directory, database_url, progress)
     except tarfile.TarError as exc:
         raise MaintenanceError(f"{archive} is not a readable backup archive ({exc})") from None
 
 
-def _restore_from(tar: tarfile.TarFile, archive: Path, directory: Path, database_url: str | None) -> RestoreReport:
+def _restore_from(tar: tarfile.TarFile, archive: Path, directory: Path, database_url: str | None,
+                  progress: Progress) -> RestoreReport:
     manifest = _manifest(tar, archive)
     kind = manifest["database"]
     if kind == "postgresql" and not database_url:
@@ -331,13 +345,14 @@ def _restore_from(tar: tarfile.TarFile, archive: Path, directory: Path, database
     work = directory.parent / f".{directory.name}.restore-{uuid.uuid4().hex[:12]}"
     work.mkdir()  # (not mkdtemp: the restored folder gets the usual mode, not 0700)
     try:
-        _extract(tar, work)
+        _extract(tar, work, progress)
         (work / MANIFEST).unlink()
-        _check_files(work / "files", manifest["files"])
+        _check_files(work / "files", manifest["files"], progress)
         for name in ("files", *FOLDERS):
             (work / name).mkdir(exist_ok=True)
         if (work / SECRETS_NAME).exists():
             os.chmod(work / SECRETS_NAME, 0o600)
+        progress("checking the database", 0, 1)
         if kind == "sqlite":
             tables = _restore_sqlite(work / SQLITE_NAME)
         else:
@@ -347,6 +362,7 @@ def _restore_from(tar: tarfile.TarFile, archive: Path, directory: Path, database
         if tables != manifest["tables"]:
             raise MaintenanceError(f"the restored database's rows per table {tables} differ from the "
                                    f"backup's {manifest['tables']}")
+        progress("checking the database", 1, 1)
         _set_database_url(work / CONFIG_NAME, database_url)
         if directory.exists():
             directory.rmdir()
@@ -358,8 +374,9 @@ def _restore_from(tar: tarfile.TarFile, archive: Path, directory: Path, database
                          created_at=str(manifest.get("created_at", "")))
 
 
-def _extract(tar: tarfile.TarFile, into: Path) -> None:
-    """Unpack the regular files and folders of ``tar`` into ``into``; a member that is anything
+def _extract(tar: tarfile.TarFile, into: Path, progress: Progress = silent) -> None:
+    """Unpack the regular files and folders of ``tar`` into ``into`` (member by member, each
+    reported to ``progress`` as stage ``"unpacking"``); a member that is anything
     else (a link, a device) or whose path would leave ``into`` is refused. Python's ``data``
     extraction filter is applied too where it exists (3.11.4 and later)."""
     members = tar.getmembers()
@@ -367,10 +384,13 @@ def _extract(tar: tarfile.TarFile, into: Path) -> None:
         path = Path(member.name)
         if not (member.isfile() or member.isdir()) or path.is_absolute() or ".." in path.parts:
             raise MaintenanceError(f"the archive holds {member.name!r}, which a benchbook backup never does")
-    if hasattr(tarfile, "data_filter"):
-        tar.extractall(into, members=members, filter="data")
-    else:  # pragma: no cover  (Python 3.11.0-3.11.3)
-        tar.extractall(into, members=members)
+    for done, member in enumerate(members):
+        progress("unpacking", done, len(members))
+        if hasattr(tarfile, "data_filter"):
+            tar.extract(member, into, filter="data")
+        else:  # pragma: no cover  (Python 3.11.0-3.11.3)
+            tar.extract(member, into)
+    progress("unpacking", len(members), len(members))
 
 
 def _manifest(tar: tarfile.TarFile, archive: Path) -> dict[str, Any]:
@@ -388,16 +408,19 @@ def _manifest(tar: tarfile.TarFile, archive: Path) -> dict[str, Any]:
     return manifest
 
 
-def _check_files(files_dir: Path, shas: list[str]) -> None:
-    """Every file of the manifest is there and hashes to its name."""
+def _check_files(files_dir: Path, shas: list[str], progress: Progress = silent) -> None:
+    """Every file of the manifest is there and hashes to its name (each reported to ``progress``
+    as stage ``"checking files"``)."""
     bad = []
-    for sha in shas:
+    for done, sha in enumerate(shas):
+        progress("checking files", done, len(shas))
         try:
             with (files_dir / sha[:2] / sha).open("rb") as fh:
                 if _sha256(fh) != sha:
                     bad.append(f"{sha} (damaged)")
         except FileNotFoundError:
             bad.append(f"{sha} (missing)")
+    progress("checking files", len(shas), len(shas))
     if bad:
         raise MaintenanceError(f"{len(bad)} file(s) of the backup are missing or damaged: {', '.join(bad[:5])}")
 

@@ -73,6 +73,7 @@ from sqlalchemy.orm import Session
 from benchbook.config import CONFIG_NAME, Project
 from benchbook.domain.ai.config import SECRETS_NAME
 from benchbook.domain.files import SPOOL_PREFIX
+from benchbook.domain.progress import Progress, silent
 from benchbook.maintenance import backup_work
 from benchbook.persistence import audit_days, own_values, record_counts
 from benchbook.persistence.db import COMMAND_WAIT, alembic_config, make_engine, upgrade, write_lock
@@ -117,34 +118,57 @@ class Finding:
         return self.severity in ("warning", "error") and self.fixed is None
 
 
-def examine(project: Project, *, fix: bool = False, quick: bool = False) -> list[Finding]:
+CHECKS = ("permissions", "database", "migrations", "history", "counts", "indexes", "files", "runs", "wal",
+          "backups", "scratch")
+"""The checks in the order :func:`examine` runs them (the module docstring says what each does)."""
+
+
+def examine(project: Project, *, fix: bool = False, quick: bool = False,
+            progress: Progress = silent) -> list[Finding]:
     """Run every check on ``project`` (module docstring) and, with ``fix``, apply the safe fixes
     (a fix that fails leaves its finding unfixed, the failure added to its message). Returns
-    the findings in check order; never raises for what it finds."""
+    the findings in check order; never raises for what it finds. Reports
+    ``progress("checks", done, len(CHECKS))`` as each check ends (a check skipped counts as done)."""
+    def done(check: str) -> None:
+        progress("checks", CHECKS.index(check) + 1, len(CHECKS))
+
+    progress("checks", 0, len(CHECKS))
     findings = check_permissions(project.root)
+    done("permissions")
     url = make_url(project.database_url)
     sqlite_path = Path(url.database or "") if url.get_backend_name() == "sqlite" else None
     if sqlite_path is not None and not sqlite_path.is_file():
         findings.append(Finding("database", "error", f"no database at {sqlite_path}",
                                 "run `benchbook init` to create it, or `benchbook restore` a backup into a new folder"))
+        progress("checks", len(CHECKS), len(CHECKS))
         return _apply(findings, fix)
     engine = make_engine(project.database_url)
     try:
         findings += _guarded("database", lambda: check_database(engine, quick=quick))
+        done("database")
         migrations = _guarded("migrations", lambda: check_migrations(engine))
         findings += migrations
         if fix:
             _apply(migrations, fix)  # the other checks read the tables of the newest models
+        done("migrations")
         if all(f.severity == "ok" or f.fixed for f in migrations):
             findings += _guarded("history", lambda: check_history(engine))
+            done("history")
             findings += _guarded("counts", lambda: check_counts(engine))
+            done("counts")
             findings += _guarded("indexes", lambda: check_indexes(engine))
+        done("indexes")
         findings += _guarded("files", lambda: check_files(engine, project.files_dir))
+        done("files")
         findings += _guarded("runs", lambda: check_runs(engine))
+        done("runs")
         if sqlite_path is not None:
             findings += check_wal(sqlite_path)
+        done("wal")
         findings += check_backups(project.root)
+        done("backups")
         findings += check_scratch(project.root)
+        done("scratch")
         return _apply(findings, fix)
     finally:
         engine.dispose()
