@@ -5,8 +5,9 @@ in a savepoint of its own through ``create_record``, they cost the authority fou
 same creates cost made there. So :func:`merge.push <benchbook.domain.sync.merge.push>` hands a
 run of consecutive creates of one collection to :func:`apply_run`, which makes them with the
 bulk path (``bulk_create_records``: the same rules, the same entries as ``create_record``)
-inside one savepoint. When any of them is refused the savepoint is rolled back and the run is
-weighed entry by entry as before, so a refusal still undoes that entry alone and gets its row.
+inside one savepoint. When rows of it are refused the savepoint is rolled back, each refused
+row is weighed alone as before (a refusal undoes that entry alone and gets its row), and the
+rows between them go in together again.
 
 Each create keeps its entry as the device made it: the bulk path writes the entries through
 :class:`_Stamped`, whose :meth:`~_Stamped.entry_origin` hands out the entries' origins (id,
@@ -16,6 +17,7 @@ afterwards that every entry id names its own record.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +27,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.context import Ctx, Origin
 from benchbook.domain.errors import BenchbookError
-from benchbook.domain.records.bulk import bulk_create_records
+from benchbook.domain.records.bulk import RowProblems, bulk_create_records
 from benchbook.domain.sync import wire
 from benchbook.domain.sync.rows import PARENT
 from benchbook.persistence.tables import AuditEntry
@@ -86,19 +88,52 @@ def runs(entries: list[dict[str, Any]], present: set[str]) -> list[list[dict[str
     return out
 
 
-def apply_run(ctx: Ctx, device: str, run: list[dict[str, Any]], cache: SchemaCache) -> list[dict[str, Any]] | None:
-    """Make the creates of ``run`` (wire entries of one collection, records not held) with the
-    bulk path inside one savepoint, each entry as the device made it, stamped ``device``. Returns
-    their answers (``applied``), or None with nothing changed when any is refused (collection or
-    schema gone, a value, a parent, a uniqueness key): weigh them one by one then."""
+def apply_run(ctx: Ctx, device: str, run: list[dict[str, Any]], cache: SchemaCache,
+              one: Callable[[dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
+    """The answers to ``run`` (wire entries: creates of one collection, records not held), in
+    order, stamped ``device``. The run goes in with the bulk path in one savepoint; when rows of
+    it are refused, that is rolled back and the runs of rows between the refused ones go in the
+    same way, each refused row by ``one`` (the entry-by-entry merge: its savepoint, its row).
+    When the run cannot go at all (its collection or a schema gone), every entry goes by ``one``."""
+    answered, refused = _bulk(ctx, device, run, cache)
+    if answered is not None:
+        return answered
+    if refused is None:
+        return [one(e) for e in run]
+    out: list[dict[str, Any]] = []
+    between: list[dict[str, Any]] = []
+    for index, entry in enumerate(run):
+        if index in refused:
+            out += _between(ctx, device, between, cache, one)
+            between = []
+            out.append(one(entry))
+        else:
+            between.append(entry)
+    return out + _between(ctx, device, between, cache, one)
+
+
+def _between(ctx: Ctx, device: str, run: list[dict[str, Any]], cache: SchemaCache,
+             one: Callable[[dict[str, Any]], dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows the bulk path found nothing against: together again, or one by one when short or
+    refused after all."""
+    answered = _bulk(ctx, device, run, cache)[0] if len(run) >= MIN_RUN else None
+    return answered if answered is not None else [one(e) for e in run]
+
+
+def _bulk(ctx: Ctx, device: str, run: list[dict[str, Any]],
+          cache: SchemaCache) -> tuple[list[dict[str, Any]] | None, set[int] | None]:
+    """Make the creates of ``run`` with the bulk path inside one savepoint, each entry as the
+    device made it. Returns their answers (``applied``) and None; or, with nothing changed,
+    None and the indexes of the rows refused (a value, a parent, a uniqueness key), or None and
+    None when the run cannot go at all (its collection or a schema gone)."""
     s = ctx.session
     try:
         collection = cache.collection(str(run[0].get("dataset_id")))
         metas = [cache.meta(str(e.get("schema_id"))) for e in run]
     except BenchbookError:
-        return None
+        return None, None
     if collection.deleted_at is not None:
-        return None
+        return None, None
     bodies = [{"schema_name": meta.schema.name, "parent_record_id": (e.get("new_data") or {}).get(PARENT),
                "data": by_name(meta, (e.get("new_data") or {}).get("data") or {})} for e, meta in zip(run, metas)]
     stamped = _Stamped(session=s, actor=ctx.actor, files_dir=ctx.files_dir, batch_id=ctx.batch_id,
@@ -108,12 +143,15 @@ def apply_run(ctx: Ctx, device: str, run: list[dict[str, Any]], cache: SchemaCac
         for entry in run:
             wire.ensure_batch(s, entry.get("batch"))
         bulk_create_records(stamped, collection.name, bodies, ids=[e["entity_id"] for e in run], cache=cache)
+    except RowProblems as exc:
+        savepoint.rollback()
+        return None, {index for index, _ in exc.problems}
     except BenchbookError:
         savepoint.rollback()
-        return None
+        return None, None
     _check_stamps(s, run, stamped)
     savepoint.commit()
-    return [{"id": e["id"], "status": "applied", "seq": None, "rows": []} for e in run]
+    return [{"id": e["id"], "status": "applied", "seq": None, "rows": []} for e in run], None
 
 
 def _check_stamps(session: Session, run: list[dict[str, Any]], stamped: _Stamped) -> None:

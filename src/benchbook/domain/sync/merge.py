@@ -18,6 +18,7 @@ on every field) is weighed again when sent again, which is what ``retry`` is for
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from sqlalchemy import insert, select
@@ -69,13 +70,13 @@ def push(ctx: Ctx, device: str, entries: list[dict[str, Any]]) -> dict[str, Any]
             todo.append(entry)
     cache = SchemaCache(s)
     for group in creates.runs(todo, present):
-        answered = creates.apply_run(ctx, device, group, cache) if len(group) > 1 else None
-        if answered is None:
-            answered = []
-            for entry in group:
-                answered.append(_one(ctx, device, entry, deleting, cache))
-                if entry.get("entity_type") != "record":  # the catalog may have changed
-                    cache = SchemaCache(s)
+        if len(group) > 1:
+            answered = creates.apply_run(ctx, device, group, cache,
+                                         partial(_one, ctx, device, deleting=deleting, cache=cache))
+        else:
+            answered = [_one(ctx, device, group[0], deleting, cache)]
+            if group[0].get("entity_type") != "record":  # the catalog may have changed
+                cache = SchemaCache(s)
         ctx.changes.clear()  # a change that arrives by sync starts no workflow here
         present.update(e["entity_id"] for e in group if e.get("entity_type") == "record")
         fresh.update((a["id"], a) for a in answered)
