@@ -40,7 +40,7 @@ from benchbook.domain.catalog.lookup import (
 from benchbook.domain.context import Ctx, RecordChange
 from benchbook.domain.errors import BenchbookError, Invalid, NotFound, error_entry
 from benchbook.domain.ids import ID_LENGTH, new_ids
-from benchbook.domain.records.derived import names_with_inherited
+from benchbook.domain.records.derived import names_from_targets, names_with_inherited
 from benchbook.domain.records.references import ReferenceResolver, resolve_rows
 from benchbook.domain.records.rows import (
     check_parent,
@@ -374,11 +374,15 @@ class _Bulk:
             return
         now = utcnow()
         conn = self.s.connection()
+        zones = {self.collection.id: self.collection.timezone}
+        named = names_from_targets(self.s, self.cache, rows, zones)  # references shown by their targets' names
+        for r in rows:
+            r.natural_name = named.get(r.id, r.natural_name)
         insert_rows(conn, _RECORDS, [
             {"id": r.id, "dataset_id": r.dataset_id, "schema_id": r.schema_id, "parent_id": r.parent_id,
              "data": r.data, "natural_name": r.natural_name, "created_at": now, "updated_at": now} for r in rows])
         # names whose template uses inherited fields, once the parents (maybe among these rows) are in
-        renamed = names_with_inherited(self.s, self.cache, rows, {self.collection.id: self.collection.timezone})
+        renamed = names_with_inherited(self.s, self.cache, [r for r in rows if r.id not in named], zones)
         if renamed:
             conn.execute(update(_RECORDS).where(_RECORDS.c.id == bindparam("rid")).values(natural_name=bindparam("nn")),
                          [{"rid": rid, "nn": name} for rid, name in renamed.items()])

@@ -26,7 +26,7 @@ from benchbook.domain.catalog.dtypes import display_value
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.catalog.naming import placeholders
 from benchbook.domain.errors import NotFound, error_entry, missing
-from benchbook.domain.records.labels import reference_placeholders, template_labels
+from benchbook.domain.records.labels import reference_placeholders, targets, template_labels
 from benchbook.domain.records.rows import Shaped, chunks, record_name
 from benchbook.domain.records.values import REFERENCE_TYPES, as_list
 from benchbook.persistence.tables import Collection, Field, Record, Schema
@@ -197,6 +197,29 @@ def names_with_inherited(session: Session, cache: SchemaCache, records: Sequence
     reading = set(inherited) | {r.id for r in referring}
     return {r.id: record_name(cache.meta(r.schema_id), r.data, tz_of.get(r.dataset_id), inherited.get(r.id), labels)
             for r in records if r.id in reading}
+
+
+def names_from_targets(session: Session, cache: SchemaCache, records: Sequence[Any],
+                       tz_of: dict[str, str | None]) -> dict[str, str | None]:
+    """The natural names of those of ``records`` (about to be inserted, with ``data``) whose
+    template shows references and uses no inherited field, when none of their targets is among
+    ``records``: ``{record id: name}``, the targets' names read now (one query per 500). The
+    rest are left out, for :func:`names_with_inherited` once they are in. Lets a bulk insert
+    write such names with the rows instead of updating them afterwards."""
+    ids = {r.id for r in records}
+    shows: dict[str, list[Field]] = {}  # schema id → the reference fields its names show, if read here
+    ready = []
+    for rec in records:
+        if rec.schema_id not in shows:
+            meta = cache.meta(rec.schema_id)
+            shows[rec.schema_id] = [] if inherited_placeholders(cache, meta) else reference_placeholders(meta)
+        shown = shows[rec.schema_id]
+        if shown and not any(t in ids for f in shown for t in targets(rec.data.get(f.id))):
+            ready.append(rec)
+    if not ready:
+        return {}
+    labels = template_labels(session, cache, ready)
+    return {r.id: record_name(cache.meta(r.schema_id), r.data, tz_of.get(r.dataset_id), None, labels) for r in ready}
 
 
 def record_names(session: Session, cache: SchemaCache, records: Sequence[Any],
