@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 import yaml
+from sqlalchemy import event, text
 
 from benchbook.config import Project
 from benchbook.domain.errors import BadGateway
-from benchbook.domain.sync import creates
+from benchbook.domain.sync import conflicts, creates
 from benchbook.persistence.db import open_database
 from benchbook.remote import syncing
 from tests.api.helpers import make_collection, make_record, make_schema
@@ -100,3 +101,20 @@ def test_a_run_whose_reply_was_lost_is_answered_again_and_made_once(lab, runs):
     assert laptop.ok("GET", "/remote")["pending"] == 0 and laptop.ok("GET", "/remote/conflicts") == []
     assert authority.ok("GET", "/collections/lake")["record_count"] == 8
     assert sorted(_entries(authority)) == sorted(_entries(laptop))
+
+
+def test_open_conflicts_reads_only_the_entries_holding_rows(tmp_project):
+    """Every sent entry keeps ``sync = []``; ``GET /remote``'s count reads the few holding rows
+    through their partial index (migration 0028), not every sent entry."""
+    db = open_database(tmp_project.database_url)
+    statements: list[str] = []
+    try:
+        with db.session() as s:
+            event.listen(s.connection(), "before_cursor_execute",
+                         lambda conn, cursor, sql, params, context, many: statements.append(sql))
+            assert conflicts.open_count(s) == 0
+            [query] = [q for q in statements if "audit_entries" in q]
+            plan = " ".join(str(row) for row in s.execute(text("EXPLAIN QUERY PLAN " + query)).all())
+    finally:
+        db.engine.dispose()
+    assert "ix_audit_entries_rows" in plan, plan
