@@ -95,8 +95,8 @@ def test_problems_of_several_kinds_each_get_a_line(weather: Project, tmp_path: P
     source.write_text("date,temp_max,weather\n2012-01-01,x,sun\n2012-02-30,y,sun\n,1,sun\n,2,hail\n")
     out = cli(weather, "import", str(source), "-c", "w", "-s", "day")
     lines = [line for line in out.output.splitlines() if line.endswith(")") and "have problems" not in line]
-    assert lines == ["temp_max: 'x' is not a number (2 rows, lines 2, 3)",
-                     "date: '2012-02-30' is not a date (1 row, line 3)",
+    assert lines == ["temp_max: 'x' is not a number (2 rows, lines 2, 3)",  # the most rows first, then as met
                      "date: a value is required (2 rows, lines 4, 5)",
+                     "date: '2012-02-30' is not a date (1 row, line 3)",
                      "weather: 'hail' not among the choices ['sun', 'rain', 'drizzle', 'snow'] (1 row, line 5)"]
     assert "4 of 4 rows have problems" in out.output

@@ -12,9 +12,10 @@ import pytest
 from sqlalchemy import literal, select
 
 from benchbook.domain.ids import new_id
+from benchbook.domain.message_template import template
 from benchbook.persistence.tables import utcnow
 from benchbook.runner import queue
-from benchbook.runner.failure_groups import template, template_sql
+from benchbook.runner.failure_groups import template_sql
 
 SAMPLES = [
     "record 01J8520MNM9WNX52VQ6EBVF43A has 'x' in /tmp/a.csv row 12",
@@ -39,8 +40,8 @@ def _fail(api: Any, runs: list[tuple[str, str | None, str | None, str]]) -> None
 
 def test_eleven_failures_with_per_record_values_are_one_group(api: Any) -> None:
     per_record = [("classify", "plugin_error", "delay",
-                   f"ValueError: flight {new_id()} ('N{100 + n}UA') has dep_delay {n * 7.5} not in "
-                   f"/data/run{n}/delays.csv") for n in range(11)]
+                   (f"ValueError: flight {new_id()} ('N{100 + n}UA') has dep_delay {n * 7.5} not in "
+                    f"/data/run{n}/delays.csv")) for n in range(11)]
     _fail(api, [*per_record,
                 ("classify", "timeout", "delay", "the step ran longer than 30 s"),  # another kind
                 ("classify", "plugin_error", "tag", per_record[0][3]),  # another step

@@ -19,6 +19,7 @@ from benchbook.config import Project
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.imports.dates import DateRules
+from benchbook.domain.imports.problems import lines as problem_lines
 from benchbook.domain.imports.readers import FORMATS, Table, check_size, read_table
 from benchbook.domain.imports.rejected import rejected_file, rejected_name
 from benchbook.domain.imports.run import ImportOptions, ImportResult, import_table
@@ -220,8 +221,8 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
         _show_preview(result)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
-    for problem in result.problems:
-        click.secho(problem.text(table.unit), fg="red", err=True)
+    for line in problem_lines(result.problems, table.unit):
+        click.secho(line, fg="red", err=True)
     if result.failed:
         bad = len({n for p in result.problems for n in p.numbers})
         raise click.ClickException(f"{bad:,} of {len(table.rows) + len(table.problems):,} rows have problems: "

@@ -4,18 +4,27 @@ have it and the first few of their numbers, instead of one line per row.
 Two problems are "the same" when they concern the same field (or column) and are of the same
 kind (``date_parsing``, ``missing``, ``not_in_choices``…); the line shows the first one's
 message: ``date: '2012/13/01' is not a date (1,461 rows, lines 2, 3, 4, …)``. Problems without
-a kind (messages of the set-based create, e.g. a uniqueness clash) are the same when their
-messages are equal once quoted values, record ids and numbers are left out.
+a kind (messages of the set-based create, e.g. a uniqueness clash, or of an update) are the same
+when their messages have the same template (:func:`benchbook.domain.message_template.template`:
+quoted values, ids, paths and numbers left out, as failed runs are grouped).
+
+However many distinct problems there are, :func:`lines` gives at most :data:`SHOWN_LINES` of
+them, the most rows first, and one line counting the rest: a file whose every row fails in its
+own way prints a screenful, not a line per row.
 """
 from __future__ import annotations
 
 import dataclasses
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from benchbook.domain.message_template import template
+
 SHOWN_NUMBERS = 3
-_VARYING = re.compile(r"'[^']*'|\"[^\"]*\"|\b[0-9A-HJKMNP-TV-Z]{26}\b|\d+(\.\d+)?")
+"""Row numbers a summary line shows (the first ones, then ``…``)."""
+SHOWN_LINES = 20
+"""Distinct problems :func:`lines` shows before one line counting the rest."""
 
 
 @dataclass
@@ -65,7 +74,7 @@ class ProblemLog:
     def add(self, number: int, message: str, *, field: str | None = None, kind: str | None = None,
             value: Any = None) -> None:
         """Note a problem of row ``number``; ``kind`` None groups by the message's shape."""
-        key = (field, kind or _VARYING.sub("…", message))
+        key = (field, kind or template(message) or "")
         summary = self._by_key.get(key)
         if summary is None:
             summary = self._by_key[key] = Summary(field, kind or "row", message, value=value)
@@ -79,3 +88,17 @@ class ProblemLog:
     def summaries(self) -> list[Summary]:
         """The distinct problems, in the order first met."""
         return list(self._by_key.values())
+
+
+def lines(summaries: Sequence[Summary], unit: str = "line") -> list[str]:
+    """The lines a person reads for ``summaries``: each one's :meth:`Summary.text`, the most
+    rows first (ties in the order met), at most :data:`SHOWN_LINES`; then, when more are left,
+    ``… and N more distinct problems in M rows`` (a row may have several)."""
+    ranked = sorted(summaries, key=lambda s: -s.count)
+    out = [s.text(unit) for s in ranked[:SHOWN_LINES]]
+    rest = ranked[SHOWN_LINES:]
+    if rest:
+        rows = len({n for s in rest for n in s.numbers})
+        out.append(f"… and {len(rest):,} more distinct problems in {rows:,} {unit}{'s' if rows != 1 else ''} "
+                   "(the import's `problems` list every one; --skip-bad writes each bad row with its problem)")
+    return out
