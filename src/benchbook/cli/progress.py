@@ -1,10 +1,15 @@
-"""Progress bars for the run queue: the CLI follows the automation status's ``batch`` (spec
-*Automation switch*: the current stretch of work, ``pending``, ``succeeded``, ``failed``; failures
-count as done) while something else does the work, a drain in this process or a server.
+"""Progress bars of long commands. The run queue's: the CLI follows the automation status's
+``batch`` (spec *Automation switch*: the current stretch of work, ``pending``, ``succeeded``,
+``failed``; failures count as done) while something else does the work, a drain in this process
+or a server.
 
 The bar only reads the status; whether it is read from the database in this process or through
 ``GET /api/automation`` is the caller's ``status`` function, so the same bar serves in-process
 commands and ``--url`` ones.
+
+Local long work (backup, restore, doctor; a records delete or restore-all sent to an app in this
+process) reports ``progress(stage, done, total)`` through a callback
+(:mod:`benchbook.domain.progress`); :func:`stages` draws it, a bar line per stage.
 """
 from __future__ import annotations
 
@@ -71,6 +76,10 @@ DURING = {"jobs.drain_jobs"}
 """Operations that answer once the queue is empty: the bar runs while their request does."""
 AFTER = {"jobs.run_workflow_many", "jobs.rerun_many"}
 """Operations that queue runs and answer at once: the bar follows the runs after the answer."""
+REPORTED = {"records.delete_records", "records.bulk_delete_records", "audit.restore_all"}
+"""Operations whose domain reports its progress (:func:`benchbook.domain.progress.reporting`):
+sent to an app in this process, the bar follows their stages. No endpoint reports a request's
+progress to another process, so over ``--url`` they draw nothing."""
 STALL = 30.0
 """Seconds without any run finishing after which the bar stops waiting (nobody is draining:
 another process holds the queue and is stuck, or automation was paused meanwhile)."""
@@ -79,8 +88,9 @@ another process holds the queue and is stuck, or automation was paused meanwhile
 def send_followed(settings: Any, request: dict[str, Any], operation_id: str | None,
                   send: Callable[[], Any], console: Console | None = None) -> Any:
     """``send()`` (the command's request; returns its ``httpx.Response``), with a progress bar of
-    the runs it drains or starts when ``operation_id`` is one of :data:`DURING` or :data:`AFTER`
-    and stderr is a terminal; otherwise just ``send()``.
+    the runs it drains or starts when ``operation_id`` is one of :data:`DURING` or :data:`AFTER`,
+    or of the stages its domain reports when it is one of :data:`REPORTED` and sent to an app in
+    this process, and stderr is a terminal; otherwise just ``send()``.
 
     ``settings`` is the CLI's :class:`~benchbook.cli.output.Settings`: with ``url`` the status is
     read through ``GET /api/automation``, else from the project's database in this process. After
@@ -88,6 +98,11 @@ def send_followed(settings: Any, request: dict[str, Any], operation_id: str | No
     finished for :data:`STALL` seconds (then a line says how many still wait).
     """
     console = console or Console(stderr=True)
+    if operation_id in REPORTED and not settings.url:
+        from benchbook.domain.progress import reported_to
+
+        with stages(console) as report, reported_to(report):
+            return send()
     if operation_id not in DURING | AFTER or not console.is_terminal:
         return send()
     status = _status_reader(settings)

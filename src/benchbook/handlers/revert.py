@@ -6,6 +6,7 @@ from typing import Any
 
 from benchbook.domain.history import restore_all
 from benchbook.domain.history import revert as domain
+from benchbook.domain.progress import reporting
 from benchbook.handlers.uow import read, write
 
 Body = dict[str, Any]
@@ -30,4 +31,5 @@ def restore_all_plan(batch: str | None = None, filter: str | None = None, q: str
 def restore_all_apply(body: Body | None = None) -> tuple[Body, int]:
     body = body or {}
     with write() as ctx:
-        return restore_all.restore_all(ctx, batch=body.get("batch"), tree=body.get("filter"), q=body.get("q")), 200
+        return restore_all.restore_all(ctx, batch=body.get("batch"), tree=body.get("filter"), q=body.get("q"),
+                                       progress=reporting()), 200

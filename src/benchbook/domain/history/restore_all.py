@@ -28,6 +28,7 @@ from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import entries as audit
 from benchbook.domain.history import text_match
 from benchbook.domain.history.filters import compile_history_filter
+from benchbook.domain.progress import Progress, silent
 from benchbook.domain.records import referrers as referring
 from benchbook.domain.records.rows import ROW_COLUMNS, record_rows, restore_records
 from benchbook.domain.records.uniqueness import clashing_record
@@ -153,8 +154,11 @@ def _field_blocked(session: Session, f: Field, returning_schemas: set[str]) -> b
 
 
 @collector.paused()
-def restore_all(ctx: Ctx, *, batch: str | None = None, tree: Any = None, q: str | None = None) -> dict[str, Any]:
-    """Apply the restore-all as one server batch; RestoreAllResultResponse ``{restored, records, blocked}``."""
+def restore_all(ctx: Ctx, *, batch: str | None = None, tree: Any = None, q: str | None = None,
+                progress: Progress = silent) -> dict[str, Any]:
+    """Apply the restore-all as one server batch; RestoreAllResultResponse ``{restored, records, blocked}``.
+    Reports ``progress("restoring records", done, total)``: the records restored or skipped of the
+    deleted records it brings back one by one (those a restored collection brings back are not counted)."""
     s = ctx.session
     sel = select_deleted(s, batch=batch, tree=tree, q=q)
     out = _Outcome()
@@ -193,12 +197,16 @@ def restore_all(ctx: Ctx, *, batch: str | None = None, tree: Any = None, q: str 
         ordered, blocked, _ = _simulate(s, sel)
         out.blocked += blocked
         cleared = referring.cleared_by(s, ordered)  # before the restore forgets their delete_op
-        restored = _restore_records(ctx, ordered)
+        restored = _restore_records(ctx, ordered, progress)
         referring.put_back(ctx, cleared, update_record)  # the references their deletes cleared
         out.blocked += len(ordered) - restored
         out.restored += restored
         out.records += restored
     return {"restored": out.restored, "records": out.records, "blocked": out.blocked}
+
+
+STEP = 500
+"""Records restored per statement (and per progress report) by :func:`_restore_records`."""
 
 
 def _still_deleted(session: Session, ids: list[str]) -> list[Row[Any]]:
@@ -211,18 +219,24 @@ def _still_deleted(session: Session, ids: list[str]) -> list[Row[Any]]:
     return [found[i] for i in ids if i in found]
 
 
-def _restore_records(ctx: Ctx, ordered: list[Row[Any]]) -> int:
-    """Restore ``ordered`` (parent-first) set-based; a record of a schema with uniqueness keys
-    is checked against what is live at its turn and skipped when its key was taken. Returns
-    how many came back."""
+def _restore_records(ctx: Ctx, ordered: list[Row[Any]], progress: Progress = silent) -> int:
+    """Restore ``ordered`` (parent-first) set-based, :data:`STEP` at a time; a record of a schema
+    with uniqueness keys is checked against what is live at its turn and skipped when its key was
+    taken. Returns how many came back; reports each step to ``progress`` (done of ``len(ordered)``)."""
     s = ctx.session
     cache = SchemaCache(s)
     pending: list[Row[Any]] = []
     restored = 0
-    for rec in ordered:
+    progress("restoring records", 0, len(ordered))
+    for done, rec in enumerate(ordered, 1):
         meta = cache.meta(rec.schema_id)
         if not meta.schema.unique_keys:
             pending.append(rec)
+            if len(pending) >= STEP:
+                restore_records(ctx, pending, cache=cache)
+                restored += len(pending)
+                pending = []
+                progress("restoring records", done, len(ordered))
             continue
         restore_records(ctx, pending, cache=cache)  # what is live decides the clash: bring them first
         restored += len(pending)
@@ -234,7 +248,10 @@ def _restore_records(ctx: Ctx, ordered: list[Row[Any]]) -> int:
             continue
         restore_records(ctx, [record], cache=cache)
         restored += 1
+        if done % STEP == 0:
+            progress("restoring records", done, len(ordered))
     restore_records(ctx, pending, cache=cache)
+    progress("restoring records", len(ordered), len(ordered))
     return restored + len(pending)
 
 

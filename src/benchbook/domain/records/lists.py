@@ -13,6 +13,7 @@ from benchbook.domain import collector
 from benchbook.domain.catalog.lookup import find_collection, find_schema, schema_names
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import NotFound, error_entry, missing
+from benchbook.domain.progress import Progress, silent
 from benchbook.domain.records.counting import (
     bounded_total,
     budget_clock,
@@ -296,21 +297,25 @@ def record_counts(session: Session, name_or_id: str, query: RecordQuery) -> dict
 
 @collector.paused()
 def delete_by_query(ctx: Ctx, dataset_name: str, query: RecordQuery, *, force: bool,
-                    references: str | None = None) -> dict[str, Any]:
-    """Soft-delete exactly what the same list shows, as one batch: ``{deleted, batch_id}``.
+                    references: str | None = None, progress: Progress = silent) -> dict[str, Any]:
+    """Soft-delete exactly what the same list shows, as one batch: ``{deleted, batch_id}``;
+    ``progress`` as :func:`~benchbook.domain.records.writes.delete_records` reports it.
     Raises ``Conflict`` when records with live children block and ``force`` is off, or when
     live records reference them and ``references`` is not given (``writes.delete_records``)."""
     collection = find_collection(ctx.session, dataset_name)
     records = record_rows(ctx.session, *query.conditions(ctx.session, collection), data=False)
     if not records:
         return {"deleted": 0, "batch_id": None}
-    deleted, batch_id = delete_records(ctx, records, force=force, always_batch=True, references=references)
+    deleted, batch_id = delete_records(ctx, records, force=force, always_batch=True, references=references,
+                                       progress=progress)
     return {"deleted": deleted, "batch_id": batch_id}
 
 
 @collector.paused()
-def bulk_delete(ctx: Ctx, ids: list[str], *, force: bool, references: str | None = None) -> dict[str, Any]:
-    """Soft-delete the live records ``ids`` (full ids) as one batch. Raises ``Conflict`` naming
+def bulk_delete(ctx: Ctx, ids: list[str], *, force: bool, references: str | None = None,
+                progress: Progress = silent) -> dict[str, Any]:
+    """Soft-delete the live records ``ids`` (full ids) as one batch (``progress`` as for
+    :func:`delete_by_query`). Raises ``Conflict`` naming
     the ids that are not live records (the body names them: :func:`missing`), and as
     ``writes.delete_records`` does (live children, live referrers)."""
     wanted = list(dict.fromkeys(i.strip().upper() for i in ids))
@@ -322,7 +327,7 @@ def bulk_delete(ctx: Ctx, ids: list[str], *, force: bool, references: str | None
                       [error_entry(["body", "ids", i], "not found or already deleted", "not_found", rid)
                        for i, rid in gone])
     deleted, batch_id = delete_records(ctx, records, force=force, always_batch=True, references=references,
-                                       loc=("body", "references"))
+                                       loc=("body", "references"), progress=progress)
     return {"deleted": deleted, "batch_id": batch_id}
 
 

@@ -26,6 +26,7 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, NotFound, error_entry, missing
 from benchbook.domain.history import batch_figures
 from benchbook.domain.ids import ID_LENGTH, new_ids, resolve_prefix
+from benchbook.domain.progress import Progress, silent
 from benchbook.domain.records.labels import reference_placeholders
 from benchbook.domain.records.labels import shown as shown_label
 from benchbook.persistence.own_values import FROM_ENTRY
@@ -290,25 +291,29 @@ def _set_loaded(records: Sequence[Record | Row[Any]], **values: Any) -> None:
 
 
 @collector.paused()
-def soft_delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: str) -> None:
-    """Mark ``records`` (ORM records or :func:`record_rows`) deleted by operation ``op``: a
-    ``delete`` entry each, then one UPDATE per chunk. The entry holds the record's identity: the
+def soft_delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, op: str,
+                        progress: Progress = silent) -> None:
+    """Mark ``records`` (ORM records or :func:`record_rows`) deleted by operation ``op``, chunk
+    by chunk: a ``delete`` entry each, then one UPDATE. The entry holds the record's identity: the
     values lost, its name and parent stay the record's own until they change (migrations 0017 and
-    0023, ``history.own_values``): the entry stores :func:`kept_identity`."""
+    0023, ``history.own_values``): the entry stores :func:`kept_identity`. Reports
+    ``progress("deleting records", done, len(records))`` after each chunk."""
     s = ctx.session
     if not records:
         return
     meta = SchemaCache(s).meta
     now = utcnow()
     s.flush()
-    # changes not stored: read back from the values (history.entries.record_changes)
-    entries = [entry_row(ctx, "delete", rec, changes=[], old=kept_identity(meta(rec.schema_id)), new=None)
-               for rec in records]
-    insert_entries(s, entries)
     conn = s.connection()
-    for part in chunks([r.id for r in records]):
-        conn.execute(update(_RECORDS).where(_RECORDS.c.id.in_(part))
+    done = 0
+    for part in chunks(list(records)):
+        # changes not stored: read back from the values (history.entries.record_changes)
+        insert_entries(s, [entry_row(ctx, "delete", rec, changes=[], old=kept_identity(meta(rec.schema_id)), new=None)
+                           for rec in part])
+        conn.execute(update(_RECORDS).where(_RECORDS.c.id.in_([r.id for r in part]))
                      .values(deleted_at=now, delete_op=op))
+        done += len(part)
+        progress("deleting records", done, len(records))
     _set_loaded(records, deleted_at=now, delete_op=op)
 
 

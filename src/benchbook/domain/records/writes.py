@@ -23,6 +23,7 @@ from benchbook.domain.context import Ctx, RecordChange
 from benchbook.domain.errors import Conflict, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
 from benchbook.domain.ids import new_id
+from benchbook.domain.progress import Progress, silent
 from benchbook.domain.records import referrers
 from benchbook.domain.records.derived import follow_names, record_names
 from benchbook.domain.records.names import follow_references
@@ -156,7 +157,8 @@ class _Probe(NamedTuple):
 @collector.paused()
 def delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, force: bool,
                    always_batch: bool = False, references: str | None = None,
-                   loc: tuple[str, ...] = ("query", "references")) -> tuple[int, str | None]:
+                   loc: tuple[str, ...] = ("query", "references"),
+                   progress: Progress = silent) -> tuple[int, str | None]:
     """Soft-delete ``records`` (and, with ``force``, every live record below them) as one
     operation: a ``delete`` batch when several go, when references are cleared, or
     ``always_batch`` (for deletes of many). Live records outside the set that reference what
@@ -165,7 +167,8 @@ def delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, force: boo
     Raises ``Conflict`` when live children not in the set block and ``force`` is off, or when
     live records reference the set and ``references`` is not given (``loc``: where the request
     gives it); ``Invalid`` for another ``references``.
-    Returns (how many were deleted, batch id or None for a single record without batch)."""
+    Returns (how many were deleted, batch id or None for a single record without batch).
+    Reports ``progress("deleting records", done, total)`` (records below included) as they go."""
     s = ctx.session
     chosen = {r.id for r in records}
     lock_live(s, list(chosen), share=False)  # creates under them wait, then see them deleted
@@ -185,7 +188,7 @@ def delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, force: boo
     with audit.server_batch(ctx, "delete", f"{len(everything)} records") as batch_id:
         if clearing:
             referrers.clear(ctx, links, update_record)
-        soft_delete_records(ctx, everything, op=batch_id)
+        soft_delete_records(ctx, everything, op=batch_id, progress=progress)
     return len(everything), batch_id
 
 
