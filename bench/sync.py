@@ -17,7 +17,8 @@ thread of this process (as ``benchbook serve`` builds the app), devices are call
 - **first sync**: ``--copy`` records imported on the authority (the bulk path), then a new,
   empty device joins and copies them (by snapshot: docs/sync.md *A first copy*): records/s,
   against ``import_table`` of the same rows into a fresh project (target >= 0.5x; both projects
-  made before the clock starts), peak memory of this process (RSS high-water, Linux).
+  made before the clock starts), and this process's peak memory (RSS high-water, Linux) before
+  and after it: the copy holds one page at a time, so it raises the peak little if at all.
 - **no-op sync**: one more sync of that device with nothing to do: milliseconds (target < 50).
 
 Each line prints its figure, the ratio or time against the target and ``met``/``missed``; a
@@ -102,6 +103,11 @@ class _Clock:
         self.wall, self.cpu = time.perf_counter() - self.wall, time.process_time() - self.cpu
 
 
+def _peak_mib() -> float:
+    """This process's peak resident memory so far (Linux: KiB), in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _ratio(name: str, n: int, unit: str, timed: _Clock, base: _Clock, base_name: str) -> str:
     wall, cpu = base.wall / timed.wall, base.cpu / timed.cpu
     return (f"{name} {n:,} {unit}: {n / timed.wall:,.0f} {unit}/s, {wall:.2f}x {base_name} (CPU {cpu:.2f}x; "
@@ -142,8 +148,10 @@ def main() -> None:
         with _write(adb, authority) as ctx:
             bulk_create_records(ctx, "lake", _rows(args.copy, "C"))
         copier, cdb, invite = _invited(work, authority, adb, "copier")
+        before = _peak_mib()
         with _Clock() as copied:
             syncing.connect(cdb, copier, url, invite)
+        after = _peak_mib()
         with _Clock() as idle:
             syncing.sync(cdb, copier)
 
@@ -152,7 +160,6 @@ def main() -> None:
     with _Clock() as imported, idb.session() as s, s.begin():
         import_table(Ctx(session=s, actor="bench", files_dir=imported_into.files_dir),
                      read_table(text.encode(), "rows.csv"), ImportOptions(collection="lake", schema="sample"))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for d in (bdb, adb, ldb, fdb, cdb, idb):
         d.engine.dispose()
 
@@ -160,7 +167,8 @@ def main() -> None:
     print(_ratio("push      ", args.records, "entries", pushed, direct, "baseline"))
     print(_ratio("pull      ", args.records, "entries", pulled, direct, "baseline"))
     print(f"import     {args.copy:,} records: {args.copy / imported.wall:,.0f} records/s")
-    print(_ratio("first sync", args.copy, "records", copied, imported, "import") + f"; peak RSS {peak:,.0f} MiB")
+    print(_ratio("first sync", args.copy, "records", copied, imported, "import")
+          + f"; peak RSS {after:,.0f} MiB after it, {before:,.0f} MiB before")
     print(f"no-op sync at {args.copy + 2 * args.records:,} records: {idle.wall * 1000:.1f} ms "
           f"(target < 50 ms: {_verdict(idle.wall < 0.05)})")
 
