@@ -430,8 +430,24 @@ def new_plugin(ctx: click.Context, name: str, category: str, description: str, f
     except (ValueError, FileExistsError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(str(folder))
-    click.echo(f"created {', '.join(FILES)}; next: cd {folder} && python -m pytest -q test_plugin.py, "
-               "then benchbook plugins refresh", err=True)
+    click.echo(f"created {', '.join(FILES)}; {next_step(folder, name)}", err=True)
+
+
+def has_pytest() -> bool:
+    """Whether pytest can be imported here (it comes with benchbook's ``test`` extra only)."""
+    import importlib.util
+
+    return importlib.util.find_spec("pytest") is not None
+
+
+def next_step(folder: Path, name: str) -> str:
+    """The hint printed after scaffolding: run the folder's tests when pytest is installed;
+    otherwise (a plain install) register the plugin and run its example step with
+    ``benchbook plugins try``, saying how to get pytest for ``test_plugin.py``."""
+    if has_pytest():
+        return f"next: cd {folder} && python -m pytest -q test_plugin.py, then benchbook plugins refresh"
+    return (f"next: benchbook plugins refresh && benchbook plugins try {name} --inputs "
+            """'{"text": "hello plugin world"}' --dry-run (test_plugin.py needs pytest: pip install pytest)""")
 
 
 def register(root: click.Group) -> None:
