@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from contextlib import nullcontext
 from typing import Any
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import Row, Table, bindparam, select, update
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import shared
@@ -40,6 +40,8 @@ FOLLOW_DEPTH = 8
 """How many levels of references a rename follows (A renamed → the records naming A → those
 naming them …). Names further away keep the name they had until they are next edited."""
 
+_RECORDS: Table = Record.__table__  # type: ignore[assignment]
+_RENAME = update(_RECORDS).where(_RECORDS.c.id == bindparam("rid")).values(natural_name=bindparam("nn"))
 NAME_CHANGE = {"field": "natural_name", "label": "name", "dtype": "string", "deleted": None}
 """The change of an entry written for a name that followed its target (before and after added)."""
 
@@ -117,7 +119,7 @@ def _follow(ctx: Ctx, cache: SchemaCache, fields: frozenset[str], rows: list[Row
         names = record_names(s, cache, rows, zones)
         changed = [r for r in rows if names[r.id] != r.natural_name]
         if changed:
-            s.execute(update(Record), [{"id": r.id, "natural_name": names[r.id]} for r in changed])
+            s.connection().execute(_RENAME, [{"rid": r.id, "nn": names[r.id]} for r in changed])
             insert_entries(s, [_entry(ctx, cache, r, names[r.id]) for r in changed])
             out += [r.id for r in changed]
         moved = [rid for rid in follow_names(s, cache, [r.id for r in changed]) if rid not in seen]
