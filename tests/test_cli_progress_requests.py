@@ -29,7 +29,7 @@ class Recorder:
         self.calls.append((stage, done, total))
 
 
-PATHS = {"records.delete_records": "/collections/{dataset_name}/records",
+PATHS = {"records.delete_records": "/collections/{dataset_name}/records", "plugins.refresh_plugins": "/plugins/refresh",
          "records.bulk_delete_records": "/records/bulk-delete", "audit.restore_all": "/audit/restore-all"}
 """The documented path of each operation (the in-process app routes only it)."""
 
@@ -92,3 +92,30 @@ def test_on_a_terminal_the_bar_shows_the_stages_and_piped_nothing(api: Any) -> N
     assert request(settings, "DELETE", "/api/collections/lab/records", "records.delete_records",
                    console=Console(file=piped)).json()["deleted"] == RECORDS
     assert piped.getvalue() == ""
+
+
+def test_plugins_refresh_reports_each_describe(api: Any) -> None:
+    """Every in-process plugin and every folder with a manifest (here two broken ones, which
+    fail without a process) count as one describe each; the bar shows them on a terminal."""
+    from benchbook.runner.plugins.discovery import MANIFEST, in_process_plugins
+
+    folders = api.project.root / "plugins"
+    for name in ("broken-a", "broken-b"):
+        (folders / name).mkdir(parents=True, exist_ok=True)
+        (folders / name / MANIFEST).write_text("not = [toml\n")
+    total = len(in_process_plugins()) + 2
+    settings, seen = Settings(project=str(api.project.root)), Recorder()
+    try:
+        with reported_to(seen):
+            answer = request(settings, "POST", "/api/plugins/refresh", "plugins.refresh_plugins")
+        assert answer.status_code == 200 and {"broken-a", "broken-b"} <= set(answer.json()["failed"]), answer.text
+        assert seen.calls == [("describing plugins", n, total) for n in range(total + 1)]
+        out = io.StringIO()
+        request(settings, "POST", "/api/plugins/refresh", "plugins.refresh_plugins",
+                console=Console(file=out, force_terminal=True, width=100))
+        assert "describing plugins" in out.getvalue() and f"{total}/{total}" in out.getvalue()
+    finally:
+        for name in ("broken-a", "broken-b"):
+            (folders / name / MANIFEST).unlink()
+            (folders / name).rmdir()
+        request(settings, "POST", "/api/plugins/refresh", "plugins.refresh_plugins")

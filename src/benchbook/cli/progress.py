@@ -76,7 +76,7 @@ DURING = {"jobs.drain_jobs"}
 """Operations that answer once the queue is empty: the bar runs while their request does."""
 AFTER = {"jobs.run_workflow_many", "jobs.rerun_many"}
 """Operations that queue runs and answer at once: the bar follows the runs after the answer."""
-REPORTED = {"records.delete_records", "records.bulk_delete_records", "audit.restore_all"}
+REPORTED = {"records.delete_records", "records.bulk_delete_records", "audit.restore_all", "plugins.refresh_plugins"}
 """Operations whose domain reports its progress (:func:`benchbook.domain.progress.reporting`):
 sent to an app in this process, the bar follows their stages. No endpoint reports a request's
 progress to another process, so over ``--url`` they draw nothing."""

@@ -4,14 +4,15 @@ from __future__ import annotations
 from typing import Any
 
 from benchbook.domain import plugins as domain
+from benchbook.domain.progress import Progress, reporting, silent
 from benchbook.handlers.uow import read, services, write
 from benchbook.runner.plugins import discovery
 
 Body = dict[str, Any]
 
 
-def _refresh() -> Body:
-    found = discovery.discover(services().project.root / "plugins")  # describes run outside the transaction
+def _refresh(progress: Progress = silent) -> Body:
+    found = discovery.discover(services().project.root / "plugins", progress=progress)  # describes: outside the transaction
     with write() as ctx:
         return domain.replace_all(ctx.session, found)
 
@@ -26,7 +27,7 @@ def list_plugins() -> tuple[list[Body], int]:
 
 
 def refresh_plugins() -> tuple[Body, int]:
-    return _refresh(), 200
+    return _refresh(reporting()), 200
 
 
 def get_plugin(plugin_id: str) -> tuple[Body, int]:

@@ -35,6 +35,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from benchbook.domain.plugins import Described, replace_all
+from benchbook.domain.progress import Progress, silent
 from benchbook.runner.plugins import builtin, container
 from benchbook.runner.plugins.frames import StepFailed, violation
 from benchbook.runner.plugins.host import PluginProcess
@@ -179,16 +180,25 @@ def describe_folder(folder: Path, runtime: str) -> Described:
     return Described(id=contract["id"], tier=tier, builtin=False, source=source, contract=contract, launch=launch)
 
 
-def discover(plugins_dir: Path, *, runtime: str | None = None) -> list[Described]:
-    """Every plugin of every source (see the module docstring), each described once."""
+def discover(plugins_dir: Path, *, runtime: str | None = None, progress: Progress = silent) -> list[Described]:
+    """Every plugin of every source (see the module docstring), each described once; reports
+    ``progress("describing plugins", done, total)`` after each describe (in-process plugins and
+    the folders of ``plugins_dir`` with a manifest)."""
     installed_in_process.cache_clear()
-    found = [describe_in_process(name, factory, builtin_=name in builtin.BUILTINS,
-                                 source="builtin" if name in builtin.BUILTINS else f"entry_point:{name}")
-             for name, factory in in_process_plugins().items()]
-    if plugins_dir.is_dir():
-        rt = container.runtime_command(runtime)
-        found += [describe_folder(folder, rt) for folder in sorted(plugins_dir.iterdir())
-                  if folder.is_dir() and (folder / MANIFEST).is_file()]
+    in_process = in_process_plugins()
+    folders = sorted(folder for folder in plugins_dir.iterdir()
+                     if folder.is_dir() and (folder / MANIFEST).is_file()) if plugins_dir.is_dir() else []
+    total = len(in_process) + len(folders)
+    progress("describing plugins", 0, total)
+    found = []
+    for name, factory in in_process.items():
+        found.append(describe_in_process(name, factory, builtin_=name in builtin.BUILTINS,
+                                         source="builtin" if name in builtin.BUILTINS else f"entry_point:{name}"))
+        progress("describing plugins", len(found), total)
+    rt = container.runtime_command(runtime)
+    for folder in folders:
+        found.append(describe_folder(folder, rt))
+        progress("describing plugins", len(found), total)
     return found
 
 
