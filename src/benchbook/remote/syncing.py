@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from benchbook.config import Project
+from benchbook.domain import collector
 from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound
 from benchbook.domain.files import Spool, content_path
 from benchbook.domain.sync import answers, conflicts, copy, files, outbox, replica, snapshot, state
@@ -139,7 +140,8 @@ def _copy(db: Database, authority: Authority, progress: Progress) -> int:
         stage, head, after = row.copy_stage or copy.RECORDS, row.copy_head, row.copy_after
     copied = 0
     while stage == copy.RECORDS:
-        page = authority.snapshot(copy.RECORDS, after, copy.PAGE)
+        with collector.paused():  # thousands of rows parsed: no cycles among them (domain.collector)
+            page = authority.snapshot(copy.RECORDS, after, copy.PAGE)
         rows = page["tables"]["records"]
         head = int(page["head"]) if head is None else head
         with db.session() as s:
@@ -157,7 +159,8 @@ def _copy(db: Database, authority: Authority, progress: Progress) -> int:
     with db.session() as s:
         cursor = state.get(s).cursor
     while cursor < int(head or 0):
-        page = authority.snapshot(copy.HISTORY, str(cursor), min(copy.PAGE, int(head or 0) - cursor))
+        with collector.paused():
+            page = authority.snapshot(copy.HISTORY, str(cursor), min(copy.PAGE, int(head or 0) - cursor))
         entries = [e for e in page["tables"]["audit_entries"] if e["seq"] <= int(head or 0)]
         with _writing(db) as s:
             pulled += copy.add_history(s, entries, page["tables"]["audit_batches"])

@@ -30,6 +30,7 @@ from typing import Any
 from sqlalchemy import Table, bindparam, exists, insert, select, update
 from sqlalchemy.orm import Session
 
+from benchbook.domain import collector
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.records.rows import chunks, insert_entries
 from benchbook.domain.records.values import FILE_TYPES, REFERENCE_TYPES, as_list
@@ -87,6 +88,7 @@ def lacks_catalog(session: Session, rows: list[dict[str, Any]]) -> bool:
     return held_schemas != schemas or held_collections != collections
 
 
+@collector.paused()
 def add_records(session: Session, rows: list[dict[str, Any]]) -> int:
     """Insert the records ``rows`` of a ``records`` snapshot page (every column, times as ISO
     text) that this project does not hold yet, with their links; returns how many went in.
@@ -113,6 +115,7 @@ def add_records(session: Session, rows: list[dict[str, Any]]) -> int:
     return len(new)
 
 
+@collector.paused()
 def add_history(session: Session, entries: list[dict[str, Any]], batches: list[dict[str, Any]]) -> int:
     """Insert the ``entries`` of a ``history`` snapshot page (stored columns, times as ISO text)
     as they are, and the ``batches`` they belong to that this project lacks; an entry this

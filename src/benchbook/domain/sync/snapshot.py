@@ -21,6 +21,7 @@ import orjson
 from sqlalchemy import DateTime, Text, cast, delete, select
 from sqlalchemy.orm import Session
 
+from benchbook.domain import collector
 from benchbook.domain.errors import Invalid, NotFound
 from benchbook.domain.sync import feed
 from benchbook.domain.sync.wire import parse_time
@@ -129,6 +130,7 @@ def _depths(session: Session) -> list[list[str]]:
     return levels
 
 
+@collector.paused()
 def records_page(session: Session, after: str | None, limit: int = PAGE) -> dict[str, Any]:
     """One page of the ``records`` snapshot: ``{kind, tables: {records: [row, …]}, head, next}``,
     every column of each record (deleted ones too; purged ones are gone; times as text), ordered by the depth
@@ -155,6 +157,7 @@ def records_page(session: Session, after: str | None, limit: int = PAGE) -> dict
     return {"kind": "records", "tables": {"records": rows}, "head": head, "next": next_cursor}
 
 
+@collector.paused()
 def history_page(session: Session, after: str | None, limit: int = PAGE) -> dict[str, Any]:
     """One page of the ``history`` snapshot: ``{kind, tables: {audit_entries: [row, …],
     audit_batches: [row, …]}, head, next}``: the entries numbered after ``after`` (a number;
