@@ -138,7 +138,7 @@ def test_events_filter_by_action_entity_type_time_and_collection(api, lab):
             "schema"} <= set(fields)
     assert fields["action"]["choices"] == ["create", "update", "delete", "restore", "purge"]
     assert fields["entity_type"]["choices"] == ["record", "schema", "field", "dataset", "view"]
-    assert fields["batch_kind"]["choices"] == ["import", "delete", "restore", "purge", "workflow"]
+    assert fields["batch_kind"]["choices"] == ["import", "delete", "restore", "purge", "workflow", "update"]
     assert fields["timestamp"]["type"] == "datetime" and {"gt", "gte", "lt", "lte"} <= set(fields["timestamp"]["operators"])
     assert all(set(f) == {"name", "label", "description", "type", "operators", "choices"} for f in fields.values())
 
