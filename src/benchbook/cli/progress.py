@@ -76,10 +76,16 @@ DURING = {"jobs.drain_jobs"}
 """Operations that answer once the queue is empty: the bar runs while their request does."""
 AFTER = {"jobs.run_workflow_many", "jobs.rerun_many"}
 """Operations that queue runs and answer at once: the bar follows the runs after the answer."""
-REPORTED = {"records.delete_records", "records.bulk_delete_records", "audit.restore_all", "plugins.refresh_plugins"}
+REPORTED = {"records.delete_records", "records.bulk_delete_records", "audit.restore_all", "plugins.refresh_plugins",
+            "audit.get_storage"}
 """Operations whose domain reports its progress (:func:`benchbook.domain.progress.reporting`):
 sent to an app in this process, the bar follows their stages. No endpoint reports a request's
 progress to another process, so over ``--url`` they draw nothing."""
+CONVERSION = {"audit.get_storage"}
+"""Operations that may start the history conversion (``converting: true``). In this process the
+request waits for it with the bar (it is one of :data:`REPORTED`); over ``--url`` the bar follows
+the ``done``/``total`` that ``GET /audit/storage`` already answers until it stops, then the
+figures are asked again."""
 STALL = 30.0
 """Seconds without any run finishing after which the bar stops waiting (nobody is draining:
 another process holds the queue and is stuck, or automation was paused meanwhile)."""
@@ -98,6 +104,8 @@ def send_followed(settings: Any, request: dict[str, Any], operation_id: str | No
     finished for :data:`STALL` seconds (then a line says how many still wait).
     """
     console = console or Console(stderr=True)
+    if operation_id in CONVERSION and settings.url and console.is_terminal:
+        return _converted(settings, send, console)
     if operation_id in REPORTED and not settings.url:
         from benchbook.domain.progress import reported_to
 
@@ -115,6 +123,67 @@ def send_followed(settings: Any, request: dict[str, Any], operation_id: str | No
             console.print(f"{left} run(s) still waiting: `benchbook jobs drain` runs them, "
                           "`benchbook automation get` says whether automation is paused")
     return response
+
+
+def _converted(settings: Any, send: Callable[[], Any], console: Console) -> Any:
+    """``send()`` (``GET /audit/storage`` over ``--url``); when its answer says a conversion
+    runs, a bar of it until it stops (see :data:`CONVERSION`), then ``send()`` again: the
+    figures after it."""
+    from benchbook.domain.history.storage import STAGE
+
+    response = send()
+    if not _converting(response):
+        return response
+    status = _storage_reader(settings)
+    total = [int(response.json().get("total") or 0)]
+
+    def shown() -> dict[str, Any]:  # once it has stopped: every entry it set out to convert is done
+        now = status()
+        if now is not None:
+            total[0] = int(now["succeeded"]) + int(now["pending"])
+            return now
+        return {"succeeded": total[0], "failed": 0, "pending": 0}
+
+    follow(lambda: _until_converted(status), shown, console, STAGE)
+    return send()
+
+
+def _converting(response: Any) -> bool:
+    if not 200 <= response.status_code < 300:
+        return False
+    try:
+        return bool(response.json().get("converting"))
+    except (ValueError, AttributeError):
+        return False
+
+
+def _until_converted(status: Callable[[], dict[str, Any] | None]) -> None:
+    """Wait until ``status()`` says no conversion runs (None)."""
+    import time
+
+    while status() is not None:
+        time.sleep(POLL)
+
+
+def _storage_reader(settings: Any) -> Callable[[], dict[str, Any] | None]:
+    """The history conversion read through ``GET /api/audit/storage`` of ``settings.url``, as a
+    batch for :func:`follow` (``succeeded`` = done, ``pending`` = total - done), None when none
+    runs (or the server cannot be read)."""
+    import httpx
+
+    base = str(settings.url).rstrip("/").removesuffix("/api")
+
+    def over_http() -> dict[str, Any] | None:
+        try:
+            found = httpx.get(f"{base}/api/audit/storage", timeout=5).json()
+        except (httpx.HTTPError, ValueError):
+            return None
+        if not isinstance(found, dict) or not found.get("converting") or found.get("total") is None:
+            return None
+        done, total = int(found.get("done") or 0), int(found["total"])
+        return {"succeeded": min(done, total), "failed": 0, "pending": max(total - done, 0)}
+
+    return over_http
 
 
 def _until_idle(status: Callable[[], dict[str, Any] | None]) -> int:

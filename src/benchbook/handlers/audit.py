@@ -8,6 +8,7 @@ from benchbook.domain.history import entries as domain
 from benchbook.domain.history import events as history_events
 from benchbook.domain.history import filters as history_filters
 from benchbook.domain.history import storage as history_storage
+from benchbook.domain.progress import reporting
 from benchbook.domain.records.rows import find_record
 from benchbook.handlers.uow import read, services, write
 
@@ -55,7 +56,7 @@ def list_filter_fields() -> tuple[list[Body], int]:
 
 def get_storage() -> tuple[Body, int]:
     with read() as s:
-        return history_storage.storage(services().db.engine, s), 200
+        return history_storage.storage(services().db.engine, s, reporting()), 200
 
 
 def reclaim_storage() -> tuple[Body, int]:

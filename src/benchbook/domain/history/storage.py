@@ -34,6 +34,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.errors import Conflict
 from benchbook.domain.history.own_values import OWN_VALUES
+from benchbook.domain.progress import Progress, silent
 from benchbook.persistence import json_sql
 from benchbook.persistence.db import write_lock
 from benchbook.persistence.own_values import BOTH, FROM_ENTRY, FROM_RECORD, IDENTITY_INDEXES, INDEXES, holding
@@ -46,6 +47,8 @@ IDENTITY = ("id", "name", "label", "schema_name", "dataset_id", "collection", "p
 """Keys kept in every edit's old/new data (spec: identity = id, name, label, where it sits);
 ``data`` (record values) is compared key by key instead."""
 CHUNK = 200
+STAGE = "converting history"
+"""The stage a conversion reports to its ``progress`` (:meth:`HistoryStorage.start`)."""
 CONVERSION_WAIT = 300.0
 """Seconds a conversion chunk waits for the database (it runs in the background: it may wait
 for an import rather than stop)."""
@@ -299,7 +302,9 @@ identity the entries' columns and records tell, then the ids of edits."""
 
 class HistoryStorage:
     """The conversion state of one database. ``before_chunk`` (tests) is called in the
-    conversion thread before each transaction, so a test can hold a conversion open."""
+    conversion thread before each transaction, so a test can hold a conversion open;
+    ``progress`` is told ``(STAGE, done, total)`` after each (``done`` reaches ``total`` only
+    when the conversion has stopped, finished or not)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -308,6 +313,7 @@ class HistoryStorage:
         self.done = 0
         self.total = 0
         self.before_chunk: Callable[[], Any] | None = None
+        self.progress: Progress = silent
 
     @property
     def converting(self) -> bool:
@@ -323,10 +329,13 @@ class HistoryStorage:
                 "done": min(self.done, self.total) if converting else None, "total": self.total if converting else None,
                 "size_bytes": size, "free_bytes": free}
 
-    def start(self, left: int | None = None) -> bool:
+    def start(self, left: int | None = None, progress: Progress = silent) -> bool:
         """Start converting when whole edits remain (``left``, counted now when not given) and
-        no conversion runs; True if one runs now."""
+        no conversion runs; True if one runs now. A ``progress`` given (not :func:`silent`) is
+        told how the conversion goes from now on, also one already running."""
         with self.lock:
+            if progress is not silent:
+                self.progress = progress
             if self.converting:
                 return True
             if left is None:
@@ -360,8 +369,12 @@ class HistoryStorage:
                         break
                     after = last
                     self.done += converted
+                    # an entry may be looked at by two steps: done stays below total until the end
+                    self.progress(STAGE, min(self.done, self.total - 1), self.total)
         except Exception:  # the next GET /audit/storage starts again from what is still whole
             log.exception("history conversion stopped")
+        finally:
+            self.progress(STAGE, self.total, self.total)
 
     def reclaim(self) -> None:
         """Give the file's unused room back to disk (SQLite ``VACUUM`` outside any transaction,
@@ -390,12 +403,19 @@ def for_engine(engine: Engine) -> HistoryStorage:
         return state
 
 
-def storage(engine: Engine, session: Session) -> dict[str, Any]:
-    """HistoryStorageResponse, starting a conversion first when whole edits remain."""
+def storage(engine: Engine, session: Session, progress: Progress = silent) -> dict[str, Any]:
+    """HistoryStorageResponse, starting a conversion first when whole edits remain. With a
+    ``progress`` (a command that follows the conversion in its own process), the conversion
+    reports to it (:meth:`HistoryStorage.start`) and this waits until the conversion stops, then
+    answers the figures after it (read in a session of its own; ``session``'s read transaction
+    is ended first, so that it holds no old snapshot meanwhile)."""
     state = for_engine(engine)
     whole = count_whole(session)
-    if whole:
-        state.start(whole)
+    if whole and state.start(whole, progress) and progress is not silent:
+        session.rollback()
+        state.wait()
+        with Session(engine) as after:
+            return state.figures(after)
     return state.figures(session, whole)
 
 
