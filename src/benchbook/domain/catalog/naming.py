@@ -7,7 +7,9 @@ field (an own field of the same name shadows it; the record filters' rule, ``doc
 and descendants' names follow when that value changes
 (:func:`benchbook.domain.records.derived.follow_names`). For ``date``/``datetime`` values FORMAT uses the tokens ``YYYY``,
 ``YY``, ``MM``, ``DD``, ``HH``, ``mm``, ``ss`` (e.g. ``{taken_on:YYYY-MM}``); for numbers
-it is a Python format spec (``{mass:.1f}``). Without a template the natural name is the
+it is a Python format spec (``{mass:.1f}``). A reference field's placeholder shows its target's
+natural name (a reference_list's, joined with ``, ``), and names follow a renamed target
+(:mod:`benchbook.domain.records.names`). Without a template the natural name is the
 value of the first string field. A blank result is ``None``.
 """
 from __future__ import annotations
