@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from records import postgres_database, project_on, slices  # bench/records.py
+from records import fresh_project, slices  # bench/records.py
 
 from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
@@ -108,13 +107,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--postgres", help="a PostgreSQL server URL: the project's database is a fresh one there")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "project"
-        if args.postgres:
-            with postgres_database(args.postgres, "bench_delref") as url:
-                run(project_on(folder, {"database": {"url": url}}), args.flights, args.planes, args.repeat, print)
-        else:
-            run(project_on(folder, {}), args.flights, args.planes, args.repeat, print)
+    with fresh_project(args.postgres, "bench_delref") as project:
+        run(project, args.flights, args.planes, args.repeat, print)
 
 
 if __name__ == "__main__":

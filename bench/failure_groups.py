@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -29,7 +28,7 @@ from sqlalchemy import func, insert, select
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from records import postgres_database, project_on  # bench/records.py
+from records import fresh_project  # bench/records.py
 
 from benchbook.config import Project
 from benchbook.domain.ids import new_id
@@ -103,13 +102,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--postgres", help="a PostgreSQL server URL: the project's database is a fresh one there")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "project"
-        if args.postgres:
-            with postgres_database(args.postgres, "bench_fgroups") as url:
-                run(project_on(folder, {"database": {"url": url}}), args.runs, args.repeat, print)
-        else:
-            run(project_on(folder, {}), args.runs, args.repeat, print)
+    with fresh_project(args.postgres, "bench_fgroups") as project:
+        run(project, args.runs, args.repeat, print)
 
 
 if __name__ == "__main__":

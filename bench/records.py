@@ -240,6 +240,21 @@ def postgres_database(server_url: str, prefix: str) -> Iterator[str]:
         admin.dispose()
 
 
+@contextmanager
+def fresh_project(postgres: str | None, prefix: str) -> Iterator[Project]:
+    """A new project in a temporary folder, on a fresh PostgreSQL database ``<prefix>_<8 hex>`` of
+    the server ``postgres`` names (dropped afterwards), else on its own SQLite file."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "project"
+        if postgres:
+            with postgres_database(postgres, prefix) as url:
+                yield project_on(folder, {"database": {"url": url}})
+        else:
+            yield project_on(folder, {})
+
+
 def project_on(folder: Path, settings: dict[str, dict[str, Any]]) -> Project:
     """A new project in ``folder`` with ``settings`` written into its ``benchbook.toml``
     (table → key → value; None values left out), e.g. ``{"database": {"url": URL}}``."""

@@ -25,7 +25,6 @@ import argparse
 import random
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -33,7 +32,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from records import postgres_database, project_on, slices  # bench/records.py
+from records import fresh_project, slices  # bench/records.py
 
 from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
@@ -134,13 +133,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--postgres", help="a PostgreSQL server URL: the project's database is a fresh one there")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "project"
-        if args.postgres:
-            with postgres_database(args.postgres, "bench_names") as url:
-                run(project_on(folder, {"database": {"url": url}}), args.records, args.repeat, "PostgreSQL")
-        else:
-            run(project_on(folder, {}), args.records, args.repeat, "SQLite")
+    with fresh_project(args.postgres, "bench_names") as project:
+        run(project, args.records, args.repeat, "PostgreSQL" if args.postgres else "SQLite")
 
 
 def run(project: Project, n: int, repeat: int, backend: str) -> None:
