@@ -83,8 +83,10 @@ BULK_CACHE_ROWS = 10_000
 (``db.bulk_cache``)."""
 ANALYZE_AFTER = 10_000
 """A call creating at least this many records, a tenth or more of all, refreshes the planner's
-statistics of ``records`` (SQLite has none until told: without them it picks the per-field
-index for an equality but not for a range, and the covering listing index over both)."""
+statistics of ``records`` and ``record_links`` (SQLite has none until told: without them it
+picks the per-field index for an equality but not for a range, and the covering listing index
+over both; PostgreSQL's autovacuum comes later, and a filter through references planned
+without ``record_links``' figures took 420 ms instead of 80 at 100,000 records)."""
 _RECORDS = cast(Table, Record.__table__)
 _LINKS = cast(Table, RecordLink.__table__)
 _NUMERIC = ("integer", "float")
@@ -450,6 +452,7 @@ def bulk_create_records(ctx: Ctx, collection_name: str, rows: Sequence[dict[str,
         raise RowProblems(sorted(run.problems))
     if len(rows) >= ANALYZE_AFTER and len(rows) * 10 >= (s.scalar(select(func.count()).select_from(Record)) or 0):
         s.execute(text("ANALYZE records"))
+        s.execute(text("ANALYZE record_links"))
     return ids
 
 
