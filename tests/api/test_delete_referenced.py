@@ -186,3 +186,16 @@ def test_children_still_need_force_when_references_are_cleared(api):
     assert data(api, visit).get("well") is None
     api.ok("POST", f"/records/{site['id']}/restore")
     assert data(api, visit)["well"] == well["id"]
+
+
+def test_a_revert_of_the_create_names_only_force_the_one_choice_it_offers(api):
+    f = fleet(api)
+    create = api.ok("GET", f"/records/{f['p1']['id']}/audit")["items"][-1]
+    refused = api.post(f"/audit/{create['id']}/revert", json={})
+    assert refused.status_code == 409, refused.text
+    body = refused.json()
+    assert "force=true" in body["detail"] and "references=" not in body["detail"]
+    assert {tuple(e["loc"]) for e in body["errors"]} == {("body", "force")}
+    assert live(api, f["p1"])
+    api.ok("POST", f"/audit/{create['id']}/revert", json={"force": True})
+    assert not live(api, f["p1"]) and data(api, f["f1"])["tailnum"] == f["p1"]["id"]

@@ -232,7 +232,7 @@ def _delete(ctx: Ctx, entry: AuditEntry, force: bool) -> None:
     if entry.entity_type == "record":
         rec = s.get(Record, entry.entity_id)
         assert rec is not None
-        delete_records(ctx, [rec], force=force)
+        delete_records(ctx, [rec], force=force, loc=None)  # a revert offers only force
     elif entry.entity_type == "dataset":
         collection_rules.delete_collection(ctx, entry.entity_id)
     elif entry.entity_type == "schema":

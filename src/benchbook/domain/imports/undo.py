@@ -51,7 +51,7 @@ def undo_import(ctx: Ctx, batch_id: str, *, force: bool = False) -> dict[str, An
     deleted = reverted = 0
     with audit.server_batch(ctx, "delete", f"undo import {batch.label or batch.id}") as undo_id:
         if live:
-            deleted, _ = delete_records(ctx, live, force=force, always_batch=True)
+            deleted, _ = delete_records(ctx, live, force=force, always_batch=True, loc=None)  # force only
         for entry_id in updates:
             plan = revert_plan(s, entry_id)
             if plan["kind"] == "update" and plan["blocker"] is None and not plan["can_apply"]:

@@ -82,29 +82,32 @@ def _described(by_schema: dict[str, int]) -> str:
 
 
 def decide(session: Session, links: list[Row[Any]], *, force: bool, references: str | None,
-           what: str, loc: tuple[str, ...] = ("query", "references")) -> bool:
+           what: str, loc: tuple[str, ...] | None = ("query", "references")) -> bool:
     """Whether the delete must clear ``links`` (:func:`links_to` of what it deletes). Raises
     ``Invalid`` for an unknown ``references``, ``Conflict`` (409) when there are links and the
     request said nothing (``references`` None and not ``force``) — the message and one
     ``errors`` entry per schema (``ctx``: ``schema_name``, ``records``) count the referrers —
     or when ``clear`` would empty a required field. ``what`` names the deleted records in the
-    message ("this 'plane' record"); ``loc`` where the request says ``references``."""
+    message ("this 'plane' record"); ``loc`` where the request says ``references``, None for a
+    request that offers only ``force`` (a revert, an import's undo): the 409 then names ``force``
+    alone, at ``body.force``."""
     if references is not None and references not in CHOICES:
         raise Invalid(f"references must be one of {', '.join(CHOICES)}, not {references!r}")
     if not links:
         return False
     if references == "clear":
-        _check_clearable(session, links, loc)
+        _check_clearable(session, links, loc or ("query", "references"))
         return True
     if references == "keep" or force:
         return False
     by_schema = counts(session, links)
     total = sum(by_schema.values())
+    choices = ("pass `references=clear` to clear those references, or `references=keep` (or `force=true`)"
+               if loc else "pass `force=true`")
     raise Conflict(
-        f"{total} live record(s) reference {what} ({_described(by_schema)}); pass `references=clear` to clear "
-        "those references, or `references=keep` (or `force=true`) to keep them pointing at the deleted record(s), "
-        "restorable",
-        [error_entry(list(loc), f"{n} {name} record(s) reference it", "referenced", None,
+        f"{total} live record(s) reference {what} ({_described(by_schema)}); {choices} to keep them pointing "
+        "at the deleted record(s), restorable",
+        [error_entry(list(loc or ("body", "force")), f"{n} {name} record(s) reference it", "referenced", None,
                      {"schema_name": name, "records": n}) for name, n in by_schema.items()])
 
 

@@ -157,7 +157,7 @@ class _Probe(NamedTuple):
 @collector.paused()
 def delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, force: bool,
                    always_batch: bool = False, references: str | None = None,
-                   loc: tuple[str, ...] = ("query", "references"),
+                   loc: tuple[str, ...] | None = ("query", "references"),
                    progress: Progress = silent) -> tuple[int, str | None]:
     """Soft-delete ``records`` (and, with ``force``, every live record below them) as one
     operation: a ``delete`` batch when several go, when references are cleared, or
@@ -166,7 +166,7 @@ def delete_records(ctx: Ctx, records: Sequence[Record | Row[Any]], *, force: boo
     or ``clear`` (each referrer updated in the same batch), else 409.
     Raises ``Conflict`` when live children not in the set block and ``force`` is off, or when
     live records reference the set and ``references`` is not given (``loc``: where the request
-    gives it); ``Invalid`` for another ``references``.
+    gives it, None when it offers only ``force``); ``Invalid`` for another ``references``.
     Returns (how many were deleted, batch id or None for a single record without batch).
     Reports ``progress("deleting records", done, total)`` (records below included) as they go."""
     s = ctx.session
