@@ -132,7 +132,8 @@ def sync(db: Database, project: Project, progress: Progress = quiet, *,
 def _copy(db: Database, authority: Authority, progress: Progress) -> int:
     """A first copy by snapshot (``domain.sync.copy``) when this device holds nothing yet or a
     copy is under way: the records as they stand, then the history up to the copy's head as
-    stored; the feed after it is left to :func:`_pull`. Returns how many entries were copied."""
+    stored; the feed after it is left to :func:`_pull`. Each page and how far the copy got are
+    kept in one transaction. Returns how many entries were copied."""
     with db.session() as s:
         if not copy.wanted(s):
             return 0
@@ -145,28 +146,30 @@ def _copy(db: Database, authority: Authority, progress: Progress) -> int:
         rows = page["tables"]["records"]
         head = int(page["head"]) if head is None else head
         with db.session() as s:
-            snap = authority.snapshot("catalog") if after is None or copy.lacks_catalog(s, rows) else None
+            stale = after is None or copy.lacks_catalog(s, rows)
+        snap = authority.snapshot("catalog") if stale else None
+        after = page.get("next")
+        stage = copy.RECORDS if after else copy.HISTORY
         with _writing(db) as s:
             if snap is not None:
                 snapshot.apply_catalog(s, snap)
             copied += copy.add_records(s, rows)
             row = state.get(s)
-            after = page.get("next")
-            stage = copy.RECORDS if after else copy.HISTORY
             row.copy_stage, row.copy_head, row.copy_after = stage, head, after
         progress("copy", copied, max(copied, head))
+    head = head or 0
     pulled = 0
     with db.session() as s:
         cursor = state.get(s).cursor
-    while cursor < int(head or 0):
+    while cursor < head:
         with collector.paused():
-            page = authority.snapshot(copy.HISTORY, str(cursor), min(copy.PAGE, int(head or 0) - cursor))
-        entries = [e for e in page["tables"]["audit_entries"] if e["seq"] <= int(head or 0)]
+            page = authority.snapshot(copy.HISTORY, str(cursor), min(copy.PAGE, head - cursor))
+        entries = [e for e in page["tables"]["audit_entries"] if e["seq"] <= head]
         with _writing(db) as s:
             pulled += copy.add_history(s, entries, page["tables"]["audit_batches"])
             row = state.get(s)
-            row.cursor = cursor = max(row.cursor, entries[-1]["seq"]) if entries else int(head or 0)
-        progress("pull", cursor, int(head or 0))
+            row.cursor = cursor = max(row.cursor, entries[-1]["seq"]) if entries else head
+        progress("pull", cursor, head)
     with _writing(db) as s:
         row = state.get(s)
         row.copy_stage = row.copy_head = row.copy_after = None

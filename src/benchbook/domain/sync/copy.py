@@ -48,6 +48,10 @@ _LINKS: Table = RecordLink.__table__  # type: ignore[assignment]
 _BATCHES: Table = AuditBatch.__table__  # type: ignore[assignment]
 _ENTRIES: Table = AuditEntry.__table__  # type: ignore[assignment]
 _RECORD_TIMES = ("created_at", "updated_at", "deleted_at")
+_RECORD_COLUMNS = tuple(_RECORDS.c.keys())
+_ENTRY_COLUMNS = tuple(c.key for c in _ENTRIES.c if c.key != "sync")
+"""What a page's rows are read for (a key the authority sends that this version lacks is left
+out; one it lacks is null: ``request_id``, the authority's own log's)."""
 _SET_SEQ = update(_ENTRIES).where(_ENTRIES.c.id == bindparam("entry_id")).values(seq=bindparam("n"))
 
 
@@ -97,7 +101,8 @@ def add_records(session: Session, rows: list[dict[str, Any]]) -> int:
     for part in chunks([r["id"] for r in rows]):
         held.update(session.scalars(select(Record.id).where(Record.id.in_(part))))
     at = _Times()
-    new = [{**r, **{k: at(r[k]) for k in _RECORD_TIMES}} for r in rows if r["id"] not in held]
+    new: list[dict[str, Any]] = [{k: at(r.get(k)) if k in _RECORD_TIMES else r.get(k) for k in _RECORD_COLUMNS}
+           for r in rows if r["id"] not in held]
     if not new:
         return 0
     conn = session.connection()
@@ -132,6 +137,7 @@ def add_history(session: Session, entries: list[dict[str, Any]], batches: list[d
         session.execute(insert(_BATCHES), missing)
     if held:
         session.connection().execute(_SET_SEQ, [{"entry_id": e["id"], "n": e["seq"]} for e in entries if e["id"] in held])
-    new = [{**e, "timestamp": at(e["timestamp"]), "request_id": None} for e in entries if e["id"] not in held]
+    new = [{k: at(e.get(k)) if k == "timestamp" else e.get(k) for k in _ENTRY_COLUMNS}
+           for e in entries if e["id"] not in held]
     insert_entries(session, new)
     return len(new)

@@ -133,9 +133,10 @@ def _depths(session: Session) -> list[list[str]]:
 @collector.paused()
 def records_page(session: Session, after: str | None, limit: int = PAGE) -> dict[str, Any]:
     """One page of the ``records`` snapshot: ``{kind, tables: {records: [row, …]}, head, next}``,
-    every column of each record (deleted ones too; purged ones are gone; times as text), ordered by the depth
-    of their schema and then by id, so that a parent comes before its children; ``after`` is
-    ``"<depth>:<record id>"`` (a page's ``next``; none for the first page)."""
+    every column of each record (deleted ones too; purged ones are gone; times as text), ordered
+    by the depth of their schema and then by id, so that a parent comes before its children;
+    ``after`` is ``"<depth>:<record id>"`` (a page's ``next``; none for the first page). Raises
+    ``Invalid`` for another ``after``."""
     head = feed.number(session)
     limit = max(1, min(limit, MAX_PAGE))
     depth, last = 0, ""
