@@ -14,6 +14,7 @@ from benchbook.cli import output
 from benchbook.cli.output import Settings, send
 from benchbook.cli.progress import send_followed
 from benchbook.domain.progress import reported_to
+from tests import own_loop
 from tests.api.helpers import make_collection, make_record, make_schema
 
 RECORDS = 7
@@ -119,3 +120,19 @@ def test_plugins_refresh_reports_each_describe(api: Any) -> None:
             (folders / name / MANIFEST).unlink()
             (folders / name).rmdir()
         request(settings, "POST", "/api/plugins/refresh", "plugins.refresh_plugins")
+
+
+def test_the_callback_reaches_the_handler_when_the_caller_already_runs_an_event_loop(api: Any) -> None:
+    """A command called where a loop already runs (a notebook's cell, a test beside a browser
+    driver) sends its request from a thread of its own: the callback must go along (it was lost
+    whenever a web test had run before on the same test process)."""
+    lab(api)
+    settings = Settings(project=str(api.project.root))
+    deleted = Recorder()
+
+    async def from_a_running_loop() -> Any:
+        with reported_to(deleted):
+            return request(settings, "DELETE", "/api/collections/lab/records", "records.delete_records")
+
+    answer = own_loop.run(from_a_running_loop)
+    assert answer.status_code == 200 and deleted.calls == [("deleting records", RECORDS, RECORDS)], answer.text

@@ -190,15 +190,17 @@ def send(settings: Settings, request: dict[str, Any], path: str | None = None) -
 def in_own_loop(work: Coroutine[Any, Any, T]) -> T:
     """``work`` run to its end in an event loop of its own (``asyncio.run``); in a thread of
     its own when this thread already runs a loop (a command called from a notebook's cell, or
-    from a test beside a browser driver), where ``asyncio.run`` refuses to start."""
+    from a test beside a browser driver), where ``asyncio.run`` refuses to start; the caller's
+    context variables go along (:func:`benchbook.domain.progress.reporting`)."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(work)
+    import contextvars
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, work).result()
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the caller's context goes along (a command's bar)
+        return pool.submit(contextvars.copy_context().run, asyncio.run, work).result()
 
 
 async def _send_in_process(project_dir: str | None, request: dict[str, Any], path: str | None) -> httpx.Response:
