@@ -5,29 +5,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 import pytest
-from click.testing import CliRunner
 
 from benchbook.cli.main import build_cli
 from benchbook.config import Project
+from tests.cli_helpers import ok, run
 
 
 @pytest.fixture(scope="module")
 def cli() -> click.Group:
     return build_cli()
-
-
-def run(cli: click.Group, project: Path, *args: str) -> Any:
-    return CliRunner().invoke(cli, ["--project", str(project), *args])
-
-
-def ok(cli: click.Group, project: Path, *args: str) -> Any:
-    result = run(cli, project, *args)
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout) if result.stdout.strip() else None
 
 
 def test_a_referenced_record_asks_what_to_do_with_its_referrers(cli: click.Group, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from benchbook.cli import generated, output
 from benchbook.cli.generated import ApiCommand, build_groups, command_names, load_document
 from benchbook.cli.main import build_cli
+from tests.cli_helpers import run
 
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
@@ -239,10 +240,6 @@ def test_table_of_a_page_has_one_row_per_item(capsys: pytest.CaptureFixture[str]
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh project folder shared by the end-to-end tests (the real app, in-process)."""
     return tmp_path_factory.mktemp("project")
-
-
-def run(cli: click.Group, project: Path, *args: str) -> Any:
-    return CliRunner().invoke(cli, ["--project", str(project), *args])
 
 
 def test_create_then_list(cli: click.Group, project: Path) -> None:

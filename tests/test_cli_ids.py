@@ -11,10 +11,10 @@ from typing import Any
 
 import click
 import pytest
-from click.testing import CliRunner
 
 from benchbook.cli.main import build_cli
 from benchbook.config import Project
+from tests.cli_helpers import ok, run
 
 
 @pytest.fixture(scope="module")
@@ -25,16 +25,6 @@ def cli() -> click.Group:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     return Project.init(tmp_path / "p").root
-
-
-def run(cli: click.Group, project: Path, *args: str) -> Any:
-    return CliRunner().invoke(cli, ["--project", str(project), *args])
-
-
-def ok(cli: click.Group, project: Path, *args: str) -> Any:
-    result = run(cli, project, *args)
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout) if result.stdout.lstrip().startswith(("{", "[")) else result.stdout
 
 
 def plots(cli: click.Group, project: Path, n: int = 6) -> list[dict[str, Any]]:

@@ -5,15 +5,14 @@ writes labels. In-process on a real project."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import click
 import pytest
-from click.testing import CliRunner
 
 from benchbook.cli.main import build_cli
 from benchbook.config import Project
+from tests.cli_helpers import ok
 
 
 @pytest.fixture(scope="module")
@@ -37,16 +36,6 @@ def world(cli: click.Group, tmp_path_factory: pytest.TempPathFactory) -> dict[st
     flight = ok(cli, project, "records", "create", "nyc", "--schema-name", "flight", "--data", json.dumps(
         {"flight": 1545, "carrier": made["UA"]["id"], "partners": [made["AA"]["id"], made[""]["id"]]}))
     return {"project": project, "airlines": made, "flight": flight}
-
-
-def run(cli: click.Group, project: Path, *args: str) -> Any:
-    return CliRunner().invoke(cli, ["--project", str(project), *args])
-
-
-def ok(cli: click.Group, project: Path, *args: str) -> Any:
-    result = run(cli, project, *args)
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout) if result.stdout.lstrip().startswith(("{", "[")) else result.stdout
 
 
 def test_a_table_shows_references_by_name(cli: click.Group, world: dict[str, Any]) -> None:

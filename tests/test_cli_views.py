@@ -3,22 +3,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import click
 import pytest
 from click.testing import CliRunner
 
 from benchbook.cli.main import build_cli
+from tests.cli_helpers import run
 
 
 @pytest.fixture(scope="module")
 def cli() -> click.Group:
     return build_cli()
-
-
-def run(cli: click.Group, project: Path, *args: str) -> Any:
-    return CliRunner().invoke(cli, ["--project", str(project), *args])
 
 
 def test_views_commands(cli: click.Group, tmp_path: Path) -> None:

@@ -165,19 +165,24 @@ def _until_converted(status: Callable[[], dict[str, Any] | None]) -> None:
         time.sleep(POLL)
 
 
+def _server_json(settings: Any, path: str) -> Any:
+    """The JSON body of ``GET /api/<path>`` at ``settings.url``, or None when the server cannot
+    be reached or answers something that is not JSON (a bar only skips that reading)."""
+    import httpx
+
+    base = str(settings.url).rstrip("/").removesuffix("/api")
+    try:
+        return httpx.get(f"{base}/api/{path}", timeout=5).json()
+    except (httpx.HTTPError, ValueError):
+        return None
+
+
 def _storage_reader(settings: Any) -> Callable[[], dict[str, Any] | None]:
     """The history conversion read through ``GET /api/audit/storage`` of ``settings.url``, as a
     batch for :func:`follow` (``succeeded`` = done, ``pending`` = total - done), None when none
     runs (or the server cannot be read)."""
-    import httpx
-
-    base = str(settings.url).rstrip("/").removesuffix("/api")
-
     def over_http() -> dict[str, Any] | None:
-        try:
-            found = httpx.get(f"{base}/api/audit/storage", timeout=5).json()
-        except (httpx.HTTPError, ValueError):
-            return None
+        found = _server_json(settings, "audit/storage")
         if not isinstance(found, dict) or not found.get("converting") or found.get("total") is None:
             return None
         done, total = int(found.get("done") or 0), int(found["total"])
@@ -207,15 +212,8 @@ def _until_idle(status: Callable[[], dict[str, Any] | None]) -> int:
 def _status_reader(settings: Any) -> Callable[[], dict[str, Any] | None]:
     """How to read the automation status's ``batch`` for ``settings`` (see :func:`send_followed`)."""
     if settings.url:
-        import httpx
-
-        base = str(settings.url).rstrip("/").removesuffix("/api")
-
         def over_http() -> dict[str, Any] | None:
-            try:
-                found = httpx.get(f"{base}/api/automation", timeout=5).json()
-            except (httpx.HTTPError, ValueError):
-                return None
+            found = _server_json(settings, "automation")
             return found.get("batch") if isinstance(found, dict) else None
 
         return over_http
