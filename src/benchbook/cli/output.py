@@ -400,7 +400,7 @@ def _labelled(data: dict[str, Any], labels: Any) -> dict[str, Any]:
         return data
 
     def label(target: str) -> str:
-        return labels.get(target) or _short(target)
+        return str(labels.get(target) or _short(target))
 
     out = {}
     for name, value in data.items():

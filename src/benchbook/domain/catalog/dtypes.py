@@ -552,6 +552,9 @@ def _ops(*extra: str) -> tuple[str, ...]:
 
 
 _ORDERED = ("gt", "gte", "lt", "lte")
+REFERENCE_TYPES = ("reference", "reference_list")
+"""Field types whose values name records (``restrictions.schema`` is the target)."""
+
 _TYPES = (  # name, label, description, extra operators
     ("string", "Text", "A string.", (*_ORDERED, "contains")),
     ("integer", "Integer", "A whole number.", _ORDERED),

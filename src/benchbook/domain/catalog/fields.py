@@ -39,7 +39,7 @@ def _checked_restrictions(ctx: Ctx, type_: str, restrictions: dict[str, Any] | N
             e["loc"] = [*loc, *e["loc"][1:]]
         raise
     target = out.get("schema")
-    if target and type_ in ("reference", "reference_list"):
+    if target and type_ in dtypes.REFERENCE_TYPES:
         try:
             out["schema"] = find_schema(ctx.session, target).name
         except NotFound:

@@ -24,13 +24,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from benchbook.domain.catalog.dtypes import ValueProblem, coerce_value
+from benchbook.domain.catalog.dtypes import REFERENCE_TYPES, ValueProblem, coerce_value
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound
 from benchbook.domain.records.references import (
     AMBIGUOUS,
-    REFERENCE_FIELD_TYPES,
     UNKNOWN,
     ReferenceResolver,
     Unresolved,
@@ -73,7 +72,7 @@ class ImportReferences:
         """Resolve the references of ``rows`` of schema ``meta``, each ``(stored values by field
         id, given values by field name, problems)``: stored values become ids, the given ones
         follow (the write reads them), problems join the row's."""
-        fields = [f for f in meta.fields if f.type in REFERENCE_FIELD_TYPES]
+        fields = [f for f in meta.fields if f.type in REFERENCE_TYPES]
         if not fields or not rows:
             return
         stored = [row[0] for row in rows]

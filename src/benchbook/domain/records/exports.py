@@ -23,11 +23,12 @@ from typing import IO, Any
 
 from sqlalchemy.orm import Session
 
+from benchbook.domain.catalog.dtypes import REFERENCE_TYPES
 from benchbook.domain.catalog.lookup import SchemaCache, find_collection
 from benchbook.domain.errors import NotFound, error_entry, missing
 from benchbook.domain.files import find_file
 from benchbook.domain.records.derived import check_columns
-from benchbook.domain.records.labels import REFERENCE_TYPES, targets
+from benchbook.domain.records.labels import targets
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.references import ReferenceResolver
 from benchbook.domain.records.shaping import RecordShaper

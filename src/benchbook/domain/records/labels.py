@@ -15,11 +15,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from benchbook.domain.catalog.dtypes import REFERENCE_TYPES
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.catalog.naming import placeholders
 from benchbook.persistence.tables import Field, Record
 
-REFERENCE_TYPES = ("reference", "reference_list")
 CHUNK = 500
 
 

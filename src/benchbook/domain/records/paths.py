@@ -25,11 +25,11 @@ from typing import Any
 from sqlalchemy import ARRAY, ColumnElement, Select, String, any_, bindparam, exists, func, not_, select
 from sqlalchemy.orm import Session, aliased
 
+from benchbook.domain.catalog.dtypes import REFERENCE_TYPES
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.errors import BenchbookError, Invalid, NotFound
 from benchbook.persistence.tables import Field, Record, RecordLink
 
-REFERENCE_TYPES = ("reference", "reference_list")
 TARGET_COLUMNS = ("natural_name", "id")
 """Columns of a target record a path may end on (when its schema has no field so named)."""
 

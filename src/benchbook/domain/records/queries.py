@@ -10,6 +10,7 @@ from sqlalchemy import ColumnElement, Select, String, and_, case, cast, or_, sel
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import dtypes
+from benchbook.domain.catalog.dtypes import REFERENCE_TYPES
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, collection_schemas, schema_names
 from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.records.filters import (
@@ -20,7 +21,7 @@ from benchbook.domain.records.filters import (
     value_of,
 )
 from benchbook.domain.records.paths import Path, PathError, path_scalar, resolve_path
-from benchbook.domain.records.references import REFERENCE_FIELD_TYPES, ReferenceResolver, Unresolved
+from benchbook.domain.records.references import ReferenceResolver, Unresolved
 from benchbook.domain.records.rows import find_record
 from benchbook.domain.records.search import search_parts
 from benchbook.persistence.tables import (
@@ -163,7 +164,7 @@ class RecordQuery:
                 except dtypes.ValueProblem as exc:
                     raise Invalid(f"where {clause!r}: {exc}",
                                   [error_entry(["query", "where", i], str(exc), exc.type_, clause)]) from None
-                if f.type in REFERENCE_FIELD_TYPES and value is not None:
+                if f.type in REFERENCE_TYPES and value is not None:
                     value = _where_reference(resolver, f, value, i, clause)
                 options.append(and_(Record.schema_id == meta.schema.id, _equals(steps, owner.schema, f, value)))
             if not options:

@@ -36,6 +36,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session
 
+from benchbook.domain.catalog.dtypes import REFERENCE_TYPES
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.errors import NotFound, error_entry
 from benchbook.domain.ids import ID_LENGTH, RANDOM_LENGTH, SHORT_TAIL
@@ -43,7 +44,6 @@ from benchbook.persistence.tables import Collection, Field, Record
 
 CHUNK = 500
 """Values looked up by one query (IN lists stay far below every backend's limit)."""
-REFERENCE_FIELD_TYPES = ("reference", "reference_list")
 KEY_TYPES = {"string": "as_string", "url": "as_string", "date": "as_string", "integer": "as_float",
              "float": "as_float"}
 """Types of a one-field uniqueness key a value is compared with (each has a per-field index on
@@ -251,7 +251,7 @@ def resolve_rows(resolver: ReferenceResolver, fields: Sequence[Field], rows: Seq
     Returns the error entries by row index (rows without problems left out)."""
     errors: dict[int, list[dict[str, Any]]] = {}
     for f in fields:
-        if f.type not in REFERENCE_FIELD_TYPES:
+        if f.type not in REFERENCE_TYPES:
             continue
         wanted = {v for row in rows for v in _items(row.get(f.id)) if not (known and known(v))}
         if not wanted:

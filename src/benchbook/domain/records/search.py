@@ -28,6 +28,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import shared
+from benchbook.domain.catalog.dtypes import REFERENCE_TYPES
 from benchbook.persistence.tables import Field, Record, RecordLink, Schema
 
 PG_VECTOR = ("(jsonb_to_tsvector('simple'::regconfig, records.data, '[\"string\", \"numeric\"]'::jsonb) || "
@@ -148,7 +149,7 @@ def target_schemas(session: Session) -> frozenset[str]:
 
 def _targets(session: Session) -> frozenset[str]:
     fields = session.scalars(select(Field).join(Schema, Schema.id == Field.schema_id).where(
-        Field.type.in_(("reference", "reference_list")), Field.deleted_at.is_(None), Schema.deleted_at.is_(None)))
+        Field.type.in_(REFERENCE_TYPES), Field.deleted_at.is_(None), Schema.deleted_at.is_(None)))
     names = {(f.restrictions or {}).get("schema") or ANY_SCHEMA for f in fields}
     ids = set(session.scalars(select(Schema.id).where(Schema.name.in_(names - {ANY_SCHEMA}),
                                                       Schema.deleted_at.is_(None)))) if names - {ANY_SCHEMA} else set()

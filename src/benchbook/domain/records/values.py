@@ -25,7 +25,7 @@ from benchbook.domain.records.references import ReferenceResolver, resolve_rows
 from benchbook.persistence.db import json_dumps
 from benchbook.persistence.tables import Collection, Field, Record, Schema, StoredFile
 
-REFERENCE_TYPES = ("reference", "reference_list")
+REFERENCE_TYPES = dtypes.REFERENCE_TYPES
 FILE_TYPES = ("file", "file_list")
 LINKED_TYPES = (*REFERENCE_TYPES, *FILE_TYPES)
 """Types whose values name other things (records, files): linked when written."""
