@@ -24,7 +24,7 @@ integer) and a one-step workflow, ``count-words`` (the built-in ``benchbook.text
   a one-step workflow whose step is the Python SDK plugin ``benchbook plugins new`` writes, or
   the JS starter, warm (one process serves the drain) and cold (a process per run), beside the
   built-in step on the same records, with the ratios (targets: Python >= 200, JS >= 300 runs/s
-  warm; issue 36).
+  warm; issue 36); and ``--batched-runs`` of each as a batch plugin (target: Python >= 1,000 runs/s).
 - **chained claim, A/B** (``--ab-chain SLICES``): ``--records`` more runs queued, then drained
   by ``engine.execute_next`` in ``2 x SLICES`` alternating slices (A B B A …), half with a
   chaining ``engine.Drain`` (a run's final commit claims the next run, as the worker's drains
@@ -206,6 +206,8 @@ def main() -> None:
     parser.add_argument("--plugin-runs", type=int, default=1000,
                         help="runs of each plugin workflow drained warm, and of the built-in one beside them (0: none)")
     parser.add_argument("--cold-runs", type=int, default=50, help="runs of each plugin workflow drained cold")
+    parser.add_argument("--batched-runs", type=int, default=10_000,
+                        help="runs of each batch plugin workflow drained in batches")
     args = parser.parse_args()
     n = args.records
 
@@ -230,7 +232,8 @@ def main() -> None:
         if args.ab_chain:
             say(f"A/B of the chained claim over {n:,} more runs …")
             ab = ab_chain(project, db, n, args.ab_chain)
-        plugin_lines = automation_plugins.measure(project, db, args.plugin_runs, args.cold_runs, say) \
+        plugin_lines = automation_plugins.measure(project, db, args.plugin_runs, args.cold_runs, args.batched_runs,
+                                                  say) \
             if args.plugin_runs else []
 
     rate, rate_cpu = n / drain_wall, n / drain_cpu

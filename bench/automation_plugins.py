@@ -7,6 +7,11 @@ collection ``flights`` and three one-step workflows, each ``save: {words: <step>
 - **built-in**: ``benchbook.text-stats`` (in process);
 - **Python SDK**: the plugin ``benchbook plugins new py-words`` writes (``scaffold``), unchanged:
   ``python -m benchbook.plugin plugin.py``, text → words and characters;
+- **Python SDK, batched** and **JS starter, batched**: the same step as a batch plugin (``batch:
+  true``: ``@plugin.run(batch=True)`` over a pandas frame of inputs; ``serve({batch: true})`` over a
+  list), given ``[limits] plugin_batch_size`` (100) waiting runs per ``run`` frame
+  (:mod:`benchbook.runner.batch_runs`), ``--batched-runs`` runs each (target: Python >= 1,000
+  runs/s on 10,000 records);
 - **JS starter**: the same step written with the JavaScript starter (``benchbook-plugin.js``,
   ``validate.js`` and ``frames.schema.json`` copied from ``plugin-protocol/``, Node, no
   packages): text → words and characters, and a ``ctx.log`` line, as the Python plugin does (the
@@ -14,7 +19,7 @@ collection ``flights`` and three one-step workflows, each ``save: {words: <step>
   would time the host's RPC and pandas instead).
 
 Each is drained as the worker does (a chaining :class:`~benchbook.runner.drain.Drain` with the
-group commit, ``engine.execute_next`` until the queue is empty), ``--plugin-runs`` runs each
+group commit, ``engine.execute_waiting`` until the queue is empty), ``--plugin-runs`` runs each
 warm (the default settings: one process serves the drain) and ``--cold-runs`` runs each cold
 (``[limits] plugin_warm_runs = 1``: a process per run, as before warm processes). Every run must
 complete. Printed: runs/s (wall clock, CPU of this process in brackets: the plugin processes'
@@ -45,9 +50,42 @@ from benchbook.runner.drain import GROUP_SECONDS, Drain
 from benchbook.runner.plugins import discovery
 
 JS_STARTER = Path(__file__).resolve().parents[1] / "plugin-protocol"
-TARGETS = {"py": 200.0, "js": 300.0}
-"""Warm runs/s the issue asks for: a Python SDK plugin, the JS starter."""
-STEPS = {"builtin": "benchbook.text-stats", "py": "py-words", "js": "js-words"}
+TARGETS = {"py warm": 200.0, "js warm": 300.0, "pyb batched": 1000.0}
+"""Runs/s the issue asks for: a Python SDK plugin and the JS starter warm, the Python SDK batched."""
+STEPS = {"builtin": "benchbook.text-stats", "py": "py-words", "js": "js-words", "pyb": "py-words-batch",
+         "jsb": "js-words-batch"}
+PY_BATCH_PLUGIN = """import pandas as pd
+
+from benchbook.plugin import Plugin
+
+plugin = Plugin(
+    id="py-words-batch", name="Words (Python, batched)", description="Counts the words and characters of texts.",
+    category="text", inputs={"text": {"type": "string", "description": "The text to count", "required": True}},
+    outputs={"words": {"type": "integer", "required": True}, "characters": {"type": "integer", "required": True}},
+)
+
+
+@plugin.run(batch=True)
+def run(ctx, frame, config):
+    ctx.log(f"{len(frame)} text(s)")
+    return pd.DataFrame({"words": frame["text"].str.split().str.len(), "characters": frame["text"].str.len()})
+"""
+JS_BATCH_PLUGIN = """'use strict';
+const bb = require('./benchbook-plugin'); // first: stdout is isolated at require time
+
+bb.serve({
+  id: 'js-words-batch', name: 'Words (JavaScript, batched)', description: 'Counts the words and characters of texts.',
+  category: 'text', capabilities: [], batch: true,
+  inputs: { text: { type: 'string', description: 'The text to count', required: true } },
+  outputs: { words: { type: 'integer', required: true }, characters: { type: 'integer', required: true } },
+  config_schema: { type: 'object' },
+  run(items, config, ctx) {
+    ctx.log(`${items.length} text(s)`);
+    return items.map((inputs) => ({ words: inputs.text.split(/\\s+/).filter(Boolean).length,
+                                   characters: inputs.text.length }));
+  },
+});
+"""
 JS_PLUGIN = """'use strict';
 const bb = require('./benchbook-plugin'); // first: stdout is isolated at require time
 
@@ -65,7 +103,8 @@ bb.serve({
 });
 """
 NAMES = {"builtin": "built-in benchbook.text-stats (in process)", "py": "Python SDK plugin (plugins new)",
-         "js": "JS starter plugin (node)"}
+         "js": "JS starter plugin (node)", "pyb": "Python SDK batch plugin (pandas frame)",
+         "jsb": "JS starter batch plugin (node)"}
 
 
 def set_up(project: Project, db: Database) -> None:
@@ -77,13 +116,18 @@ def set_up(project: Project, db: Database) -> None:
                                                          {"name": "words", "type": "integer"}]})
         create_collection(ctx, {"name": "flights", "schemas": ["flight"]})
     scaffold(root / "plugins", "py-words")
-    js = root / "plugins" / "js-words"
-    js.mkdir(parents=True)
-    for name in ("benchbook-plugin.js", "validate.js"):
-        shutil.copy(JS_STARTER / "js" / name, js / name)
-    (js / "plugin.js").write_text(JS_PLUGIN)
-    shutil.copy(JS_STARTER / "frames.schema.json", js / "frames.schema.json")
-    (js / "plugin.toml").write_text('command = ["node", "plugin.js"]\ntimeout = 60\n')
+    for name, code in (("js-words", JS_PLUGIN), ("js-words-batch", JS_BATCH_PLUGIN)):
+        js = root / "plugins" / name
+        js.mkdir(parents=True)
+        for starter in ("benchbook-plugin.js", "validate.js"):
+            shutil.copy(JS_STARTER / "js" / starter, js / starter)
+        (js / "plugin.js").write_text(code)
+        shutil.copy(JS_STARTER / "frames.schema.json", js / "frames.schema.json")
+        (js / "plugin.toml").write_text('command = ["node", "plugin.js"]\ntimeout = 60\n')
+    py = root / "plugins" / "py-words-batch"
+    py.mkdir(parents=True)
+    (py / "plugin.py").write_text(PY_BATCH_PLUGIN)
+    (py / "plugin.toml").write_text('command = ["{python}", "-m", "benchbook.plugin", "plugin.py"]\ntimeout = 60\n')
     with db.session() as s, s.begin():
         discovery.refresh(s, root / "plugins")
     folder = workflows.folder(root)
@@ -116,12 +160,13 @@ def drain(project: Project, db: Database, limits: Limits) -> tuple[int, float, f
     ran = 0
     with Drain(chain=db, group_seconds=GROUP_SECONDS, project_root=project.root, limits=limits) as kept:
         wall, cpu = time.perf_counter(), time.process_time()
-        while (done := engine.execute_next(db, project, drain=kept)) is not None:
-            if done[1] != "completed":
-                with db.session() as s:
-                    job = s.get(Job, done[0])
-                    raise SystemExit(f"run {done[0]} ended {done[1]}: {job.error if job else '?'}")
-            ran += 1
+        while done := engine.execute_waiting(db, project, drain=kept):
+            for job_id, status in done:
+                if status != "completed":
+                    with db.session() as s:
+                        job = s.get(Job, job_id)
+                        raise SystemExit(f"run {job_id} ended {status}: {job.error if job else '?'}")
+            ran += len(done)
         spent = time.perf_counter() - wall, time.process_time() - cpu
         started = kept.pool.started
     with db.session() as s:
@@ -131,7 +176,8 @@ def drain(project: Project, db: Database, limits: Limits) -> tuple[int, float, f
     return ran, spent[0], spent[1], started
 
 
-def measure(project: Project, db: Database, runs: int, cold_runs: int, say: Any) -> list[tuple[str, str, str, str]]:
+def measure(project: Project, db: Database, runs: int, cold_runs: int, batched_runs: int,
+            say: Any) -> list[tuple[str, str, str, str]]:
     """Every measurement, as the lines ``bench/automation.py`` prints: (what, rate, [CPU rate],
     target and verdict)."""
     set_up(project, db)
@@ -139,7 +185,8 @@ def measure(project: Project, db: Database, runs: int, cold_runs: int, say: Any)
     lines: list[tuple[str, str, str, str]] = []
     cases = [("builtin", "", runs, DEFAULT), ("py", "warm", runs, DEFAULT), ("py", "cold", cold_runs,
              Limits(plugin_warm_runs=1)), ("js", "warm", runs, DEFAULT), ("js", "cold", cold_runs,
-                                                                          Limits(plugin_warm_runs=1))]
+                                                                          Limits(plugin_warm_runs=1)),
+             ("pyb", "batched", batched_runs, DEFAULT), ("jsb", "batched", batched_runs, DEFAULT)]
     for key, how, n, limits in cases:
         if not n:
             continue
@@ -147,12 +194,15 @@ def measure(project: Project, db: Database, runs: int, cold_runs: int, say: Any)
         queue_runs(project, db, key, n)
         ran, wall, cpu, started = drain(project, db, limits)
         rate = rates[f"{key} {how}".strip()] = ran / wall
-        target = TARGETS.get(key) if how == "warm" else None
+        target = TARGETS.get(f"{key} {how}")
         verdict = f"target >= {target:,.0f} runs/s: {'met' if rate >= target else 'missed'}" if target else "no target"
         lines.append((f"{NAMES[key]}{', ' + how if how else ''}: {ran:,} runs, {started} process(es) started",
                       f"{rate:,.1f} runs/s", f"[{ran / cpu:,.0f}]", verdict))
     for key in ("py", "js"):
+        batched = rates.get(f"{key}b batched")
         warm, cold, builtin = rates.get(f"{key} warm"), rates.get(f"{key} cold"), rates.get("builtin")
+        if batched and warm:
+            lines.append((f"  ratio {key} batched / warm", f"{batched / warm:.1f}x", "", "no target"))
         if warm and cold:
             lines.append((f"  ratio {key} warm / cold", f"{warm / cold:.1f}x", "", "no target"))
         if warm and builtin:

@@ -38,7 +38,7 @@ def test_a_project_plugin_is_described_once_and_listed_with_its_contract(api: An
     assert plugin | {"described_at": None} == {
         "id": "word-count", "name": "Word-Count", "description": "", "category": "test",
         "capabilities": ["get_schema"], "inputs": {"text": {"type": "string", "required": True}},
-        "outputs": {"words": {"type": "integer"}}, "config_schema": {}, "tier": "1", "builtin": False,
+        "outputs": {"words": {"type": "integer"}}, "config_schema": {}, "batch": False, "tier": "1", "builtin": False,
         "source": "project:plugins/counter", "status": "ok", "error": None, "described_at": None}
     assert api.ok("GET", "/plugins/word-count") == plugin
     # captured, never re-derived: a changed plugin shows only after a refresh

@@ -53,7 +53,7 @@ def test_exports_write_references_by_labels_that_import_back(api: Any) -> None:
     # the ids are a column choice
     chosen = _rows(api.get("/collections/nyc/export.csv",
                            params={**params, "columns": ["flight", "carrier", "carrier.id"]}).text)
-    assert [(r["carrier"], r["carrier.id"]) for r in chosen][0] == ("UA", w["UA"]["id"])
+    assert next((r["carrier"], r["carrier.id"]) for r in chosen) == ("UA", w["UA"]["id"])
     # the zip's records.csv reads the same
     body = {"collection": "nyc", "schema": "flight", "sort": ["flight:asc"], "columns": ["flight", "carrier"],
             "files": False}

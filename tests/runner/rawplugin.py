@@ -83,4 +83,5 @@ def runnable(where: Path) -> dict[str, Any]:
     found = discovery.describe_folder(where, "docker")
     assert found.status == "ok", found.error
     return {"id": found.id, "status": "ok", "tier": found.tier, "error": None, "launch": found.launch,
+            "batch": bool(found.contract.get("batch")),
             **{k: found.contract[k] for k in ("capabilities", "inputs", "outputs", "config_schema")}}

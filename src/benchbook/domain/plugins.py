@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.errors import NotFound
 from benchbook.persistence.tables import Plugin, utcnow
 
-CONTRACT_KEYS = ("name", "description", "category", "capabilities", "inputs", "outputs", "config_schema")
+CONTRACT_KEYS = ("name", "description", "category", "capabilities", "inputs", "outputs", "config_schema", "batch")
 """What a ``describe_result`` holds besides ``type`` and ``id``."""
 
 
@@ -34,11 +34,11 @@ class Described:
 
 
 def plugin_response(row: Plugin) -> dict[str, Any]:
-    """PluginResponse: the contract plus ``tier``, ``builtin``, ``source``, ``status``, ``error``,
+    """PluginResponse: the contract (``batch`` false when the plugin did not say) plus ``tier``, ``builtin``, ``source``, ``status``, ``error``,
     ``described_at``."""
     return {"id": row.id, "name": row.name, "description": row.description, "category": row.category,
             "capabilities": row.capabilities, "inputs": row.inputs, "outputs": row.outputs,
-            "config_schema": row.config_schema, "tier": row.tier, "builtin": row.builtin, "source": row.source,
+            "config_schema": row.config_schema, "batch": row.batch, "tier": row.tier, "builtin": row.builtin, "source": row.source,
             "status": row.status, "error": row.error, "described_at": row.described_at.isoformat()}
 
 
@@ -88,7 +88,8 @@ def replace_all(session: Session, found: list[Described]) -> dict[str, list[str]
         values = {"name": d.contract.get("name") or pid, "description": d.contract.get("description", ""),
                   "category": d.contract.get("category", ""), "capabilities": d.contract.get("capabilities", []),
                   "inputs": d.contract.get("inputs", {}), "outputs": d.contract.get("outputs", {}),
-                  "config_schema": d.contract.get("config_schema", {}), "tier": d.tier, "builtin": d.builtin,
+                  "config_schema": d.contract.get("config_schema", {}), "batch": bool(d.contract.get("batch")),
+                  "tier": d.tier, "builtin": d.builtin,
                   "source": d.source, "status": d.status, "error": d.error, "launch": d.launch}
         row = old.get(pid)
         if row is None:

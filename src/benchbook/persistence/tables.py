@@ -28,6 +28,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     event,
+    false,
     func,
     literal_column,
     text,
@@ -280,6 +281,7 @@ class Plugin(Base):
     inputs: Mapped[dict[str, Any]] = mapped_column(default=dict)
     outputs: Mapped[dict[str, Any]] = mapped_column(default=dict)
     config_schema: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    batch: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     tier: Mapped[str] = mapped_column(String(10))
     builtin: Mapped[bool] = mapped_column(Boolean, default=False)
     source: Mapped[str] = mapped_column(Text)

@@ -124,6 +124,23 @@ def _jsonable(value: Any, what: str) -> Any:
     return value
 
 
+class StepExecution:
+    """One step's entry in a run's ``step_executions``, timed from when it is made; :meth:`end`
+    records it with its status."""
+
+    def __init__(self, run: _Run, step: Step) -> None:
+        self.run, self.clock = run, time.monotonic()
+        self.data: dict[str, Any] = {"step_id": step.id, "plugin": step.plugin, "status": "running",
+                                     "started_at": utcnow().isoformat(), "finished_at": None, "duration_ms": None,
+                                     "error": None, "problems": None}
+
+    def end(self, status: str, error: str | None = None) -> None:
+        """The step ended with ``status`` (``completed``, ``skipped``, ``failed``) and ``error``."""
+        self.data.update(status=status, finished_at=utcnow().isoformat(),
+                         duration_ms=int((time.monotonic() - self.clock) * 1000), error=error)
+        self.run.executions.append(self.data)
+
+
 class _Run:
     """One run being executed (see the module docstring)."""
 
@@ -134,6 +151,8 @@ class _Run:
                                                                        claimed.record_id, claimed.depth)
         self.batch_id, self.claimed = claimed.batch_id, claimed
         self.grouped = False  # runs in the open transaction of the group of runs before it (drain.py)
+        self.shared = False  # runs in step with other runs of its workflow, which commit for it (batch_runs.py)
+        self.ended: str | None = None  # its final status, once :meth:`_finish` wrote it
         self.log = _RunLog()
         self.executions: list[dict[str, Any]] = []
         self.affected: dict[str, dict[str, Any]] = {}
@@ -171,7 +190,9 @@ class _Run:
         if final and not self.affected:  # a record written leaves an entry in the batch
             drop_empty_batch(s, self.batch_id)
         claimed = claim_in(s, self.project, None) if final and self._chains() else None
-        if final and self.drain.keeps_open(s, self.claimed, claimed, lambda name: self._groupable(s, name)):
+        if self.shared:
+            s.flush()  # the runs it goes with commit together (batch_runs.py)
+        elif final and self.drain.keeps_open(s, self.claimed, claimed, lambda name: self._groupable(s, name)):
             s.flush()  # the next run goes on in this transaction (drain.py: group commit)
         elif not self.grouped or final:
             s.commit()
@@ -193,13 +214,15 @@ class _Run:
 
     def _end_read(self, s: Session) -> None:
         """End the transaction that only read (none stays open while a plugin runs), unless
-        this run goes on in the open transaction of its group."""
-        if not self.grouped:
+        this run goes on in the open transaction of its group, or goes with other runs (whose
+        writes their common commit ends)."""
+        if not self.grouped and not self.shared:
             s.rollback()
 
     def _chains(self) -> bool:
         """Whether the run's final commit claims the next run (see :class:`Drain`)."""
-        return self.drain.chain is not None and not self.should_stop() and not triggers.paused(self.project.root)
+        return (self.drain.chain is not None and not self.shared and not self.should_stop()
+                and not triggers.paused(self.project.root))
 
     def _schema_name(self, s: Session, schema_id: str) -> str:
         name: str = SchemaCache(s).meta(schema_id).schema.name
@@ -274,53 +297,75 @@ class _Run:
               outputs: dict[str, dict[str, Any]], *, last: bool = False) -> StepFailed | None:
         """Run ``step``; its writes are committed with the run's progress, or, for the ``last``
         step, left in :attr:`held` for :meth:`_finish` to commit with the run's end."""
-        started, clock = utcnow(), time.monotonic()
-        execution: dict[str, Any] = {"step_id": step.id, "plugin": step.plugin, "status": "running",
-                                     "started_at": started.isoformat(), "finished_at": None, "duration_ms": None,
-                                     "error": None, "problems": None}
+        execution = StepExecution(self, step)
         ctx = self._ctx(s)
-
-        def ended(status: str, error: str | None = None) -> None:
-            execution.update(status=status, finished_at=utcnow().isoformat(),
-                             duration_ms=int((time.monotonic() - clock) * 1000), error=error)
-            self.executions.append(execution)
         try:
-            rec = self._record(s)
-            if step.when is not None and not self._matches(s, rec, step.when):
-                self._end_read(s)
-                self.log.add(f"[{step.id}] skipped: the record does not match the step's if")
-                ended("skipped")
-                self._step_done(ctx, last)
+            prepared = self.prepare(s, wf, step, outputs)
+            if prepared is None:
+                self.skipped(ctx, step, execution, last)
                 return None
-            plugin = self._plugin(s, step.plugin)
+            plugin, inputs = prepared
             if self.grouped and plugin["tier"] != "builtin":  # changed since the group took it: run alone
                 raise Regroup(self.job_id)
-            inputs = self._inputs(s, rec, wf, step, plugin, outputs)
             self._end_read(s)  # no transaction stays open while the plugin runs
             self.log.add(f"[{step.id}] running {step.plugin}")
             result = runner.run_step(plugin, inputs, step.config, timeout=step.timeout, log=self.log.sink(step.id),
-                                     rpc_for=lambda scratch: self._host(ctx, scratch))
+                                     rpc_for=lambda scratch: self.host(ctx, scratch))
             if last:  # the plugins' last stderr lines reach the log before the run's end writes it
                 runner.end_processes()
-            outputs[step.id] = result
-            self._save(ctx, wf, step, result)
-            declared = plugin["outputs"].get("problems") or {}
-            if declared.get("type") == "integer" and isinstance(result.get("problems"), int) and result["problems"]:
-                execution["problems"] = result["problems"]
-                self.problems += max(0, result["problems"])
-                self.log.add(f"[{step.id}] finished with {result['problems']} problem(s)")
+            self.apply(ctx, wf, step, plugin, result, outputs, execution)
         except StepFailed as exc:
             if self.grouped:  # its partial writes share the group's transaction: the drain rolls it back
                 raise Regroup(self.job_id) from exc
             s.rollback()
             runner.end_processes()  # what the plugin wrote to stderr comes before the failure's line
             ctx.changes.clear()
-            self.log.add(f"[{step.id}] failed: {exc.kind}: {exc.message}")
-            ended("failed", f"{exc.kind}: {exc.message}")
-            return exc
-        ended("completed")
+            return self.step_failed(step, execution, exc)
+        execution.end("completed")
         self._step_done(ctx, last)
         return None
+
+    # ------------------------------------------------------------------ a step in parts (also batch_runs.py)
+    def prepare(self, s: Session, wf: Workflow, step: Step, outputs: dict[str, dict[str, Any]]
+                ) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """Read what ``step`` needs: ``(plugin, inputs)``, or None when its ``if`` does not
+        match the record now. Reads only. Raises :class:`StepFailed` (record gone, plugin
+        unavailable, an ``if`` that cannot be tested)."""
+        rec = self._record(s)
+        if step.when is not None and not self._matches(s, rec, step.when):
+            return None
+        plugin = self._plugin(s, step.plugin)
+        return plugin, self._inputs(s, rec, wf, step, plugin, outputs)
+
+    def skipped(self, ctx: Ctx, step: Step, execution: StepExecution, last: bool) -> None:
+        """``step`` does not apply to the record: recorded ``skipped``."""
+        self._end_read(ctx.session)
+        self.log.add(f"[{step.id}] skipped: the record does not match the step's if")
+        execution.end("skipped")
+        self._step_done(ctx, last)
+
+    def apply(self, ctx: Ctx, wf: Workflow, step: Step, plugin: dict[str, Any], result: dict[str, Any],
+              outputs: dict[str, dict[str, Any]], execution: StepExecution) -> None:
+        """What ``step``'s plugin returned: kept for later steps, saved through the workflow's
+        ``save``, its ``problems`` counted. Raises :class:`StepFailed` (``save_failed``)."""
+        outputs[step.id] = result
+        self._save(ctx, wf, step, result)
+        declared = plugin["outputs"].get("problems") or {}
+        if declared.get("type") == "integer" and isinstance(result.get("problems"), int) and result["problems"]:
+            execution.data["problems"] = result["problems"]
+            self.problems += max(0, result["problems"])
+            self.log.add(f"[{step.id}] finished with {result['problems']} problem(s)")
+
+    def step_failed(self, step: Step, execution: StepExecution, exc: StepFailed) -> StepFailed:
+        """``step`` failed with ``exc``: logged and recorded (the caller undid its writes)."""
+        self.log.add(f"[{step.id}] failed: {exc.kind}: {exc.message}")
+        execution.end("failed", f"{exc.kind}: {exc.message}")
+        return exc
+
+    def step_done(self, ctx: Ctx, last: bool) -> None:
+        """The step completed: its writes committed with the run's progress (by its group or
+        batch when it goes with others), or held for the run's end when it was the ``last``."""
+        self._step_done(ctx, last)
 
     def _step_done(self, ctx: Ctx, last: bool) -> None:
         if last:
@@ -329,7 +374,7 @@ class _Run:
             self._commit(ctx)
 
     # ------------------------------------------------------------------ pieces of a step
-    def _host(self, ctx: Ctx, scratch: Path) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def host(self, ctx: Ctx, scratch: Path) -> Callable[[dict[str, Any]], dict[str, Any]]:
         """The host operations of a step, in the run's ``Ctx``: a writing call takes the write
         lock first; ``commit`` commits the run's writes so far (once the call's savepoint is
         closed), with the runs they trigger."""
@@ -451,7 +496,8 @@ class _Run:
             details = {"kind": kind, "step": step, "message": message}
         ctx, self.held = self.held or self._ctx(s), None
         self._commit(ctx, final=True, status=status, finished_at=utcnow(), error=error, error_details=details)
-        return "deleted" if self.deleted else status
+        self.ended = "deleted" if self.deleted else status
+        return self.ended
 
     def _drop_empty_batch(self, s: Session) -> None:
         try:
@@ -484,20 +530,39 @@ def execute(db: Database, project: Project, job_id: str, *, worker: str = "",
 
 def execute_next(db: Database, project: Project, *, worker: str = "", should_stop: Callable[[], bool] = lambda: False,
                  drain: Drain | None = None) -> tuple[str, str] | None:
-    """Take the oldest waiting run (``created_at``, then id) and run it as :func:`execute`
-    does; returns ``(its id, its final status)``, or None when no run was waiting. The run the
-    previous run of a chaining ``drain`` claimed comes first. A run of a group that failed rolls
-    the group back (drain.py): the oldest waiting run is then taken again, and the statuses
-    returned for the group's runs before it do not hold (they run again)."""
+    """Take the oldest waiting run (``created_at``, then id) and run it as :func:`execute` does;
+    returns ``(its id, its final status)``, or None when no run was waiting: the first of
+    :func:`execute_waiting`'s answer (the runs that went with it ran too)."""
+    ran = execute_waiting(db, project, worker=worker, should_stop=should_stop, drain=drain)
+    return ran[0] if ran else None
+
+
+def execute_waiting(db: Database, project: Project, *, worker: str = "",
+                    should_stop: Callable[[], bool] = lambda: False, drain: Drain | None = None
+                    ) -> list[tuple[str, str]]:
+    """Take the oldest waiting run (``created_at``, then id) and run it as :func:`execute` does,
+    with, in a ``drain``, the waiting runs of its workflow that go with it when a step of it runs
+    a batch plugin (:mod:`.batch_runs`); returns ``(id, final status)`` of each run, the oldest
+    first, or ``[]`` when no run was waiting. The run the previous run of a chaining ``drain``
+    claimed comes first. A run of a group that failed rolls the group back (drain.py): the
+    oldest waiting run is then taken again, and the statuses returned for the group's runs
+    before it do not hold (they run again)."""
+    from benchbook.runner import batch_runs  # it builds on this module
     while True:
         claimed = drain.next if drain is not None else None
         if drain is not None:
             drain.next = None
         claimed = claimed or claim(db, project, None)
         if claimed is None:
-            return None
+            return []
         try:
-            return claimed.id, _run(db, project, claimed, worker, should_stop, drain)
+            if drain is not None and drain.group is None and batch_runs.batchable(drain, db, project,
+                                                                                  claimed.workflow_name):
+                more = batch_runs.claim_more(db, project, claimed.workflow_name,
+                                             drain.limits.plugin_batch_size - 1)
+                return batch_runs.run_together(db, project, [claimed, *more], worker=worker,
+                                               should_stop=should_stop, drain=drain)
+            return [(claimed.id, _run(db, project, claimed, worker, should_stop, drain))]
         except Regroup as broken:
             assert drain is not None
             drain.break_group(broken.job_id)

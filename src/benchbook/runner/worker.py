@@ -256,10 +256,11 @@ class Worker:
             with _Heartbeat(self), Drain(chain=self.db, group_seconds=GROUP_SECONDS, project_root=self.project.root,
                                          limits=self.project.limits) as kept:
                 while not self._stopping.is_set() and not triggers.paused(self.project.root):
-                    ran = engine.execute_next(self.db, self.project, worker=self.holder,
-                                              should_stop=self._stopping.is_set, drain=kept)
-                    if ran is not None:
-                        tally.add(*ran)
+                    ran = engine.execute_waiting(self.db, self.project, worker=self.holder,
+                                                 should_stop=self._stopping.is_set, drain=kept)
+                    for job_id, status in ran:
+                        tally.add(job_id, status)
+                    if ran:
                         continue
                     with self.db.session() as s:  # taken or cancelled meanwhile (PostgreSQL), or none left
                         if queue.next_pending(s) is None:

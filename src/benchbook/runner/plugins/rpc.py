@@ -75,6 +75,25 @@ def enforcing(capabilities: list[str], answer: Callable[[Frame], Frame]) -> Call
     return checked
 
 
+ONE_RUN_CALLS = ("get_context_record", "update_record", "create_record", "commit")
+"""The calls that belong to one run (its record, its writes): refused in a batch
+(``plugin-protocol/README.md``, row *batch*)."""
+
+
+def refusing_one_run_calls(answer: Callable[[Frame], Frame]) -> Callable[[Frame], Frame]:
+    """``answer`` for a batch ``run``: the :data:`ONE_RUN_CALLS` are answered ``capability_denied``
+    (no single run's record is in context; a batch step writes through the workflow's ``save:``)."""
+    def checked(call: Frame) -> Frame:
+        wanted = call["params"].get("tool") if call["method"] == "call_tool" else call["method"]
+        if wanted in ONE_RUN_CALLS:
+            return error_frame(call["call_id"], "capability_denied",
+                               f"{wanted!r} is not available in a batch run: it belongs to one run, and a batch "
+                               "holds many (a batch step gets each record's values as inputs and writes through "
+                               "the workflow's save:)")
+        return answer(call)
+    return checked
+
+
 class HostOperations:
     """Answers ``rpc_call`` frames in ``ctx`` for a run about ``record_id``; large files go
     through ``scratch`` (the plugin's scratch folder). ``commit`` calls ``on_commit`` (the run

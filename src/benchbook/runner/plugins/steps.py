@@ -29,7 +29,7 @@ from benchbook.runner.plugins.discovery import installed_in_process
 from benchbook.runner.plugins.frames import StepFailed, port_problems
 from benchbook.runner.plugins.host import LogSink, PluginProcess, RpcAnswer
 from benchbook.runner.plugins.pool import POISONING, Pool
-from benchbook.runner.plugins.rpc import enforcing
+from benchbook.runner.plugins.rpc import enforcing, refusing_one_run_calls
 
 RpcFactory = Callable[[Path], RpcAnswer]
 """``rpc_for(scratch)``: the host operations for a step whose plugin uses ``scratch``."""
@@ -74,49 +74,146 @@ class StepRunner:
         """Run one step of ``plugin`` (a PluginResponse from the registry, with its ``launch``)
         and return its outputs as Python values. ``timeout`` overrides the plugin's default
         (``plugin.toml`` ``timeout``, else 60 s). ``frames(direction, frame)`` sees every frame
-        (``host`` or ``plugin``), for debugging. Raises :class:`StepFailed`."""
-        if plugin["status"] != "ok":
-            raise StepFailed(plugin["status"] if plugin["status"] != "error" else "plugin_unavailable",
-                             f"plugin {plugin['id']!r} cannot run: {plugin['error']}")
-        log = log or self.log
+        (``host`` or ``plugin``), for debugging. A batch plugin gets a batch of one
+        (:meth:`run_batch`). Raises :class:`StepFailed`."""
+        if plugin.get("batch"):
+            (answer,) = self.run_batch(plugin, [inputs], config, rpc_for=rpc_for, timeout=timeout, log=log,
+                                       frames=frames)
+            if isinstance(answer, StepFailed):
+                raise answer
+            return answer
+        self._runnable(plugin)
         config = self._config(plugin, config)
-        launch = plugin.get("launch") or {}
-        step_timeout = float(timeout or launch.get("timeout") or 60.0)
-        tier = plugin["tier"]
-        proc = self._process(plugin) if tier == "1" else None
+        proc = self._process(plugin) if plugin["tier"] == "1" else None
         scratch = proc.scratch if proc else self._step_scratch()
         wire_inputs = self._encode_inputs(plugin, inputs, scratch)
         frame = {"type": "run", "inputs": wire_inputs, "config": config, "capabilities": plugin["capabilities"]}
+        final = self._dispatch(plugin, proc, frame, scratch, rpc_for=rpc_for, frames=frames, log=log or self.log,
+                               timeout=self._timeout(plugin, timeout))
+        if final["type"] == "error":
+            err = final["error"]
+            raise StepFailed(err["kind"], err["message"], err["retryable"])
+        return self._outputs(plugin, final["outputs"], scratch)
+
+    def run_batch(self, plugin: dict[str, Any], items: list[dict[str, Any]], config: dict[str, Any], *,
+                  rpc_for: RpcFactory | None = None, timeout: float | None = None, log: LogSink | None = None,
+                  frames: Callable[[str, dict[str, Any]], None] | None = None) -> list[dict[str, Any] | StepFailed]:
+        """Run one step of a batch plugin (``batch`` true: ``plugin-protocol/README.md``) for
+        every item of ``items`` (each one run's inputs) in one ``run`` frame; returns, in order,
+        each item's outputs as Python values or the :class:`StepFailed` it ended with: its own
+        ``invalid_input`` (it was not sent), its entry in the result's ``errors``, its own
+        ``invalid_output``, or what failed the whole batch (the plugin's ``error`` frame, a
+        result of the wrong length, ``timeout``, ``process_exit``: every item sent gets it).
+        ``timeout`` (per item, default as in :meth:`run_step`) times the items sent bounds the
+        whole turn. RPC calls about one run (:data:`~.rpc.ONE_RUN_CALLS`) are refused: no single
+        run is in context. Raises :class:`StepFailed` only when the plugin cannot run at all or
+        ``config`` breaks its schema."""
+        self._runnable(plugin)
+        config = self._config(plugin, config)
+        proc = self._process(plugin) if plugin["tier"] == "1" else None
+        scratch = proc.scratch if proc else self._step_scratch()
+        answers: list[dict[str, Any] | StepFailed | None] = [None] * len(items)
+        wire: list[dict[str, Any]] = []
+        sent: list[int] = []
+        for index, inputs in enumerate(items):
+            try:
+                wire.append(self._encode_inputs(plugin, inputs, scratch))
+                sent.append(index)
+            except StepFailed as exc:
+                answers[index] = exc
+        if sent:
+            frame = {"type": "run", "inputs": wire, "config": config, "capabilities": plugin["capabilities"]}
+            try:
+                final = self._dispatch(plugin, proc, frame, scratch, rpc_for=rpc_for, frames=frames,
+                                       log=log or self.log, timeout=self._timeout(plugin, timeout) * len(sent),
+                                       batch=True)
+                got = self._batch_answers(plugin, final, len(sent), scratch)
+            except StepFailed as exc:  # the process or the wire failed: every item sent fails with it
+                got = [exc] * len(sent)
+            for index, answer in zip(sent, got, strict=True):
+                answers[index] = answer
+        return [answer for answer in answers if answer is not None]
+
+    # ------------------------------------------------------------------ pieces
+    def _runnable(self, plugin: dict[str, Any]) -> None:
+        if plugin["status"] != "ok":
+            raise StepFailed(plugin["status"] if plugin["status"] != "error" else "plugin_unavailable",
+                             f"plugin {plugin['id']!r} cannot run: {plugin['error']}")
+
+    @staticmethod
+    def _timeout(plugin: dict[str, Any], timeout: float | None) -> float:
+        return float(timeout or (plugin.get("launch") or {}).get("timeout") or 60.0)
+
+    def _dispatch(self, plugin: dict[str, Any], proc: PluginProcess | None, frame: dict[str, Any], scratch: Path, *,
+                  rpc_for: RpcFactory | None, frames: Callable[[str, dict[str, Any]], None] | None,
+                  log: LogSink | None, timeout: float, batch: bool = False) -> dict[str, Any]:
+        """Send ``frame`` to ``plugin`` by its tier and return its final frame (``result`` or
+        ``error``); RPC calls are answered by ``rpc_for(scratch)`` behind the capability check
+        (and, in a ``batch``, the refusal of one-run calls). A poisoned process is ended."""
+        tier = plugin["tier"]
         rpc = rpc_for(scratch) if rpc_for else None
         if rpc and tier != "builtin":  # built-ins: capabilities are metadata only (spec Dispatch models)
             rpc = enforcing(plugin["capabilities"], rpc)
+        if rpc and batch:
+            rpc = refusing_one_run_calls(rpc)
         if frames:
             rpc = _watching(frames, rpc)
             frames("host", frame)
         if proc is not None:
             try:
-                final = proc.request(frame, timeout=step_timeout, rpc=rpc, log=log)
+                final = proc.request(frame, timeout=timeout, rpc=rpc, log=log)
             except StepFailed as exc:
                 self._failed(plugin["id"], exc.kind)
                 raise
         elif tier == "2":
+            launch = plugin.get("launch") or {}
             final = container.operate(self.runtime, {**launch, "id": plugin["id"]}, frame,
-                                      cwd=Path(launch.get("folder") or scratch), timeout=step_timeout, rpc=None,
+                                      cwd=Path(launch.get("folder") or scratch), timeout=timeout, rpc=None,
                                       log=log, project_root=self.project_root)
         else:
-            final = self._in_process(plugin, wire_inputs, config, rpc, log, scratch)
+            final = self._in_process(plugin, frame["inputs"], frame["config"], rpc, log, scratch)
         if frames:
             frames("plugin", final)
-        if final["type"] == "error":
-            err = final["error"]
-            if proc is not None:
-                self._failed(plugin["id"], err["kind"])
-            raise StepFailed(err["kind"], err["message"], err["retryable"])
-        problems = port_problems(plugin["outputs"], final["outputs"])
+        if final["type"] == "error" and proc is not None:
+            self._failed(plugin["id"], final["error"]["kind"])
+        return final
+
+    def _outputs(self, plugin: dict[str, Any], outputs: dict[str, Any], scratch: Path) -> dict[str, Any]:
+        """One run's wire ``outputs`` checked against the declared outputs and decoded."""
+        problems = port_problems(plugin["outputs"], outputs)
         if problems:
             raise StepFailed("invalid_output", f"plugin {plugin['id']!r} returned outputs that break its "
                                                f"contract: {'; '.join(problems)}")
-        return self._decode_outputs(plugin, final["outputs"], scratch)
+        return self._decode_outputs(plugin, outputs, scratch)
+
+    def _batch_answers(self, plugin: dict[str, Any], final: dict[str, Any], sent: int,
+                       scratch: Path) -> list[dict[str, Any] | StepFailed]:
+        """Each sent item's outputs or failure from a batch's final frame (see :meth:`run_batch`)."""
+        if final["type"] == "error":
+            err = final["error"]
+            return [StepFailed(err["kind"], f"the batch of {sent} failed: {err['message']}", err["retryable"])] * sent
+        outputs, errors = final["outputs"], final.get("errors") or []
+        broken = None
+        if not isinstance(outputs, list) or len(outputs) != sent:
+            broken = (f"outputs is {'a list of ' + str(len(outputs)) if isinstance(outputs, list) else 'not a list'}"
+                      f" for a batch of {sent}")
+        elif any(e["index"] >= sent for e in errors) or len({e["index"] for e in errors}) != len(errors):
+            broken = f"errors name an index twice or past the batch of {sent}"
+        if broken:
+            return [StepFailed("invalid_output", f"plugin {plugin['id']!r} answered a batch wrongly: {broken}")] * sent
+        failed = {e["index"]: StepFailed(e["kind"], e["message"], e["retryable"]) for e in errors}
+        answers: list[dict[str, Any] | StepFailed] = []
+        for index, item in enumerate(outputs):
+            try:
+                if index in failed:
+                    raise failed[index]
+                if item is None:
+                    raise StepFailed("invalid_output", f"plugin {plugin['id']!r} gave item {index} of the batch "
+                                                       "neither outputs nor an error")
+                answers.append(self._outputs(plugin, item, scratch))
+            except StepFailed as exc:
+                answers.append(exc)
+        return answers
 
     # ------------------------------------------------------------------ pieces
     def _config(self, plugin: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
