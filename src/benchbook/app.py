@@ -39,7 +39,7 @@ from benchbook.config import Project
 from benchbook.contract import ContractMiddleware, QueryParser
 from benchbook.device_uploads import DeviceUploadGuard
 from benchbook.domain.errors import BenchbookError
-from benchbook.limits import apply_to_document
+from benchbook.limits import Limits, apply_to_document
 from benchbook.pacing import PagingMiddleware
 from benchbook.persistence.db import BUSY_TIMEOUT_MS, DatabaseBusy, is_locked_error, open_database
 from benchbook.redaction import Secrets, of_scope
@@ -209,23 +209,37 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
     app.add_error_handler(OperationalError, _busy)
     app.add_error_handler(sqlite3.OperationalError, _busy)
     app.add_error_handler(Exception, _internal)
-    if not sync_only:
-        app.add_middleware(RootPathsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION)
-    app.add_middleware(GuardMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, allow_remote=allow_remote,
-                       outbound=outbound_operations(document))
-    # each request's "requester has gone" signal (domain/abandon.py): client left, server stopping
-    app.add_middleware(AbandonMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, inflight=INFLIGHT)
-    app.add_middleware(_ServicesMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, services=services)
-    # a device's upload: its token checked before its body is read (device_uploads.py)
-    app.add_middleware(DeviceUploadGuard, position=MiddlewarePosition.BEFORE_EXCEPTION, services=services)
-    app.add_middleware(PagingMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, places=limits.page_requests)
-    app.add_middleware(LimitsMiddleware, position=MiddlewarePosition.BEFORE_EXCEPTION, limits=limits)
+    for middleware, options in edge_middlewares(services, document, allow_remote=allow_remote, sync_only=sync_only,
+                                                limits=limits):
+        app.add_middleware(middleware, position=MiddlewarePosition.BEFORE_EXCEPTION, **options)
     app.services = services
     if resume_history and not sync_only:
         from benchbook.domain.history import storage as history_storage  # the server only (start-up)
 
         history_storage.resume(services.db.engine)
     return app
+
+
+def edge_middlewares(services: Services, document: dict[str, Any], *, allow_remote: bool, sync_only: bool,
+                     limits: Limits) -> list[tuple[type, dict[str, Any]]]:
+    """The app's own middlewares, outermost first, each with its options (Connexion inserts each
+    one just outside its exception handling, in this order):
+
+    1. the guard (``security.py``): refuses a foreign ``Host``/``Origin`` and stamps
+       ``x-request-id`` on every response, so it comes before anything that answers;
+    2. the root paths (``/openapi.json``, ``/docs``), the web app's server only;
+    3. each request's "requester has gone" signal (``abandonment.py``);
+    4. the services of the request;
+    5. a device's upload, its token checked before its body is read (``device_uploads.py``);
+    6. the pacing of record pages (``pacing.py``);
+    7. the limits of the request (``request_limits.py``)."""
+    stack: list[tuple[type, dict[str, Any]]] = [
+        (GuardMiddleware, {"allow_remote": allow_remote, "outbound": outbound_operations(document)})]
+    if not sync_only:
+        stack.append((RootPathsMiddleware, {}))
+    return [*stack, (AbandonMiddleware, {"inflight": INFLIGHT}), (_ServicesMiddleware, {"services": services}),
+            (DeviceUploadGuard, {"services": services}), (PagingMiddleware, {"places": limits.page_requests}),
+            (LimitsMiddleware, {"limits": limits})]
 
 
 def _lifespan(services: Services, *, serving: bool) -> Callable[[Any], AbstractAsyncContextManager[None]]:

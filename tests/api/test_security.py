@@ -74,3 +74,25 @@ def test_the_abandon_watch_takes_no_body_message_from_the_app(api):
     pieces = [b'{"la', b'bel": "in ', b'pieces"}']
     r = api.post("/audit/batches", content=iter(pieces), headers={"content-type": "application/json"})
     assert r.status_code == 201 and r.json()["label"] == "in pieces", r.text
+
+
+@pytest.mark.parametrize("path", ["/docs", "/docs/", "/openapi.json", "/"])
+def test_the_root_paths_are_guarded_like_the_api(api, path):
+    """The guard is the outermost middleware: the paths outside /api (the document, its Swagger
+    UI, the web app) are refused for a foreign Host with the same envelope and request id."""
+    r = api.client.get(path, headers={"host": "evil.example"}, follow_redirects=False)
+    assert r.status_code == 403 and "Host" in r.json()["detail"] and len(r.headers["x-request-id"]) == 32
+    assert len(api.client.get(path, follow_redirects=False).headers["x-request-id"]) == 32
+
+
+def test_the_app_middlewares_stand_in_their_documented_order(api):
+    """app.edge_middlewares lists them outermost first, and the built stack keeps that order,
+    the guard before anything that answers."""
+    from benchbook.app import GuardMiddleware, RootPathsMiddleware, edge_middlewares
+
+    listed = [m for m, _ in edge_middlewares(api.app.services, {"paths": {}}, allow_remote=False, sync_only=False,
+                                             limits=api.project.limits)]
+    assert listed[:2] == [GuardMiddleware, RootPathsMiddleware]
+    stacked = [getattr(m, "func", m) for m in api.app.middleware.middlewares]
+    ours = [m for m in stacked if m in listed]
+    assert ours == listed
