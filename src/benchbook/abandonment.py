@@ -22,12 +22,12 @@ write they were in rolls back (issue 33 item 2).
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchbook.domain import abandon
+from benchbook.envelope import error_bytes
 
 
 class Inflight:
@@ -67,8 +67,8 @@ class Inflight:
             return len(self._events)
 
 
-STOPPED = json.dumps({"detail": "the server stopped before the request finished: its grace period for "
-                                 "requests in flight was over"}).encode()
+STOPPED = error_bytes("the server stopped before the request finished: its grace period for requests in "
+                      "flight was over")
 
 INFLIGHT = Inflight()
 """The process's requests in flight: one server per process, so the one ``benchbook serve``

@@ -39,6 +39,7 @@ from benchbook.config import Project
 from benchbook.contract import ContractMiddleware, QueryParser
 from benchbook.device_uploads import DeviceUploadGuard
 from benchbook.domain.errors import BenchbookError
+from benchbook.envelope import error_body
 from benchbook.limits import Limits, apply_to_document
 from benchbook.pacing import PagingMiddleware
 from benchbook.persistence.db import BUSY_TIMEOUT_MS, DatabaseBusy, is_locked_error, open_database
@@ -86,14 +87,14 @@ def _domain_error(request: ConnexionRequest, exc: Exception) -> ConnexionRespons
 def _problem(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     assert isinstance(exc, ProblemException)
     if isinstance(exc, RequestInvalid):
-        return _error(request, 422, {"detail": "Request validation failed", "errors": exc.errors})
+        return _error(request, 422, error_body("Request validation failed", errors=exc.errors))
     if exc.status == 400:
         entry: dict[str, Any] = {"loc": ["request"], "msg": str(exc.detail), "type": "value_error", "input": None,
                                  "ctx": {}}
-        return _error(request, 422, {"detail": "Request validation failed", "errors": [entry]})
+        return _error(request, 422, error_body("Request validation failed", errors=[entry]))
     if exc.status >= 500:
         return _internal(request, exc)
-    return _error(request, exc.status, {"detail": str(exc.detail or exc.title)}, dict(exc.headers or {}))
+    return _error(request, exc.status, error_body(str(exc.detail or exc.title)), dict(exc.headers or {}))
 
 
 def allowed_methods(document: dict[str, Any]) -> list[tuple[re.Pattern[str], str]]:
@@ -130,7 +131,7 @@ def _http_error(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
             # Starlette's own header is ``Allow``: replace it, whatever its case, or both go out
             headers = {k: v for k, v in headers.items() if k.lower() != "allow"}
             headers["Allow"] = allow
-    return _json(exc.status_code, {"detail": str(exc.detail)}, headers)
+    return _json(exc.status_code, error_body(str(exc.detail)), headers)
 
 
 def _internal(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
@@ -146,24 +147,24 @@ def _internal(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
         secrets = Secrets(secrets.names, secrets.values | {key})
     text = "".join(traceback.format_exception(exc)).rstrip()
     log.error("request %s failed\n%s", rid, secrets.scrub_text(text))
-    return _json(500, {"detail": "Internal server error", "request_id": rid})
+    return _json(500, error_body("Internal server error", request_id=rid))
 
 
 def _busy(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     """Another writer held the database past the bound (``persistence.db.write_lock``), or SQLite
     said "database is locked" anywhere: 503 with ``Retry-After``, never a 500 (issue #13)."""
     if isinstance(exc, DatabaseBusy):
-        return _json(503, {"detail": exc.detail}, {"Retry-After": str(exc.retry_after)})
+        return _json(503, error_body(exc.detail), {"Retry-After": str(exc.retry_after)})
     if not is_locked_error(exc):
         return _internal(request, exc)
     busy = DatabaseBusy(BUSY_TIMEOUT_MS / 1000)
-    return _json(503, {"detail": busy.detail}, {"Retry-After": str(busy.retry_after)})
+    return _json(503, error_body(busy.detail), {"Retry-After": str(busy.retry_after)})
 
 
 def _unreadable(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     entry: dict[str, Any] = {"loc": ["body"], "msg": f"the request body cannot be read: {exc}", "type": "body_decoding",
              "input": None, "ctx": {}}
-    return _json(422, {"detail": "Request validation failed", "errors": [entry]})
+    return _json(422, error_body("Request validation failed", errors=[entry]))
 
 
 def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool = False,

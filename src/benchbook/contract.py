@@ -27,6 +27,8 @@ import yaml
 from connexion.uri_parsing import OpenAPIURIParser
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from benchbook.envelope import error_bytes, error_headers
+
 #: The API's prefix (spec *Versioning* 2); ``servers[0].url`` is this under the ``root_path``.
 API_PREFIX = "/api"
 JSON_PATH = f"{API_PREFIX}/openapi.json"
@@ -88,9 +90,10 @@ class ContractMiddleware:
             media = "application/json" if path == JSON_PATH else "text/yaml; charset=utf-8"
             headers = [(b"content-type", media.encode())]
         else:
-            status, body = 405, json.dumps({"detail": "Method Not Allowed"}).encode()
-            headers = [(b"content-type", b"application/json"), (b"allow", b"GET, HEAD")]
-        headers.append((b"content-length", str(len(body)).encode()))
+            status, body = 405, error_bytes("Method Not Allowed")
+            headers = error_headers(body, [(b"allow", b"GET, HEAD")])
+        if status == 200:
+            headers.append((b"content-length", str(len(body)).encode()))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
 

@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse
 
 from benchbook.domain.errors import Unauthorized
 from benchbook.domain.sync import devices
+from benchbook.envelope import error_body
 from benchbook.request_limits import SYNC_UPLOAD_PATH
 from benchbook.services import Services
 
@@ -44,7 +45,7 @@ class DeviceUploadGuard:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope.get("path", "").rstrip("/") == self.MISSING \
                 and scope.get("method") != "POST":
-            await JSONResponse({"detail": "Method Not Allowed"}, status_code=405,
+            await JSONResponse(error_body("Method Not Allowed"), status_code=405,
                                headers={"Allow": "POST"})(scope, receive, send)
             return
         if (scope["type"] == "http" and scope.get("method") == "PUT" and SYNC_UPLOAD_PATH.fullmatch(scope.get("path", ""))

@@ -14,14 +14,13 @@ first) and outside Connexion's validation, which reads the body through it.
 """
 from __future__ import annotations
 
-import json
 import logging
 import re
-from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchbook.domain.errors import BenchbookError
+from benchbook.envelope import send_error
 from benchbook.limits import Limits, use
 
 log = logging.getLogger("benchbook")
@@ -104,7 +103,8 @@ class LimitsMiddleware:
             return
         refused = self.refusal(scope)
         if refused is not None:
-            await _send_json(send, *refused)
+            status, detail = refused  # a refused 413's body is not read: the connection closes
+            await send_error(send, status, detail, [(b"connection", b"close")] if status == 413 else [])
             return
         limit, setting = body_limit(scope, self.limits)
         received = 0
@@ -132,15 +132,5 @@ class LimitsMiddleware:
                 if started:
                     log.warning("request body over its limit after the response started: %s", exc.detail)
                     return
-                await _send_json(send, 413, exc.detail)
-
-
-async def _send_json(send: Send, status: int, detail: str) -> None:
-    body = json.dumps({"detail": detail}).encode()
-    headers: list[tuple[bytes, bytes]] = [(b"content-type", b"application/json"),
-                                          (b"content-length", str(len(body)).encode())]
-    if status == 413:
-        headers.append((b"connection", b"close"))  # the rest of the body is not read
-    message: dict[str, Any] = {"type": "http.response.start", "status": status, "headers": headers}
-    await send(message)
-    await send({"type": "http.response.body", "body": body})
+                # the rest of the body is not read
+                await send_error(send, 413, exc.detail, [(b"connection", b"close")])

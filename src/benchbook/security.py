@@ -19,7 +19,6 @@ A pure ASGI middleware, outermost, so every response (errors included) carries a
 """
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from collections.abc import Iterable
@@ -28,6 +27,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from benchbook.envelope import send_error
 
 LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -142,11 +143,7 @@ class GuardMiddleware:
         if reason is None:
             await self.app(scope, receive, stamped)
             return
-        body = json.dumps({"detail": reason}).encode()
-        await stamped({"type": "http.response.start", "status": status,
-                       "headers": [(b"content-type", b"application/json"),
-                                   (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+        await send_error(stamped, status, reason)
 
 
 def repeated_header(scope: Scope) -> str | None:

@@ -6,10 +6,10 @@ repeated ``Origin`` and ``Referer`` headers do reach it and get their 400 there
 (``security.repeated_header``)."""
 from __future__ import annotations
 
-import json
-
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from benchbook.envelope import error_bytes, error_headers
 
 DETAIL = ("the request is not valid HTTP/1.1 and was not read: a malformed request line or header, "
           "or a header that may appear only once given more than once (such as Host)")
@@ -21,9 +21,8 @@ class EnvelopeH11Protocol(H11Protocol):
     def send_400_response(self, msg: str) -> None:
         """Answer 400 with ``{"detail": DETAIL}`` and close the connection (``msg`` is uvicorn's
         plain-text message, kept in the server log by uvicorn itself)."""
-        body = json.dumps({"detail": DETAIL}).encode()
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                   (b"connection", b"close")]
+        body = error_bytes(DETAIL)
+        headers = error_headers(body, [(b"connection", b"close")])
         for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
                       h11.Data(data=body), h11.EndOfMessage()):
             self.transport.write(self.conn.send(event))
