@@ -19,7 +19,7 @@ collection ``flights`` and three one-step workflows, each ``save: {words: <step>
   would time the host's RPC and pandas instead).
 
 Each is drained as the worker does (a chaining :class:`~benchbook.runner.drain.Drain` with the
-group commit, ``engine.execute_waiting`` until the queue is empty), ``--plugin-runs`` runs each
+group commit, ``batch_runs.execute_waiting`` until the queue is empty), ``--plugin-runs`` runs each
 warm (the default settings: one process serves the drain) and ``--cold-runs`` runs each cold
 (``[limits] plugin_warm_runs = 1``: a process per run, as before warm processes). Every run must
 complete. Printed: runs/s (wall clock, CPU of this process in brackets: the plugin processes'
@@ -45,7 +45,7 @@ from benchbook.domain.records import bulk
 from benchbook.limits import DEFAULT, Limits
 from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import Job
-from benchbook.runner import engine, queue, workflows
+from benchbook.runner import batch_runs, queue, workflows
 from benchbook.runner.drain import GROUP_SECONDS, Drain
 from benchbook.runner.plugins import discovery
 
@@ -160,7 +160,7 @@ def drain(project: Project, db: Database, limits: Limits) -> tuple[int, float, f
     ran = 0
     with Drain(chain=db, group_seconds=GROUP_SECONDS, project_root=project.root, limits=limits) as kept:
         wall, cpu = time.perf_counter(), time.process_time()
-        while done := engine.execute_waiting(db, project, drain=kept):
+        while done := batch_runs.execute_waiting(db, project, drain=kept):
             for job_id, status in done:
                 if status != "completed":
                     with db.session() as s:

@@ -7,7 +7,7 @@ The baseline's ``src/`` and ``openapi/`` are extracted with ``git archive`` into
 folder and run with the same interpreter and packages (``PYTHONPATH``). Each measurement is
 the median wall time of ``--runs`` fresh processes, baseline and current alternating (the
 machine is shared: alternating keeps both under the same load), with bytecode caching on as
-on a user's machine. The current code's cached parsed document (``benchbook.document``)
+on a user's machine. The current code's cached parsed document (``benchbook.http.document``)
 starts empty: its first run is printed on its own ("cold"), the median is over warm runs. Last, ``python -X importtime`` of the current command
 lists the imports that cost most.
 

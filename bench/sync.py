@@ -39,7 +39,6 @@ from typing import Any, Self
 
 import uvicorn
 
-from benchbook.app import create_app
 from benchbook.cli.serve import http_options
 from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
@@ -50,6 +49,7 @@ from benchbook.domain.imports.run import ImportOptions, import_table
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.writes import create_record
 from benchbook.domain.sync import devices
+from benchbook.http.app import create_app
 from benchbook.persistence.db import Database, open_database
 from benchbook.remote import syncing
 

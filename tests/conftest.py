@@ -33,8 +33,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.testclient import TestClient
 
-from benchbook.app import create_app
 from benchbook.config import Project
+from benchbook.http.app import create_app
 from benchbook.persistence.db import Database, open_database
 from benchbook.persistence.tables import (
     FIELD_INDEX_PREFIX,

@@ -117,9 +117,9 @@ def served_in_thread(project: Path) -> Iterator[str]:
     module about 2 s more to start (an interpreter, every import, coverage)."""
     import uvicorn
 
-    from benchbook.app import create_app
     from benchbook.cli.serve import http_options
     from benchbook.config import Project
+    from benchbook.http.app import create_app
 
     opened = Project.open(project)
     app = create_app(opened, resume_history=True)

@@ -170,7 +170,7 @@ def test_help_imports_neither_the_app_nor_the_database_layer() -> None:
             "cli = build_cli()\n"
             "assert CliRunner().invoke(cli, ['--help']).exit_code == 0\n"
             "assert CliRunner().invoke(cli, ['records', '--help']).exit_code == 0\n"
-            "heavy = sorted(m for m in ('connexion', 'sqlalchemy', 'httpx', 'alembic', 'benchbook.app', 'rich')"
+            "heavy = sorted(m for m in ('connexion', 'sqlalchemy', 'httpx', 'alembic', 'benchbook.http.app', 'rich')"
             " if m in sys.modules)\n"
             "print(heavy)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

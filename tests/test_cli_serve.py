@@ -86,12 +86,12 @@ def _serve_without_serving(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[
                                                                      list[dict[str, object]]]:
     """``stopping.run`` and ``create_app`` replaced by recorders: serve says and passes what it
     would, and starts nothing. Returns ``(uvicorn calls, apps made)``."""
-    import benchbook.app
+    import benchbook.http.app
 
     calls: list[tuple[tuple[object, ...], dict[str, object]]] = []
     made: list[dict[str, object]] = []
     monkeypatch.setattr(stopping, "run", lambda *a, **k: calls.append((a, k)))
-    monkeypatch.setattr(benchbook.app, "create_app", lambda project, **kw: made.append({"root": project.root, **kw}))
+    monkeypatch.setattr(benchbook.http.app, "create_app", lambda project, **kw: made.append({"root": project.root, **kw}))
     return calls, made
 
 
@@ -203,7 +203,7 @@ def test_reload_uses_the_env_factory(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     result = CliRunner().invoke(build_cli(), ["serve", "--reload", "--project", str(tmp_path)])
     assert result.exit_code == 0, result.output
     args, kwargs = calls[0]
-    assert args == ("benchbook.app:app_from_env",)
+    assert args == ("benchbook.http.app:app_from_env",)
     assert kwargs["host"] == "127.0.0.1" and kwargs["port"] == 8000 and kwargs["log_level"] == "info"
     assert kwargs["timeout_graceful_shutdown"] == 10.0
     assert Path(str(kwargs["reload_dirs"][0])) == SRC / "benchbook"  # type: ignore[index]
@@ -221,7 +221,7 @@ def test_app_from_env_reads_the_three_variables(monkeypatch: pytest.MonkeyPatch,
                                                 allow_remote: str, sync_only: str) -> None:
     """The factory ``serve --reload`` hands to uvicorn, run for real: project, remote and sync-only
     come from the environment ("1" = on, anything else off)."""
-    from benchbook.app import app_from_env
+    from benchbook.http.app import app_from_env
 
     root = tmp_path / "from-env"
     monkeypatch.chdir(tmp_path)  # the project must come from BENCHBOOK_PROJECT, not the folder we are in
@@ -253,7 +253,7 @@ def test_app_from_env_reads_the_three_variables(monkeypatch: pytest.MonkeyPatch,
 
 def test_app_from_env_uses_the_project_of_the_variable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """What the app writes lands in the project BENCHBOOK_PROJECT names."""
-    from benchbook.app import app_from_env
+    from benchbook.http.app import app_from_env
     from benchbook.persistence.db import open_database
     from benchbook.persistence.tables import Collection
 

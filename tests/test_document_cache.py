@@ -1,5 +1,5 @@
 """The parsed document is cached per content, and Connexion's schema check is remembered per
-content (benchbook/document.py, issue 14 item 15): same answers, fewer seconds."""
+content (benchbook/http/document.py, issue 14 item 15): same answers, fewer seconds."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +8,7 @@ import pytest
 from connexion.exceptions import InvalidSpecification
 from connexion.spec import Specification
 
-from benchbook import document
+from benchbook.http import document
 
 
 @pytest.fixture

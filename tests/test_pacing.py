@@ -1,4 +1,4 @@
-"""benchbook.pacing.PagingMiddleware: at most ``page_requests`` record pages are worked on at once,
+"""benchbook.http.pacing.PagingMiddleware: at most ``page_requests`` record pages are worked on at once,
 the rest wait in arrival order; other requests never wait; a place is given back when the answer
 starts or the handler fails. Driven with a stand-in ASGI app whose handlers wait to be let go."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from benchbook.http.pacing import PAGE_READS, PagingMiddleware
 from benchbook.limits import Limits
-from benchbook.pacing import PAGE_READS, PagingMiddleware
 from tests import own_loop
 
 

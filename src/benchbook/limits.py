@@ -21,7 +21,7 @@ memory, time or disk. Each can be changed per project::
     filter_values = 1000         # values of one ``in`` leaf
     page_size = 1000             # largest list ``limit`` where the spec leaves it open
     count_ms = 25                # time a record page may spend counting its matches for ``total``
-    page_requests = 2            # record pages and summaries worked on at once (``benchbook.pacing``)
+    page_requests = 2            # record pages and summaries worked on at once (``benchbook.http.pacing``)
     import_bytes = 536870912     # one imported file, read whole (CLI, API)
     import_rows = 1000000        # rows of one imported file (its checked rows wait in memory)
     import_columns = 1000        # columns of one imported file (a JSON file's distinct keys)

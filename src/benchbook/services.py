@@ -1,4 +1,4 @@
-"""What every request's handler needs, one per app: built by :func:`benchbook.app.create_app`,
+"""What every request's handler needs, one per app: built by :func:`benchbook.http.app.create_app`,
 put in each request's scope by the app, read by :mod:`benchbook.handlers.uow`. It sits below
 both so that neither imports the other."""
 from __future__ import annotations

@@ -161,8 +161,8 @@ def test_a_key_under_a_non_secret_name_of_a_secret_body_is_redacted_too(ai):
 
 
 def test_the_secret_properties_come_from_the_document():
-    from benchbook.document import load_document
-    from benchbook.redaction import secret_names
+    from benchbook.http.document import load_document
+    from benchbook.http.redaction import secret_names
 
     document = load_document()
     assert "api_key" in secret_names(document)

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import tomlkit
 
-from benchbook.document import load_document
-from benchbook.security import GuardMiddleware, outbound_operations
+from benchbook.http.document import load_document
+from benchbook.http.guard import GuardMiddleware, outbound_operations
 from tests.api.ai_fakes import (
     KEY,
     FakeModel,

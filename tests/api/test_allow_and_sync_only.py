@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 from starlette.testclient import TestClient
 
-from benchbook.app import create_app
 from benchbook.config import Project
+from benchbook.http.app import create_app
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 

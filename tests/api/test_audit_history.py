@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from benchbook.app import create_app
 from benchbook.domain.history import storage as history_storage
 from benchbook.domain.ids import new_id
+from benchbook.http.app import create_app
 from benchbook.persistence.tables import AuditEntry, utcnow
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.waiting import HANG

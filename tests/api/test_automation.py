@@ -9,8 +9,8 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from benchbook.app import create_app
 from benchbook.config import CONFIG_NAME, DEFAULT_CONFIG
+from benchbook.http.app import create_app
 from benchbook.runner import switch
 from tests.conftest import statements_sent
 from tests.runner.automation_helpers import STATS, auto, gate, runs, wait_file, wait_for, workflow

@@ -207,7 +207,7 @@ def test_restoring_anything_that_is_not_deleted_is_409(api):
 def _operations_with_a_body() -> list[tuple[str, str, str]]:
     """``(method, path, media type)`` of every operation of the OpenAPI document that takes a
     request body (read from the document, so a new operation is covered as it is added)."""
-    from benchbook.document import load_document
+    from benchbook.http.document import load_document
 
     return sorted((method.upper(), path, next(iter(op["requestBody"]["content"])))
                   for path, item in load_document()["paths"].items() for method, op in item.items()
@@ -226,7 +226,7 @@ def test_a_body_without_content_type_is_415_naming_the_media_type(api, method, p
     """Issue 33 item 3: valid JSON sent without ``Content-Type`` was handed to the handler as
     bytes (a 500, ``TypeError: byte indices must be integers``). Every operation that takes a
     body now answers 415 ``{detail}`` naming the media type it takes, and documents the 415."""
-    from benchbook.document import load_document
+    from benchbook.http.document import load_document
 
     url = re.sub(r"\{[^}]+\}", "abcd", path.replace("{sha256}", "ab" * 32))  # a sha256 must look like one
     r = api.request(method, url, content=b"{}")  # httpx sends Content-Length, no Content-Type

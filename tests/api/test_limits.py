@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import text
 from starlette.testclient import TestClient
 
-from benchbook.app import create_app
 from benchbook.config import Project
+from benchbook.http.app import create_app
 from benchbook.limits import DEFAULT, Limits, current, use
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.conftest import Api
@@ -336,7 +336,7 @@ def test_an_import_body_is_bounded_by_import_bytes_not_body_bytes(tmp_project):
     """``POST /collections/{name}/import`` carries a file: its body may pass ``body_bytes`` up to
     ``import_bytes`` and a form's allowance (413 past that, naming ``import_bytes``); the file
     itself is held to ``import_bytes`` exactly (422)."""
-    from benchbook.request_limits import FORM_ALLOWANCE
+    from benchbook.http.request_limits import FORM_ALLOWANCE
 
     for api in _app(tmp_project, {"body_bytes": 4096, "import_bytes": 20_000}):
         _setup(api)

@@ -69,7 +69,7 @@ def test_unknown_route_and_method(api):
 
 
 def test_the_abandon_watch_takes_no_body_message_from_the_app(api):
-    """Each request's disconnect watch (benchbook/abandonment.py) reads ``receive()`` itself only
+    """Each request's disconnect watch (benchbook/http/abandonment.py) reads ``receive()`` itself only
     once the app has read the whole body: a body sent in pieces arrives whole."""
     pieces = [b'{"la', b'bel": "in ', b'pieces"}']
     r = api.post("/audit/batches", content=iter(pieces), headers={"content-type": "application/json"})
@@ -88,7 +88,7 @@ def test_the_root_paths_are_guarded_like_the_api(api, path):
 def test_the_app_middlewares_stand_in_their_documented_order(api):
     """app.edge_middlewares lists them outermost first, and the built stack keeps that order,
     the guard before anything that answers."""
-    from benchbook.app import GuardMiddleware, RootPathsMiddleware, edge_middlewares
+    from benchbook.http.app import GuardMiddleware, RootPathsMiddleware, edge_middlewares
 
     listed = [m for m, _ in edge_middlewares(api.app.services, {"paths": {}}, allow_remote=False, sync_only=False,
                                              limits=api.project.limits)]

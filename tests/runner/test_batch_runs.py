@@ -20,8 +20,8 @@ from sqlalchemy import select
 
 from benchbook.limits import Limits
 from benchbook.persistence.tables import AuditBatch
+from benchbook.runner import batch_runs, queue, workflows
 from benchbook.runner import drain as drain_module
-from benchbook.runner import engine, queue, workflows
 from benchbook.runner.plugins.frames import StepFailed, violation
 from benchbook.runner.plugins.steps import StepRunner
 from tests.api.helpers import make_collection, make_record, make_schema
@@ -194,10 +194,10 @@ def test_a_batch_holds_at_most_plugin_batch_size_runs_the_oldest_first(api: Any,
     made = flights["enqueue"]([1, 2, 3, 4, 5])
     db = flights["db"]
     with drain_module.Drain(project_root=api.project.root, limits=Limits(plugin_batch_size=2)) as drain:
-        first = engine.execute_waiting(db, api.project, drain=drain)
-        second = engine.execute_waiting(db, api.project, drain=drain)
-        third = engine.execute_waiting(db, api.project, drain=drain)
-        assert engine.execute_waiting(db, api.project, drain=drain) == []
+        first = batch_runs.execute_waiting(db, api.project, drain=drain)
+        second = batch_runs.execute_waiting(db, api.project, drain=drain)
+        third = batch_runs.execute_waiting(db, api.project, drain=drain)
+        assert batch_runs.execute_waiting(db, api.project, drain=drain) == []
     jobs = [job for _, job in made]
     assert [first, second, third] == [[(jobs[0], "completed"), (jobs[1], "completed")],
                                       [(jobs[2], "completed"), (jobs[3], "completed")], [(jobs[4], "completed")]]

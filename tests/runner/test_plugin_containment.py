@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from benchbook.app import create_app
 from benchbook.config import Project
+from benchbook.http.app import create_app
 from benchbook.runner.drain import Drain
 from benchbook.runner.plugins import processes, scratch
 from benchbook.runner.plugins.host import PluginProcess

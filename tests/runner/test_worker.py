@@ -15,9 +15,9 @@ import yaml
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
-from benchbook.app import create_app
 from benchbook.cli.main import build_cli
 from benchbook.config import Project
+from benchbook.http.app import create_app
 from benchbook.persistence.tables import Job, WorkerLease, utcnow
 from benchbook.runner import queue, worker
 from tests.runner.automation_helpers import GATE_PLUGIN, SDK_MANIFEST, wait_file, wait_for

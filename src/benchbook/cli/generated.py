@@ -31,11 +31,11 @@ from typing import Any
 
 import click
 
-from benchbook import document as api_document
 from benchbook.cli.lazy import LazyGroup
 from benchbook.cli.output import NULL, Operation, Settings, read_body_option, run_request
 from benchbook.cli.pages import counts_exactly
 from benchbook.cli.spelling import cli_spelling
+from benchbook.http import document as api_document
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 RESERVED = {"body", "output", "help"}
@@ -46,7 +46,7 @@ in the CLI (issue 14, item 13); JSON keys (``dataset_id``) keep the spec's names
 
 def load_document() -> dict[str, Any]:
     """The OpenAPI document shipped in the ``benchbook`` package (``openapi.yaml``), parsed
-    (a fresh copy; cached per content, :mod:`benchbook.document`).
+    (a fresh copy; cached per content, :mod:`benchbook.http.document`).
 
     Raises ``FileNotFoundError`` when the package has no document and ``yaml.YAMLError`` when it
     is not valid YAML.

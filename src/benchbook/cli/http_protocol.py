@@ -9,7 +9,7 @@ from __future__ import annotations
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from benchbook.envelope import error_bytes, error_headers
+from benchbook.http.envelope import error_bytes, error_headers
 
 DETAIL = ("the request is not valid HTTP/1.1 and was not read: a malformed request line or header, "
           "or a header that may appear only once given more than once (such as Host)")

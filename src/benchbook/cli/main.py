@@ -7,7 +7,7 @@ Global options: ``--project DIR`` (env ``BENCHBOOK_PROJECT``), ``--url URL`` (en
 ``--columns``, ``--version``.
 
 Start-up (issue 14, item 15): nothing is built or imported before it is needed. The API
-groups come from the cached parsed document (:mod:`benchbook.document`) and build a command
+groups come from the cached parsed document (:mod:`benchbook.http.document`) and build a command
 when it is looked up; local commands are listed in :data:`LOCAL_COMMANDS` by module and
 attribute and imported only when run (``--help`` lists them with the help given there).
 """
@@ -96,8 +96,9 @@ def build_cli() -> click.Group:
         """benchbook: local-first research data service.
 
         API commands are `benchbook <group> <command>`; every one has --help. Without --url
-        they run in-process on the project (no server needed). Ids may be given whole, by a
-        unique prefix, or by their last 8 characters (what --table shows).
+        they run in-process on the project (no server needed). An id a command takes as its
+        argument may be given whole, by a unique prefix, or by its last 8 characters (what
+        --table shows); ids inside a body (--ids lists) are whole ids.
         """
         ctx.obj = Settings(project=project, url=url, table=table or bool(columns), columns=columns)
 

@@ -206,7 +206,7 @@ def in_own_loop(work: Coroutine[Any, Any, T]) -> T:
 async def _send_in_process(project_dir: str | None, request: dict[str, Any], path: str | None) -> httpx.Response:
     import httpx
 
-    from benchbook.app import create_app
+    from benchbook.http.app import create_app
 
     app = create_app(locate_project(project_dir), only_paths=frozenset({path}) if path else None)
     try:

@@ -190,9 +190,9 @@ def serve(ctx: click.Context, open_browser: bool, port: int, sync_only: bool, lo
         os.environ["BENCHBOOK_PROJECT"] = str(project.root)
         os.environ["BENCHBOOK_ALLOW_REMOTE"] = "1" if allow_remote else "0"
         os.environ["BENCHBOOK_SYNC_ONLY"] = "1" if sync_only else "0"
-        stopping.run("benchbook.app:app_from_env", reload_dirs=[str(Path(benchbook.__file__).parent)], **options)
+        stopping.run("benchbook.http.app:app_from_env", reload_dirs=[str(Path(benchbook.__file__).parent)], **options)
         return
-    from benchbook.app import create_app
+    from benchbook.http.app import create_app
 
     stopping.run(create_app(project, allow_remote=allow_remote, sync_only=sync_only, resume_history=True), **options)
 

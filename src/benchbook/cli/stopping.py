@@ -5,7 +5,7 @@ uvicorn alone waits for every request in flight before it stops, however long th
 the process alive after that too. :class:`StoppingServer` changes the stop:
 
 1. as the shutdown begins, every request in flight, and every one that starts afterwards, is
-   abandoned (:data:`benchbook.abandonment.INFLIGHT`): domain loops stop at their next
+   abandoned (:data:`benchbook.http.abandonment.INFLIGHT`): domain loops stop at their next
    :func:`benchbook.domain.abandon.check` with a 503 and roll their transaction back;
 2. uvicorn waits at most the grace period (``--shutdown-grace``, :data:`DEFAULT_GRACE`
    seconds; uvicorn's ``timeout_graceful_shutdown``) for the requests to finish, then cancels
@@ -14,7 +14,7 @@ the process alive after that too. :class:`StoppingServer` changes the stop:
    at once with status 1 instead of waiting for it: what it was writing is rolled back as after
    a crash (one transaction per write).
 
-The server also keeps secrets out of its access log (:class:`benchbook.redaction.QuerySecretsFilter`).
+The server also keeps secrets out of its access log (:class:`benchbook.http.redaction.QuerySecretsFilter`).
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from typing import Any
 import uvicorn
 from uvicorn.supervisors import ChangeReload
 
-from benchbook.abandonment import INFLIGHT
+from benchbook.http.abandonment import INFLIGHT
 
 DEFAULT_GRACE = 10.0
 """Seconds ``benchbook serve`` waits for requests in flight once it begins to stop."""
@@ -45,7 +45,7 @@ class StoppingServer(uvicorn.Server):
 
     async def serve(self, sockets: list[socket.socket] | None = None) -> None:
         """Serve (the access log first gets its secrets filter: in a ``--reload`` child too)."""
-        from benchbook.redaction import QuerySecretsFilter
+        from benchbook.http.redaction import QuerySecretsFilter
 
         QuerySecretsFilter.install(logging.getLogger("uvicorn.access"))
         await super().serve(sockets=sockets)

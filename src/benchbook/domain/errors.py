@@ -1,4 +1,4 @@
-"""The domain's error hierarchy, mapped to the spec's error envelope in one place (``app.py``).
+"""The domain's error hierarchy, mapped to the spec's error envelope in one place (``benchbook/http/app.py``).
 
 ::
 

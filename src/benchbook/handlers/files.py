@@ -11,8 +11,8 @@ from starlette.responses import FileResponse
 
 from benchbook.domain import files as domain
 from benchbook.domain.errors import Invalid, error_entry
+from benchbook.handlers.forms import parsed_form
 from benchbook.handlers.uow import read, services, write
-from benchbook.validation import parsed_form
 
 Body = dict[str, Any]
 

@@ -16,8 +16,8 @@ from benchbook.domain.imports.readers import read_table
 from benchbook.domain.imports.rejected import rejected_file, rejected_name
 from benchbook.domain.imports.run import ImportOptions, import_in_savepoint, problems_error
 from benchbook.domain.imports.undo import undo_import as undo
+from benchbook.handlers.forms import parsed_form
 from benchbook.handlers.uow import write
-from benchbook.validation import parsed_form
 
 Body = dict[str, Any]
 _ORDER = {"day_first": True, "month_first": False}

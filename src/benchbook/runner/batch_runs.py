@@ -42,6 +42,7 @@ from benchbook.domain.errors import NotFound
 from benchbook.domain.ids import new_id
 from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import AuditBatch, Job, utcnow
+from benchbook.runner import engine
 from benchbook.runner.drain import RUN_WAIT, Claimed, Drain
 from benchbook.runner.engine import StepExecution, _Run, _Stop
 from benchbook.runner.plugins.frames import StepFailed
@@ -100,6 +101,20 @@ def claim_more(db: Database, project: Project, workflow_name: str, count: int) -
                 {"id": c.batch_id, "label": workflow_name, "ref": c.id, "actor": project.actor,
                  "created_at": utcnow()} for c in claimed])
     return claimed
+
+
+def execute_waiting(db: Database, project: Project, *, worker: str = "",
+                    should_stop: Callable[[], bool] = lambda: False, drain: Drain) -> list[tuple[str, str]]:
+    """:func:`~.engine.execute_runs` for a worker's ``drain``: the oldest waiting run, with the
+    waiting runs of its workflow that go with it when a step of it runs a batch plugin
+    (:func:`batchable`; up to ``[limits] plugin_batch_size`` in all, :func:`claim_more`); returns
+    ``(id, final status)`` of each run, the oldest first, or ``[]`` when none was waiting."""
+    def together(claimed: Claimed) -> list[tuple[str, str]] | None:
+        if drain.group is not None or not batchable(drain, db, project, claimed.workflow_name):
+            return None
+        more = claim_more(db, project, claimed.workflow_name, drain.limits.plugin_batch_size - 1)
+        return run_together(db, project, [claimed, *more], worker=worker, should_stop=should_stop, drain=drain)
+    return engine.execute_runs(db, project, worker=worker, should_stop=should_stop, drain=drain, together=together)
 
 
 def run_together(db: Database, project: Project, claimed: list[Claimed], *, worker: str,

@@ -528,26 +528,28 @@ def execute(db: Database, project: Project, job_id: str, *, worker: str = "",
     return None if claimed is None else _run(db, project, claimed, worker, should_stop, drain)
 
 
+Together = Callable[[Claimed], "list[tuple[str, str]] | None"]
+"""``together(claimed)``: run ``claimed`` with the waiting runs that go with it and return each
+one's ``(id, final status)``, or None when it runs alone (:mod:`.batch_runs`)."""
+
+
 def execute_next(db: Database, project: Project, *, worker: str = "", should_stop: Callable[[], bool] = lambda: False,
                  drain: Drain | None = None) -> tuple[str, str] | None:
-    """Take the oldest waiting run (``created_at``, then id) and run it as :func:`execute` does;
-    returns ``(its id, its final status)``, or None when no run was waiting: the first of
-    :func:`execute_waiting`'s answer (the runs that went with it ran too)."""
-    ran = execute_waiting(db, project, worker=worker, should_stop=should_stop, drain=drain)
+    """Take the oldest waiting run (``created_at``, then id) and run it alone as :func:`execute`
+    does; returns ``(its id, its final status)``, or None when no run was waiting (see
+    :func:`execute_runs`)."""
+    ran = execute_runs(db, project, worker=worker, should_stop=should_stop, drain=drain)
     return ran[0] if ran else None
 
 
-def execute_waiting(db: Database, project: Project, *, worker: str = "",
-                    should_stop: Callable[[], bool] = lambda: False, drain: Drain | None = None
-                    ) -> list[tuple[str, str]]:
+def execute_runs(db: Database, project: Project, *, worker: str = "", should_stop: Callable[[], bool] = lambda: False,
+                 drain: Drain | None = None, together: Together | None = None) -> list[tuple[str, str]]:
     """Take the oldest waiting run (``created_at``, then id) and run it as :func:`execute` does,
-    with, in a ``drain``, the waiting runs of its workflow that go with it when a step of it runs
-    a batch plugin (:mod:`.batch_runs`); returns ``(id, final status)`` of each run, the oldest
-    first, or ``[]`` when no run was waiting. The run the previous run of a chaining ``drain``
-    claimed comes first. A run of a group that failed rolls the group back (drain.py): the
-    oldest waiting run is then taken again, and the statuses returned for the group's runs
+    or, when ``together`` takes it, with the runs that go with it; returns ``(id, final status)``
+    of each run, or ``[]`` when no run was waiting. The run the previous run of a chaining
+    ``drain`` claimed comes first. A run of a group that failed rolls the group back (drain.py):
+    the oldest waiting run is then taken again, and the statuses returned for the group's runs
     before it do not hold (they run again)."""
-    from benchbook.runner import batch_runs  # it builds on this module
     while True:
         claimed = drain.next if drain is not None else None
         if drain is not None:
@@ -556,12 +558,8 @@ def execute_waiting(db: Database, project: Project, *, worker: str = "",
         if claimed is None:
             return []
         try:
-            if drain is not None and drain.group is None and batch_runs.batchable(drain, db, project,
-                                                                                  claimed.workflow_name):
-                more = batch_runs.claim_more(db, project, claimed.workflow_name,
-                                             drain.limits.plugin_batch_size - 1)
-                return batch_runs.run_together(db, project, [claimed, *more], worker=worker,
-                                               should_stop=should_stop, drain=drain)
+            if together is not None and (ran := together(claimed)) is not None:
+                return ran
             return [(claimed.id, _run(db, project, claimed, worker, should_stop, drain))]
         except Regroup as broken:
             assert drain is not None

@@ -40,7 +40,7 @@ from benchbook.config import Project, read_paused
 from benchbook.domain import plugins as registry
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Job
-from benchbook.runner import engine, queue, triggers
+from benchbook.runner import batch_runs, queue, triggers
 from benchbook.runner.drain import GROUP_SECONDS, RUN_WAIT, Drain
 from benchbook.runner.plugins import processes
 
@@ -256,7 +256,7 @@ class Worker:
             with _Heartbeat(self), Drain(chain=self.db, group_seconds=GROUP_SECONDS, project_root=self.project.root,
                                          limits=self.project.limits) as kept:
                 while not self._stopping.is_set() and not triggers.paused(self.project.root):
-                    ran = engine.execute_waiting(self.db, self.project, worker=self.holder,
+                    ran = batch_runs.execute_waiting(self.db, self.project, worker=self.holder,
                                                  should_stop=self._stopping.is_set, drain=kept)
                     for job_id, status in ran:
                         tally.add(job_id, status)

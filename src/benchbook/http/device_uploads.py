@@ -20,13 +20,13 @@ from starlette.responses import JSONResponse
 
 from benchbook.domain.errors import Unauthorized
 from benchbook.domain.sync import devices
-from benchbook.envelope import error_body
-from benchbook.request_limits import SYNC_UPLOAD_PATH
+from benchbook.http.envelope import error_body
+from benchbook.http.request_limits import SYNC_UPLOAD_PATH
 from benchbook.services import Services
 
 
 class DeviceUploadGuard:
-    """ASGI middleware: a ``PUT`` to :data:`~benchbook.request_limits.SYNC_UPLOAD_PATH` whose
+    """ASGI middleware: a ``PUT`` to :data:`~benchbook.http.request_limits.SYNC_UPLOAD_PATH` whose
     ``Authorization: Bearer`` token is missing, unknown or revoked is answered 401 ``{detail}``
     at once when its body is a multipart form (one of another type is refused with 415 by
     request validation, unread); any method but ``POST`` of ``/api/sync/files/missing`` is 405;

@@ -25,7 +25,8 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from benchbook import limits
 from benchbook.domain.files import Spool
-from benchbook.redaction import STATE_KEY, Secrets, secret_names
+from benchbook.handlers.forms import FORM_KEY
+from benchbook.http.redaction import STATE_KEY, Secrets, secret_names
 
 
 class RequestInvalid(BadRequestProblem):  # type: ignore[misc]  # connexion is untyped
@@ -70,7 +71,7 @@ _SECRET_NAMES: dict[int, tuple[Any, frozenset[str]]] = {}
 
 
 def _secret_names(schema: Any) -> frozenset[str]:
-    """:func:`benchbook.redaction.secret_names` of an operation's body schema, once per schema
+    """:func:`benchbook.http.redaction.secret_names` of an operation's body schema, once per schema
     (Connexion keeps one resolved schema per operation; the schema is kept so its id stays its)."""
     known = _SECRET_NAMES.get(id(schema))
     if known is None or known[0] is not schema:
@@ -82,7 +83,7 @@ class AllErrorsJSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc
     """JSON body validator that reports every error, and a bad encoding or bad JSON as 422; a
     body without ``Content-Type`` is a 415 (:func:`refuse_untyped_body`). The values the body
     gives to properties the document marks secret (``writeOnly``, ``format: password``) are left
-    in ``scope["state"]`` (:mod:`benchbook.redaction`) and are in none of the errors."""
+    in ``scope["state"]`` (:mod:`benchbook.http.redaction`) and are in none of the errors."""
 
     _secrets = Secrets()
 
@@ -132,11 +133,6 @@ class AllErrorsJSONBodyValidator(JSONRequestBodyValidator):  # type: ignore[misc
         return None
 
 
-#: Where :class:`StreamingMultiPartValidator` leaves the parsed form for the handler
-#: (``scope["extensions"][FORM_KEY]``, a Starlette ``FormData``; see :func:`parsed_form`).
-FORM_KEY = "benchbook.form"
-
-
 class _SpoolingMultiPartParser(MultiPartParser):
     """Starlette's multipart parser with each file part written, as it streams in, to a
     :class:`~benchbook.domain.files.Spool` in the project's files folder (hashing as it goes)
@@ -170,7 +166,7 @@ class StreamingMultiPartValidator(MultiPartFormDataValidator):  # type: ignore[m
     them, and the handler side would parse and spool the files again). Files go straight to
     spools in the files folder (:class:`_SpoolingMultiPartParser`); a body without ``Content-Type``
     is a 415 (:func:`refuse_untyped_body`); the form is left in
-    ``scope["extensions"][FORM_KEY]`` for the handler (:func:`parsed_form`), which must close
+    ``scope["extensions"][FORM_KEY]`` for the handler (:func:`benchbook.handlers.forms.parsed_form`), which must close
     it; the body it passes on is empty. A malformed or incomplete form (no closing boundary: a
     client gone) is a 422; whatever stops the parse (a size limit raised from ``receive``)
     leaves no spool behind."""
@@ -232,12 +228,6 @@ async def _body_stream(receive: Any) -> Any:
 
 async def _empty_body() -> dict[str, Any]:
     return {"type": "http.request", "body": b"", "more_body": False}
-
-
-def parsed_form(scope: Any) -> FormData | None:
-    """The form :class:`StreamingMultiPartValidator` parsed for this request, or None."""
-    form = scope.get("extensions", {}).get(FORM_KEY)
-    return form if isinstance(form, FormData) else None
 
 
 class AllErrorsParameterValidator(ParameterValidator):  # type: ignore[misc]  # connexion is untyped

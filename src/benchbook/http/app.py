@@ -33,21 +33,23 @@ from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException
 
 from benchbook import __version__
-from benchbook import document as api_document
-from benchbook.abandonment import INFLIGHT, AbandonMiddleware
 from benchbook.config import Project
-from benchbook.contract import ContractMiddleware, QueryParser
-from benchbook.device_uploads import DeviceUploadGuard
 from benchbook.domain.errors import BenchbookError
-from benchbook.envelope import error_body
+from benchbook.http import document as api_document
+from benchbook.http.abandonment import INFLIGHT, AbandonMiddleware
+from benchbook.http.device_uploads import DeviceUploadGuard
+from benchbook.http.document_served import ContractMiddleware
+from benchbook.http.envelope import error_body
+from benchbook.http.guard import GuardMiddleware, outbound_operations
+from benchbook.http.pacing import PagingMiddleware
+from benchbook.http.query_parser import QueryParser
+from benchbook.http.redaction import Secrets, of_scope
+from benchbook.http.request_limits import LimitsMiddleware
+from benchbook.http.root_paths import RootPathsMiddleware
+from benchbook.http.validation import VALIDATOR_MAP, RequestInvalid
 from benchbook.limits import Limits, apply_to_document
-from benchbook.pacing import PagingMiddleware
 from benchbook.persistence.db import BUSY_TIMEOUT_MS, DatabaseBusy, is_locked_error, open_database
-from benchbook.redaction import Secrets, of_scope
-from benchbook.request_limits import LimitsMiddleware
-from benchbook.security import GuardMiddleware, RootPathsMiddleware, outbound_operations
 from benchbook.services import Services
-from benchbook.validation import VALIDATOR_MAP, RequestInvalid
 from benchbook.web import routes as web_routes
 
 log = logging.getLogger("benchbook")
@@ -60,7 +62,7 @@ SYNC_PATHS = frozenset({"/health", "/sync/hello", "/sync/join", "/sync/push", "/
 
 def load_document() -> dict[str, Any]:
     """The OpenAPI document shipped with the package, parsed (a fresh copy; parsed once per
-    content and kept in the user cache: :mod:`benchbook.document`)."""
+    content and kept in the user cache: :mod:`benchbook.http.document`)."""
     return api_document.load_document()
 
 
@@ -226,9 +228,9 @@ def edge_middlewares(services: Services, document: dict[str, Any], *, allow_remo
     """The app's own middlewares, outermost first, each with its options (Connexion inserts each
     one just outside its exception handling, in this order):
 
-    1. the guard (``security.py``): refuses a foreign ``Host``/``Origin`` and stamps
+    1. the guard (``guard.py``): refuses a foreign ``Host``/``Origin`` and stamps
        ``x-request-id`` on every response, so it comes before anything that answers;
-    2. the root paths (``/openapi.json``, ``/docs``), the web app's server only;
+    2. the root paths (``root_paths.py``: ``/openapi.json``, ``/docs``), the web app's server only;
     3. each request's "requester has gone" signal (``abandonment.py``);
     4. the services of the request;
     5. a device's upload, its token checked before its body is read (``device_uploads.py``);

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from benchbook.envelope import send_error
+from benchbook.http.envelope import send_error
 
 LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -159,28 +159,3 @@ def repeated_header(scope: Scope) -> str | None:
         return (f"the request gives the {', '.join(h.title() for h in repeated)} header more than once; "
                 "send each at most once")
     return None
-
-
-class RootPathsMiddleware:
-    """Serve the API's own ``/api/openapi.json`` at ``/openapi.json`` and its Swagger UI
-    (``/api/ui/``) at ``/docs/`` (``/docs`` redirects there), as the spec asks."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            path: str = scope["path"]
-            if path == "/docs":
-                await send({"type": "http.response.start", "status": 307,
-                            "headers": [(b"location", b"/docs/"), (b"content-length", b"0")]})
-                await send({"type": "http.response.body", "body": b""})
-                return
-            mapped: dict[str, Any] = {}
-            if path == "/openapi.json":
-                mapped["path"] = "/api/openapi.json"
-            elif path.startswith("/docs/"):
-                mapped["path"] = "/api/ui/" + path[len("/docs/"):]
-            if mapped:
-                scope = {**scope, **mapped, "raw_path": mapped["path"].encode()}
-        await self.app(scope, receive, send)

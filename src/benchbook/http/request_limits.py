@@ -9,7 +9,7 @@ middleware that refuses, in the spec's ``{detail}`` envelope (spec *Errors* 1),
   read whole first, and the request's handler never runs (an upload leaves nothing on disk).
 
 It also makes the project's limits :func:`benchbook.limits.current` for the request. It sits inside
-:class:`benchbook.security.GuardMiddleware` (the ``x-request-id`` header and the Host check come
+:class:`benchbook.http.guard.GuardMiddleware` (the ``x-request-id`` header and the Host check come
 first) and outside Connexion's validation, which reads the body through it.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchbook.domain.errors import BenchbookError
-from benchbook.envelope import send_error
+from benchbook.http.envelope import send_error
 from benchbook.limits import Limits, use
 
 log = logging.getLogger("benchbook")

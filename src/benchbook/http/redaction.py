@@ -171,6 +171,6 @@ class QuerySecretsFilter(logging.Filter):
     def install(cls, logger: logging.Logger) -> None:
         """Add one to ``logger`` (once), its names read from the packaged OpenAPI document."""
         if not any(isinstance(f, cls) for f in logger.filters):
-            from benchbook.document import load_document
+            from benchbook.http.document import load_document
 
             logger.addFilter(cls(secret_names(load_document())))

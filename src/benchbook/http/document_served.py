@@ -1,7 +1,7 @@
 """The served contract (spec *Versioning* 3: the API description at ``/openapi.json`` is the
 running server's and always matches it).
 
-``/api/openapi.json`` (and ``/openapi.json``, which :class:`benchbook.security.RootPathsMiddleware`
+``/api/openapi.json`` (and ``/openapi.json``, which :class:`benchbook.http.root_paths.RootPathsMiddleware`
 maps there) answers the very document the app was built from: the dict handed to Connexion's
 ``add_api``, which routes and validates every request with it. It is served as written, with its
 ``components`` and ``$ref``s, not the copy Connexion would serve with every reference inlined
@@ -11,11 +11,6 @@ this server answers the API: ``/api`` under the request's ``root_path``. ``/api/
 answers the same document as YAML.
 
 The document is serialised once per ``root_path`` (normally only ``""``) and kept.
-
-:class:`QueryParser` reads query arrays as the document describes them: a repeated parameter
-(``style: form``, ``explode: true``: ``where``, ``sort``, ``columns``, ``fields``) is a list of
-its values, each kept whole. Connexion's own parser joins them with commas and splits them again,
-so ``where=note=a,b`` became the two items ``note=a`` and ``b``.
 """
 from __future__ import annotations
 
@@ -24,10 +19,9 @@ import json
 from typing import Any
 
 import yaml
-from connexion.uri_parsing import OpenAPIURIParser
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from benchbook.envelope import error_bytes, error_headers
+from benchbook.http.envelope import error_bytes, error_headers
 
 #: The API's prefix (spec *Versioning* 2); ``servers[0].url`` is this under the ``root_path``.
 API_PREFIX = "/api"
@@ -98,26 +92,4 @@ class ContractMiddleware:
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
 
 
-class QueryParser(OpenAPIURIParser):  # type: ignore[misc]  # connexion is untyped
-    """Connexion's OpenAPI 3 parser, except that an exploded form-style query array keeps each
-    of its values whole (OpenAPI: ``?where=a=1&where=b=2,3`` is ``["a=1", "b=2,3"]``); other
-    styles, path, header and form-body parameters are parsed as Connexion parses them."""
-
-    def resolve_query(self, query_data: dict[str, list[str]]) -> dict[str, Any]:
-        exploded = {name: list(values) for name, values in query_data.items() if self._exploded(name)}
-        resolved: dict[str, Any] = super().resolve_query(query_data)
-        resolved.update(exploded)  # Connexion has coerced nothing in them: their items are strings
-        return resolved
-
-    def _exploded(self, name: str) -> bool:
-        definition = self.param_defns.get(name)
-        if definition is None or definition.get("in") != "query":
-            return False
-        schema = definition.get("schema") or {}
-        items = schema.get("items") or {}
-        style = definition.get("style", "form")
-        return bool(schema.get("type") == "array" and items.get("type", "string") == "string"
-                    and style == "form" and definition.get("explode", True))
-
-
-__all__ = ["API_PREFIX", "ContractMiddleware", "QueryParser", "served_document"]
+__all__ = ["API_PREFIX", "ContractMiddleware", "served_document"]

@@ -27,7 +27,7 @@ import threading
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchbook.domain import abandon
-from benchbook.envelope import error_bytes
+from benchbook.http.envelope import error_bytes
 
 
 class Inflight:
