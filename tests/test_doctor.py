@@ -19,7 +19,7 @@ from benchbook.cli.main import build_cli
 from benchbook.config import Project
 from benchbook.domain.ids import new_id
 from benchbook.maintenance import backup_work, doctor
-from benchbook.persistence import audit_days, own_values, record_counts
+from benchbook.persistence import audit_days, entry_triggers, record_counts
 from benchbook.persistence.db import alembic_config, open_database
 from benchbook.persistence.tables import EDITS_INDEX, AuditEntry, Job, field_index_name, utcnow
 from benchbook.runner import queue
@@ -254,16 +254,16 @@ def test_missing_history_triggers_are_found_and_created_again(api: Any) -> None:
     is an error, which ``--fix`` repairs, and the trigger then does its work again."""
     engine = api.app.services.db.engine
     assert [f.severity for f in doctor.examine(api.project) if f.check == "history"] == ["ok"]
-    drop = own_values.drop_statements("postgresql" if engine.dialect.name == "postgresql" else "sqlite")[0]
+    drop = entry_triggers.drop_statements("postgresql" if engine.dialect.name == "postgresql" else "sqlite")[0]
     with engine.begin() as conn:
         conn.exec_driver_sql(drop)
     try:
         found = found_and_fixed(api.project, "history", "created the history triggers again")
-        assert found.severity == "error" and own_values.TRIGGERS[0] in found.message
+        assert found.severity == "error" and entry_triggers.TRIGGERS[0] in found.message
     finally:
         with engine.begin() as conn:
-            if own_values.present(conn) != set(own_values.TRIGGERS):
-                own_values.recreate(conn)
+            if entry_triggers.present(conn) != set(entry_triggers.TRIGGERS):
+                entry_triggers.recreate(conn)
     assert [f.severity for f in doctor.examine(api.project) if f.check == "history"] == ["ok"]
     api.ok("POST", "/schemas", 201, json={"name": "doctored", "fields": [{"name": "v", "type": "integer"}]})
     api.ok("POST", "/collections", 201, json={"name": "doctored", "schemas": ["doctored"]})

@@ -24,7 +24,7 @@ from benchbook.domain.history.events import list_events
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.rows import identity, purge_records, restore_records
 from benchbook.domain.records.writes import create_record, delete_records, update_record
-from benchbook.persistence import own_values
+from benchbook.persistence import entry_triggers
 from benchbook.persistence.db import Database, alembic_config, upgrade
 from benchbook.persistence.tables import AuditEntry, Collection, Record
 from tests.conftest import statements_sent
@@ -331,7 +331,7 @@ def test_the_downgrade_to_0022_writes_the_identity_back(db: Database) -> None:
         [gone] = before[deleted][1]
         assert stored_old(db, deleted, "delete") == {
             k: v for k, v in gone["read"]["old_data"].items() if k != "data"}
-        assert triggers(db) == set(own_values.TRIGGERS)
+        assert triggers(db) == set(entry_triggers.TRIGGERS)
         with db.session() as s, s.begin():  # 0017's triggers: a rename alone copies nothing
             s.execute(update(Record).where(Record.id == created).values(natural_name="renamed"))
         assert "data" not in stored_create(db, created)
@@ -444,14 +444,14 @@ def field_ids_of(db: Database) -> dict[str, str]:
 
 def triggers(db: Database) -> set[str]:
     with db.engine.connect() as conn:
-        return own_values.present(conn)
+        return entry_triggers.present(conn)
 
 
 def test_the_downgrade_copies_the_values_in_and_the_upgrade_keeps_them(db: Database) -> None:
     rid = new_sample(db, bulk=True)
     with db.session() as s:
         before = create_read(s, rid)
-    assert triggers(db) == set(own_values.TRIGGERS) == {"records_keep_own_values_update",
+    assert triggers(db) == set(entry_triggers.TRIGGERS) == {"records_keep_own_values_update",
                                                         "records_keep_own_values_delete"}
     url = db.engine.url.render_as_string(hide_password=False)
     command.downgrade(alembic_config(url), "0016_sort_indexes")

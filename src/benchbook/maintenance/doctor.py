@@ -14,7 +14,7 @@ The checks, in order (:func:`examine`):
                  Fix: upgrade (what the server does on start); a database newer than this
                  benchbook cannot be fixed here.
 ``history``      the database's triggers that keep a record's create and delete entries
-                 true (migration 0017, ``persistence.own_values``), checked once the database
+                 true (migration 0017, ``persistence.entry_triggers``), checked once the database
                  is at the newest revision. Fix: create them again (entries of records whose
                  values changed while they were missing may read the values as they are now).
 ``counts``       SQLite: the live record counts it keeps per collection and schema, the
@@ -75,7 +75,7 @@ from benchbook.domain.ai.config import SECRETS_NAME
 from benchbook.domain.files import SPOOL_PREFIX
 from benchbook.domain.progress import Progress, silent
 from benchbook.maintenance import backup_work
-from benchbook.persistence import audit_days, own_values, record_counts
+from benchbook.persistence import audit_days, entry_triggers, record_counts
 from benchbook.persistence.db import COMMAND_WAIT, alembic_config, make_engine, upgrade, write_lock
 from benchbook.persistence.tables import (
     Base,
@@ -341,10 +341,10 @@ def _upgrade(engine: Engine) -> str:
 
 # --------------------------------------------------------------------------------- history
 def check_history(engine: Engine) -> list[Finding]:
-    """The triggers of ``persistence.own_values`` are all there (the database at the newest
+    """The triggers of ``persistence.entry_triggers`` are all there (the database at the newest
     revision)."""
     with engine.connect() as conn:
-        missing = sorted(set(own_values.TRIGGERS) - own_values.present(conn))
+        missing = sorted(set(entry_triggers.TRIGGERS) - entry_triggers.present(conn))
     if not missing:
         return [Finding("history", "ok", "the triggers keeping record history are in place")]
     return [Finding("history", "error",
@@ -355,7 +355,7 @@ def check_history(engine: Engine) -> list[Finding]:
 
 def _recreate_triggers(engine: Engine) -> str:
     with engine.begin() as conn:
-        own_values.recreate(conn)
+        entry_triggers.recreate(conn)
     return "created the history triggers again"
 
 

@@ -5,7 +5,7 @@ both backends.
 ``dialect`` is ``"sqlite"`` or ``"postgresql"``; ``doc`` is SQL naming a JSON object (a column,
 ``e.new_data``); ``key`` a top-level key (letters, digits and ``_``: written into the SQL as it
 is). On PostgreSQL the documents are ``jsonb``. The texts of :func:`has_key` are part of the
-partial indexes' conditions (``own_values.holding``): a query reads such an index only when it
+partial indexes' conditions (``entry_triggers.holding``): a query reads such an index only when it
 writes the condition the same, so they must not change.
 """
 from __future__ import annotations

@@ -38,7 +38,7 @@ from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
-from benchbook.persistence import own_values
+from benchbook.persistence import entry_triggers
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -352,14 +352,14 @@ class AuditEntry(Base):
         # the entries holding sync rows (a device's open_conflicts; migration 0028)
         Index("ix_audit_entries_rows", "id", sqlite_where=HAS_ROWS["sqlite"], postgresql_where=HAS_ROWS["postgresql"]),
         # record create and delete entries still holding values (history.storage; migration 0017)
-        *(Index(own_values.INDEXES[action], "id", sqlite_where=text(own_values.holding("sqlite", action, column)),
-                postgresql_where=text(own_values.holding("postgresql", action, column)))
-          for action, column in own_values.KINDS),
+        *(Index(entry_triggers.INDEXES[action], "id", sqlite_where=text(entry_triggers.holding("sqlite", action, column)),
+                postgresql_where=text(entry_triggers.holding("postgresql", action, column)))
+          for action, column in entry_triggers.KINDS),
         # and those still holding the identity written before migration 0023 (migration 0024)
-        *(Index(own_values.IDENTITY_INDEXES[action], "id",
-                sqlite_where=text(own_values.holding("sqlite", action, column, key="id")),
-                postgresql_where=text(own_values.holding("postgresql", action, column, key="id")))
-          for action, column in own_values.KINDS),
+        *(Index(entry_triggers.IDENTITY_INDEXES[action], "id",
+                sqlite_where=text(entry_triggers.holding("sqlite", action, column, key="id")),
+                postgresql_where=text(entry_triggers.holding("postgresql", action, column, key="id")))
+          for action, column in entry_triggers.KINDS),
     )
 
 

@@ -1,5 +1,5 @@
 """What benchbook's triggers share: finding which exist, making them again, and the counts kept
-by them (:class:`KeptCount`: their triggers, recount and drift) for ``persistence.own_values``,
+by them (:class:`KeptCount`: their triggers, recount and drift) for ``persistence.entry_triggers``,
 ``persistence.record_counts`` and ``persistence.audit_days``; ``benchbook doctor`` repairs them."""
 from __future__ import annotations
 

@@ -41,7 +41,6 @@ from benchbook.runner.workflows import Workflow
 
 SHORT = 200
 """Characters of a ``before``/``after`` value kept in ``trigger_detail.changes``."""
-MAX_MANY = 1000
 
 
 @dataclass
@@ -53,7 +52,8 @@ class Queued:
 
 
 _OUTLINES: dict[Path, tuple[int, int, str, frozenset[str]]] = {}
-_OUTLINES_LOCK = threading.Lock()
+_KEPT_LOCK = threading.Lock()
+"""Guards what this module keeps per file between calls: :data:`_OUTLINES` and :data:`_PAUSED`."""
 
 
 def outlines(project_root: Path) -> dict[str, tuple[str, frozenset[str]]]:
@@ -71,7 +71,7 @@ def outlines(project_root: Path) -> dict[str, tuple[str, frozenset[str]]]:
             st = path.stat()
         except OSError:
             continue
-        with _OUTLINES_LOCK:
+        with _KEPT_LOCK:
             known = _OUTLINES.get(path)
         if known is None or known[:2] != (st.st_mtime_ns, st.st_size):
             try:
@@ -83,7 +83,7 @@ def outlines(project_root: Path) -> dict[str, tuple[str, frozenset[str]]]:
             triggers = raw.get("triggers")
             known = (st.st_mtime_ns, st.st_size, str(raw.get("record_schema") or ""),
                      frozenset(triggers) if isinstance(triggers, dict) else frozenset())
-            with _OUTLINES_LOCK:
+            with _KEPT_LOCK:
                 _OUTLINES[path] = known
         out[path.stem] = known[2:]
     return out
@@ -103,12 +103,12 @@ def paused(project_root: Path) -> bool:
     except OSError:
         return read_paused(project_root)
     key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-    with _OUTLINES_LOCK:
+    with _KEPT_LOCK:
         known = _PAUSED.get(path)
     if known is not None and known[0] == key:
         return known[1]
     value = read_paused(project_root)
-    with _OUTLINES_LOCK:
+    with _KEPT_LOCK:
         _PAUSED[path] = (key, value)
     return value
 

@@ -7,7 +7,7 @@ from 0023 on, with only the part of the record's identity the record cannot tell
 (``rows.kept_identity``: the schema's and the collection's names). While such an entry lacks
 ``data`` the record still holds exactly those values, and the name and parent it had, because
 the database copies them into every entry of the record that lacks them (the triggers of
-``persistence.own_values``) before any statement changes the row's values, name or parent, or
+``persistence.entry_triggers``) before any statement changes the row's values, name or parent, or
 removes the row. So they are read from the record itself, and ``id`` and ``dataset_id`` from the
 entry's own columns; the API still answers them whole (spec *Audit entry*: ``new_data`` "whole
 for create", ``old_data`` "whole for a delete"). A restore entry (no values; the identity in
@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, literal_column, or_, select
 from sqlalchemy.orm import Session
 
-from benchbook.persistence.own_values import BOTH, EDIT, FROM_ENTRY, FROM_RECORD, KINDS, RESTORE
+from benchbook.persistence.entry_triggers import BOTH, EDIT, FROM_ENTRY, FROM_RECORD, KINDS, RESTORE
 from benchbook.persistence.tables import AuditEntry, Record
 
 OWN_VALUES = dict(KINDS)

@@ -37,7 +37,14 @@ from benchbook.domain.history.own_values import OWN_VALUES
 from benchbook.domain.progress import Progress, silent
 from benchbook.persistence import json_sql
 from benchbook.persistence.db import write_lock
-from benchbook.persistence.own_values import BOTH, FROM_ENTRY, FROM_RECORD, IDENTITY_INDEXES, INDEXES, holding
+from benchbook.persistence.entry_triggers import (
+    BOTH,
+    FROM_ENTRY,
+    FROM_RECORD,
+    IDENTITY_INDEXES,
+    INDEXES,
+    holding,
+)
 from benchbook.persistence.tables import EDITS_INDEX, AuditEntry, Record
 
 log = logging.getLogger("benchbook.history")

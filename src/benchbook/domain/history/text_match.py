@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.history.own_values import OWN_VALUES, deferred_clause
 from benchbook.domain.records.search import like_pattern
-from benchbook.persistence.own_values import EDIT, FROM_RECORD, RESTORE
+from benchbook.persistence.entry_triggers import EDIT, FROM_RECORD, RESTORE
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Record
 
 NUMBER_TEXT = frozenset("0123456789.+-eEinfatyINFATY")

@@ -29,7 +29,7 @@ from benchbook.domain.ids import ID_LENGTH, new_ids, resolve_prefix
 from benchbook.domain.progress import Progress, silent
 from benchbook.domain.records.labels import reference_placeholders
 from benchbook.domain.records.labels import shown as shown_label
-from benchbook.persistence.own_values import FROM_ENTRY
+from benchbook.persistence.entry_triggers import FROM_ENTRY
 from benchbook.persistence.rows_insert import insert_rows
 from benchbook.persistence.tables import AuditEntry, Collection, Record, RecordLink, utcnow
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from alembic import op
 
-from benchbook.persistence.own_values import (
+from benchbook.persistence.entry_triggers import (
     INDEXES,
     KINDS,
     create_statements,

@@ -9,7 +9,7 @@ values are. From this revision a create or delete entry is written with ``schema
 ``collection`` alone; ``domain.history.own_values`` reads the rest from the entry's columns and
 from the record, and the triggers of 0017, recreated here, fire also when the record's
 ``natural_name`` or ``parent_id`` changes and copy those two in with the values
-(``persistence.own_values``; a key the entry already holds is never overwritten, so entries
+(``persistence.entry_triggers``; a key the entry already holds is never overwritten, so entries
 written before keep theirs). Nothing is rewritten on the way up. The downgrade writes the
 identity back into every entry written without it, then puts back 0017's triggers.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from alembic import op
 
-from benchbook.persistence.own_values import create_statements, drop_statements, fill_statements
+from benchbook.persistence.entry_triggers import create_statements, drop_statements, fill_statements
 
 revision = "0023_identity_once"
 down_revision = "0022_edits_index"

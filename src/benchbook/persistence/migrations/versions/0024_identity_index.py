@@ -3,7 +3,7 @@
 Migration 0023 stopped writing a record's ``id``, ``dataset_id``, name and parent into its
 create and delete entries; entries written before keep them, and the background conversion of
 ``domain.history.storage`` drops what the entry's columns and the record can tell. Two partial
-indexes hold just those entries (``own_values.IDENTITY_INDEXES``), so that counting them for
+indexes hold just those entries (``entry_triggers.IDENTITY_INDEXES``), so that counting them for
 ``GET /audit/storage`` and walking them reads those alone, not every entry; on a database
 written from 0023 on they stay empty. Building them reads every entry once (about a second per
 1,000,000 on SQLite).
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from alembic import op
 
-from benchbook.persistence.own_values import IDENTITY_INDEXES, index_statements
+from benchbook.persistence.entry_triggers import IDENTITY_INDEXES, index_statements
 
 revision = "0024_identity_index"
 down_revision = "0023_identity_once"

@@ -5,7 +5,7 @@ alike, about 400 bytes): after a delete and a restore-all of many records, most 
 size (``bench/history.py``). From this revision both hold ``schema_name`` and ``collection``
 alone, as a create entry's ``new_data`` does since 0023: ``id`` and ``dataset_id`` are the
 entry's columns, the name and parent the record's own until they change, when the triggers of
-``persistence.own_values`` (recreated here, layout 25) copy them into both columns. Nothing is
+``persistence.entry_triggers`` (recreated here, layout 25) copy them into both columns. Nothing is
 rewritten on the way up; the downgrade writes the identity back and puts back 0023's triggers.
 
 Revision ID: 0025_restore_identity
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from alembic import op
 
-from benchbook.persistence.own_values import create_statements, drop_statements, fill_restore_statements
+from benchbook.persistence.entry_triggers import create_statements, drop_statements, fill_restore_statements
 
 revision = "0025_restore_identity"
 down_revision = "0024_identity_index"

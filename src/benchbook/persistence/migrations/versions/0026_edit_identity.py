@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from alembic import op
 
-from benchbook.persistence.own_values import fill_edit_statements
+from benchbook.persistence.entry_triggers import fill_edit_statements
 
 revision = "0026_edit_identity"
 down_revision = "0025_restore_identity"
