@@ -51,7 +51,6 @@ import automation_plugins  # bench/automation_plugins.py, next to this script
 import yaml
 from sqlalchemy import event, func, select
 
-from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.catalog.schemas import create_schema
@@ -63,6 +62,7 @@ from benchbook.persistence.tables import Job, Record
 from benchbook.runner import drain as drain_module
 from benchbook.runner import engine, triggers, worker, workflows
 from benchbook.runner.plugins import discovery
+from benchbook.settings.config import Project
 
 RUNS_TARGET = 500.0
 """Runs per second the drain must reach on SQLite."""

@@ -37,17 +37,17 @@ import yaml
 from sqlalchemy import func, select
 
 from benchbook.cli.scaffold import scaffold
-from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.records import bulk
-from benchbook.limits import DEFAULT, Limits
 from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import Job
 from benchbook.runner import batch_runs, queue, workflows
 from benchbook.runner.drain import GROUP_SECONDS, Drain
 from benchbook.runner.plugins import discovery
+from benchbook.settings.config import Project
+from benchbook.settings.limits import DEFAULT, Limits
 
 JS_STARTER = Path(__file__).resolve().parents[1] / "plugin-protocol"
 TARGETS = {"py warm": 200.0, "js warm": 300.0, "pyb batched": 1000.0}

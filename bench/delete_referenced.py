@@ -29,7 +29,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from records import fresh_project, slices  # bench/records.py
 
-from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
@@ -38,6 +37,7 @@ from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.rows import find_record
 from benchbook.domain.records.writes import delete_records
 from benchbook.persistence.db import Database, open_database
+from benchbook.settings.config import Project
 
 SCHEMAS: list[dict[str, Any]] = [
     {"name": "plane", "display_template": "{tailnum}", "fields": [{"name": "tailnum", "type": "string"}]},

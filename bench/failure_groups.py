@@ -30,11 +30,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from records import fresh_project  # bench/records.py
 
-from benchbook.config import Project
 from benchbook.domain.ids import new_id
 from benchbook.persistence.db import Database, open_database
 from benchbook.persistence.tables import Job, utcnow
 from benchbook.runner.failure_groups import failure_groups
+from benchbook.settings.config import Project
 
 MESSAGES = [
     "ValueError: flight {id} ('N{n}UA') has dep_delay {d} not in /data/run{n}/delays.csv",

@@ -66,7 +66,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from load import obs_row, write_csv
 from records import free_port, start
 
-from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
@@ -74,6 +73,7 @@ from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import open_database
 from benchbook.runner.plugins import scratch
 from benchbook.runner.worker import LEASE_TTL
+from benchbook.settings.config import Project
 
 SLEEPER = '''
 import time

@@ -44,7 +44,6 @@ from sqlalchemy import create_engine, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
@@ -56,6 +55,7 @@ from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import Record
+from benchbook.settings.config import Project
 
 FIELDS = [{"name": "n", "type": "integer"}, {"name": "x", "type": "float"}, {"name": "label", "type": "string"},
           {"name": "day", "type": "date"}]

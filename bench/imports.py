@@ -57,13 +57,13 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
-from benchbook.config import Project
 from benchbook.domain.catalog import collections, schemas
 from benchbook.domain.context import Ctx
 from benchbook.domain.imports.readers import read_table
 from benchbook.domain.imports.run import ImportOptions, import_table
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import open_database
+from benchbook.settings.config import Project
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

@@ -42,8 +42,8 @@ def measure(project_dir: str, requests: int, pages: int) -> dict[str, float]:
     from records import ANCESTOR, FILTERED, benchbook_queries  # bench/records.py: the same pages
 
     import benchbook.handlers.records as handlers
-    from benchbook.config import Project
     from benchbook.http.app import create_app
+    from benchbook.settings.config import Project
 
     project = Project.open(project_dir)
     if not project.database_url.startswith("sqlite"):

@@ -52,12 +52,12 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from records import free_port, postgres_database, project_on, start, stop
 
-from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import open_database, wal_size
+from benchbook.settings.config import Project
 
 PLOTS = 200
 READS = ("list", "filter", "single", "history", "download")

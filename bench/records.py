@@ -69,13 +69,13 @@ from typing import Any
 import httpx
 from sqlalchemy import text
 
-from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.history import entries as audit
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import open_database
+from benchbook.settings.config import Project
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

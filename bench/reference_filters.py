@@ -41,7 +41,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from records import postgres_database, project_on, slices  # bench/records.py
 
-from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
@@ -50,6 +49,7 @@ from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.persistence.db import open_database
+from benchbook.settings.config import Project
 
 AT = 1_000_000
 TARGET_MS = 100.0

@@ -34,7 +34,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from records import fresh_project, slices  # bench/records.py
 
-from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
@@ -44,6 +43,7 @@ from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.db import open_database
+from benchbook.settings.config import Project
 
 AIRLINES = [f"A{i}" for i in range(16)]
 SCHEMAS: list[dict[str, Any]] = [

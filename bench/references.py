@@ -36,7 +36,6 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import select
 
-from benchbook.config import Project
 from benchbook.domain.catalog import collections, schemas
 from benchbook.domain.context import Ctx
 from benchbook.domain.imports.readers import read_table
@@ -44,6 +43,7 @@ from benchbook.domain.imports.run import ImportOptions, import_table
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import Database, open_database
 from benchbook.persistence.tables import Record, Schema
+from benchbook.settings.config import Project
 
 ALL_FLIGHTS = 336_776
 REFERENCES = {"carrier": "airline", "tailnum": "plane", "origin": "airport", "dest": "airport"}

@@ -40,7 +40,6 @@ from typing import Any, Self
 import uvicorn
 
 from benchbook.cli.serve import http_options
-from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
@@ -52,6 +51,7 @@ from benchbook.domain.sync import devices
 from benchbook.http.app import create_app
 from benchbook.persistence.db import Database, open_database
 from benchbook.remote import syncing
+from benchbook.settings.config import Project
 
 FIELDS = [{"name": "code", "type": "string"}, {"name": "site", "type": "string"}, {"name": "depth", "type": "float"}]
 

@@ -33,7 +33,6 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.testclient import TestClient
 
-from benchbook.config import Project
 from benchbook.http.app import create_app
 from benchbook.persistence.db import Database, open_database
 from benchbook.persistence.tables import (
@@ -44,6 +43,7 @@ from benchbook.persistence.tables import (
     RecordCount,
     RecordDay,
 )
+from benchbook.settings.config import Project
 
 # pytest keeps the test modules it has rewritten for its assertions in __pycache__ (git ignores
 # it), unless PYTHONDONTWRITEBYTECODE is set, as on some machines: then every test process

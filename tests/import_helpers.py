@@ -8,9 +8,9 @@ from click.testing import CliRunner, Result
 from sqlalchemy import select
 
 from benchbook.cli.main import build_cli
-from benchbook.config import Project
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import Record
+from benchbook.settings.config import Project
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -118,8 +118,8 @@ def served_in_thread(project: Path) -> Iterator[str]:
     import uvicorn
 
     from benchbook.cli.serve import http_options
-    from benchbook.config import Project
     from benchbook.http.app import create_app
+    from benchbook.settings.config import Project
 
     opened = Project.open(project)
     app = create_app(opened, resume_history=True)

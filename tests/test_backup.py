@@ -28,9 +28,9 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Engine, make_url
 
 from benchbook.cli.main import build_cli
-from benchbook.config import Project
 from benchbook.maintenance import MaintenanceError, doctor
 from benchbook.maintenance import backup as backups
+from benchbook.settings.config import Project
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.waiting import HANG
 

@@ -13,7 +13,7 @@ import click
 import pytest
 
 from benchbook.cli.main import build_cli
-from benchbook.config import Project
+from benchbook.settings.config import Project
 from tests.cli_helpers import ok, run
 
 

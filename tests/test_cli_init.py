@@ -8,8 +8,8 @@ from alembic.script import ScriptDirectory
 from click.testing import CliRunner
 
 from benchbook.cli.main import build_cli
-from benchbook.config import Project
 from benchbook.persistence.db import alembic_config
+from benchbook.settings.config import Project
 
 
 def invoke(*args: str) -> str:

@@ -12,10 +12,10 @@ from sqlalchemy import func, select
 
 from benchbook.cli.output import Settings, send
 from benchbook.cli.progress import follow, send_followed
-from benchbook.config import Project
 from benchbook.demo import build_demo
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import Job
+from benchbook.settings.config import Project
 from tests.waiting import HANG
 
 

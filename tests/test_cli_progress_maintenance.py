@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from benchbook.cli.main import build_cli
-from benchbook.config import Project
 from benchbook.maintenance import backup as backups
 from benchbook.maintenance import doctor
+from benchbook.settings.config import Project
 from tests.test_backup import build_some_history, target_url  # noqa: F401  (a fixture)
 
 

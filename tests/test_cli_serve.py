@@ -23,7 +23,7 @@ from benchbook.cli import stopping
 from benchbook.cli.http_protocol import EnvelopeH11Protocol
 from benchbook.cli.main import build_cli
 from benchbook.cli.serve import is_local_host, serve, server_url
-from benchbook.config import Project
+from benchbook.settings.config import Project
 from tests.live_server import Live, free_port, live_server, self_signed_certificate
 from tests.waiting import HANG
 

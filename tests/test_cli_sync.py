@@ -22,9 +22,9 @@ from sqlalchemy import select
 from benchbook.cli import sync as cli_sync
 from benchbook.cli.main import build_cli
 from benchbook.cli.progress import bar
-from benchbook.config import Project
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import Record
+from benchbook.settings.config import Project
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.live_server import live_server, self_signed_certificate
 from tests.sync.conftest import Lab, Side

@@ -9,13 +9,13 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from benchbook.cli.main import build_cli
-from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.records.writes import create_record
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import AuditBatch, Record
+from benchbook.settings.config import Project
 from tests.runner.rawplugin import folder
 
 RENAMER = '''

@@ -11,10 +11,10 @@ from palmerpenguins import load_penguins
 from sqlalchemy import select
 
 from benchbook.cli.main import build_cli
-from benchbook.config import Project
 from benchbook.persistence.db import Database, open_database
 from benchbook.persistence.tables import AuditBatch, Field, Job, Record
 from benchbook.runner import worker
+from benchbook.settings.config import Project
 
 
 def cli(project: Project, *args: str) -> str:

@@ -16,13 +16,13 @@ from click.testing import CliRunner
 from sqlalchemy import select, text
 
 from benchbook.cli.main import build_cli
-from benchbook.config import Project
 from benchbook.domain.ids import new_id
 from benchbook.maintenance import backup_work, doctor
 from benchbook.persistence import audit_days, entry_triggers, record_counts
 from benchbook.persistence.db import alembic_config, open_database
 from benchbook.persistence.tables import EDITS_INDEX, AuditEntry, Job, field_index_name, utcnow
 from benchbook.runner import queue
+from benchbook.settings.config import Project
 
 
 def run(project: Project, *args: str) -> Any:

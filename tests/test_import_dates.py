@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from benchbook.config import Project
 from benchbook.domain.catalog.dtypes import ValueProblem
 from benchbook.domain.imports.dates import DateRules, to_date, to_datetime
+from benchbook.settings.config import Project
 from tests.import_helpers import DATA, cli, collection, ok, schema, shown
 
 AUTO = DateRules()

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from benchbook.config import Project
 from benchbook.domain.errors import Invalid
 from benchbook.domain.imports.readers import read_table
+from benchbook.settings.config import Project
 from tests.import_helpers import DATA, cli, collection, ok, records, schema, shown
 
 WEATHER_FIELDS = [{"name": "date", "type": "date", "required": True}, {"name": "precipitation", "type": "float"},
@@ -114,7 +114,7 @@ def test_a_row_wider_than_the_header_is_a_problem_of_that_row(weather: Project, 
     ("wide.csv", "a\n1\n2,9\n3\n"),  # a row wider than the header counts too
 ])
 def test_every_format_counts_its_rows_against_the_limit(name: str, content: str) -> None:
-    from benchbook.limits import DEFAULT, use
+    from benchbook.settings.limits import DEFAULT, use
 
     with use(DEFAULT.__class__(import_rows=3)):
         assert len(read_table(content.encode(), name).rows) + len(read_table(content.encode(), name).problems) == 3
@@ -123,7 +123,7 @@ def test_every_format_counts_its_rows_against_the_limit(name: str, content: str)
 
 
 def test_a_workbook_counts_its_rows_against_the_limit() -> None:
-    from benchbook.limits import DEFAULT, use
+    from benchbook.settings.limits import DEFAULT, use
 
     data = (DATA / "weather_2012_01.xlsx").read_bytes()
     with use(DEFAULT.__class__(import_rows=31)):

@@ -18,7 +18,6 @@ import openpyxl
 import pytest
 from starlette.testclient import TestClient
 
-from benchbook.config import Project
 from benchbook.domain import abandon
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Abandoned, Invalid
@@ -26,8 +25,9 @@ from benchbook.domain.imports.readers import cell_at, read_table
 from benchbook.domain.imports.run import ImportOptions, import_table
 from benchbook.domain.imports.workbook import UNPACK_FLOOR
 from benchbook.http.app import create_app
-from benchbook.limits import Limits, use
 from benchbook.persistence.db import open_database
+from benchbook.settings.config import Project
+from benchbook.settings.limits import Limits, use
 from tests.api.helpers import make_collection, make_schema
 from tests.conftest import Api
 from tests.import_helpers import cli, collection, records, schema, shown

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from benchbook.config import Project
 from benchbook.domain.imports.columns import SPECIAL_COLUMNS
 from benchbook.domain.imports.parents import ParentKey
+from benchbook.settings.config import Project
 from tests.import_helpers import DATA, cli, collection, ok, records, schema
 
 

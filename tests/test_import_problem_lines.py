@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchbook.config import Project
 from benchbook.domain.imports.problems import SHOWN_LINES, ProblemLog, lines
+from benchbook.settings.config import Project
 from tests.import_helpers import cli, collection, records, schema
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from benchbook.config import Project
 from benchbook.domain.imports.problems import ProblemLog
+from benchbook.settings.config import Project
 from tests.import_helpers import DATA, cli, collection, ok, records, schema
 
 FIELDS = [{"name": "date", "type": "date", "required": True}, {"name": "temp_max", "type": "float"},

@@ -10,12 +10,12 @@ from typing import Any
 from sqlalchemy import select
 
 from benchbook.cli.local import PROGRESS_ROWS
-from benchbook.config import Project
 from benchbook.domain.context import Ctx
 from benchbook.domain.imports.readers import read_table
 from benchbook.domain.imports.run import ImportOptions, import_table
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import AuditBatch
+from benchbook.settings.config import Project
 from tests.import_helpers import collection, ok, query, schema
 
 

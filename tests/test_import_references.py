@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchbook.config import Project
+from benchbook.settings.config import Project
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.import_helpers import ok
 from tests.test_import_api import upload

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchbook.config import Project
 from benchbook.domain.imports.dates import DateRules
 from benchbook.domain.imports.infer import field_name, infer_fields
+from benchbook.settings.config import Project
 from tests.import_helpers import DATA, cli, collection, ok, records, schema
 
 

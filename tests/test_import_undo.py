@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchbook.config import Project
+from benchbook.settings.config import Project
 from tests.api.helpers import make_collection, make_schema
 from tests.import_helpers import cli, collection, ok, schema, shown
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from benchbook.config import Project
 from benchbook.persistence.tables import AuditBatch, AuditEntry
+from benchbook.settings.config import Project
 from tests.import_helpers import cli, collection, ok, query, records, schema, shown
 
 

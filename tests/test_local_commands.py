@@ -7,10 +7,10 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from benchbook.cli.main import build_cli
-from benchbook.config import Project
 from benchbook.demo import build_demo
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Record
+from benchbook.settings.config import Project
 
 
 def run(project: Project, *args: str) -> object:

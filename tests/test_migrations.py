@@ -13,13 +13,13 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, inspect, select, text, update
 from sqlalchemy.sql import ClauseElement
 
-from benchbook.config import Project
 from benchbook.demo import build_demo
 from benchbook.domain.context import Ctx
 from benchbook.domain.history.entries import entry_responses
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.db import alembic_config, open_database
 from benchbook.persistence.tables import AuditEntry, Record
+from benchbook.settings.config import Project
 from tests.conftest import new_pg_database
 
 

@@ -143,8 +143,8 @@ def test_served_document_is_the_one_connexion_validates_with(tmp_path: Path) -> 
     mapping Connexion routes and validates with (its ``$ref``s kept), with the configured limits."""
     from starlette.testclient import TestClient
 
-    from benchbook.config import Project
     from benchbook.http.app import create_app
+    from benchbook.settings.config import Project
 
     app = create_app(Project.init(tmp_path / "project"))
     try:
@@ -383,8 +383,8 @@ def test_repeated_query_values_keep_their_commas(tmp_path: Path) -> None:
     Connexion's own parser split ``note=a,b`` into ``note=a`` and ``b`` (contract.QueryParser)."""
     from starlette.testclient import TestClient
 
-    from benchbook.config import Project
     from benchbook.http.app import create_app
+    from benchbook.settings.config import Project
 
     app = create_app(Project.init(tmp_path / "project"))
     try:

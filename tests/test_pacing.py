@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from benchbook.http.pacing import PAGE_READS, PagingMiddleware
-from benchbook.limits import Limits
+from benchbook.settings.limits import Limits
 from tests import own_loop
 
 

@@ -35,7 +35,7 @@ def test_a_new_database_is_upgraded_and_then_read_at_head(tmp_path: Path) -> Non
 
 _PROBE = """
 import sys
-from benchbook.config import Project
+from benchbook.settings.config import Project
 from benchbook.http.app import create_app
 project = Project.locate(sys.argv[1])
 app = create_app(project, only_paths=frozenset({"/health"}))

@@ -22,7 +22,6 @@ from sqlalchemy.exc import OperationalError
 from starlette.testclient import TestClient
 
 from benchbook.cli.main import build_cli
-from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
@@ -30,6 +29,7 @@ from benchbook.domain.records import lists
 from benchbook.http.app import create_app
 from benchbook.persistence import db as dbmod
 from benchbook.persistence.tables import Record
+from benchbook.settings.config import Project
 from tests.waiting import HANG
 
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from palmerpenguins import load_penguins
 
-from benchbook.config import Project
 from benchbook.domain import plugins as registry
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
@@ -28,6 +27,7 @@ from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import Collection
 from benchbook.runner import triggers, workflows
 from benchbook.runner.plugins import discovery
+from benchbook.settings.config import Project
 
 ISLAND = {"name": "island", "label": "Island", "description": "An island of the Palmer Archipelago, Antarctica",
           "display_template": "{name}",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from benchbook.config import Project
 from benchbook.persistence.db import Database
+from benchbook.settings.config import Project
 
 
 @dataclass

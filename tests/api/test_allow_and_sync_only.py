@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 from starlette.testclient import TestClient
 
-from benchbook.config import Project
 from benchbook.http.app import create_app
+from benchbook.settings.config import Project
 
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from benchbook.config import CONFIG_NAME, DEFAULT_CONFIG
 from benchbook.http.app import create_app
 from benchbook.runner import switch
+from benchbook.settings.config import CONFIG_NAME, DEFAULT_CONFIG
 from tests.conftest import statements_sent
 from tests.runner.automation_helpers import STATS, auto, gate, runs, wait_file, wait_for, workflow
 

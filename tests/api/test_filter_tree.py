@@ -30,9 +30,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.testclient import TestClient
 
-from benchbook.config import Project
 from benchbook.domain.records import paths
 from benchbook.http.app import create_app
+from benchbook.settings.config import Project
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.conftest import PG_URL, PG_WHY, Api, empty_tables
 

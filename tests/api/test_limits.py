@@ -10,9 +10,9 @@ import pytest
 from sqlalchemy import text
 from starlette.testclient import TestClient
 
-from benchbook.config import Project
 from benchbook.http.app import create_app
-from benchbook.limits import DEFAULT, Limits, current, use
+from benchbook.settings.config import Project
+from benchbook.settings.limits import DEFAULT, Limits, current, use
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.conftest import Api
 

@@ -21,9 +21,9 @@ from benchbook.domain.records import lists as record_lists
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
-from benchbook.limits import Limits, use
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Record
+from benchbook.settings.limits import Limits, use
 from tests.conftest import statements_sent
 from tests.domain.data_sets import DataSets
 

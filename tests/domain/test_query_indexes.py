@@ -28,7 +28,6 @@ from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.writes import update_record
-from benchbook.limits import Limits, use
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import (
     EDITS_INDEX,
@@ -36,6 +35,7 @@ from benchbook.persistence.tables import (
     field_index_name,
     field_statistics_name,
 )
+from benchbook.settings.limits import Limits, use
 from tests.conftest import field_indexes
 from tests.domain.data_sets import DataSets
 

@@ -16,8 +16,8 @@ from benchbook.domain.records import paths
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
-from benchbook.limits import Limits, use
 from benchbook.persistence.db import Database
+from benchbook.settings.limits import Limits, use
 from tests.domain.data_sets import DataSets
 from tests.domain.test_query_indexes import plans_of
 

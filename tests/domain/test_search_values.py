@@ -22,9 +22,9 @@ from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.search import search_condition, words
 from benchbook.domain.records.writes import create_record, delete_records, update_record
-from benchbook.limits import Limits, use
 from benchbook.persistence.db import Database, alembic_config, make_engine, open_database
 from benchbook.persistence.tables import Field, Record
+from benchbook.settings.limits import Limits, use
 
 NOTE = {"name": "note", "display_template": "{title}", "fields": [
     {"name": "title", "type": "string"}, {"name": "n", "type": "integer"}, {"name": "x", "type": "float"},

@@ -49,9 +49,9 @@ from schemathesis.core.parameters import ParameterLocation
 from schemathesis.openapi.checks import UseAfterFree
 from starlette.testclient import TestClient
 
-from benchbook.config import Project, write_paused
 from benchbook.domain.ai import config as ai_config
 from benchbook.http.app import create_app
+from benchbook.settings.config import Project, write_paused
 from tests.fuzz import valid
 
 # One app and its data serve every test of the module: it runs on one xdist worker, in order

@@ -18,12 +18,12 @@ import pytest
 import yaml
 from sqlalchemy import select
 
-from benchbook.limits import Limits
 from benchbook.persistence.tables import AuditBatch
 from benchbook.runner import batch_runs, queue, workflows
 from benchbook.runner import drain as drain_module
 from benchbook.runner.plugins.frames import StepFailed, violation
 from benchbook.runner.plugins.steps import StepRunner
+from benchbook.settings.limits import Limits
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.runner.automation_helpers import register_plugins
 from tests.runner.rawplugin import contract, folder, runnable, script

@@ -23,11 +23,11 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from benchbook.config import Project
 from benchbook.http.app import create_app
 from benchbook.runner.drain import Drain
 from benchbook.runner.plugins import processes, scratch
 from benchbook.runner.plugins.host import PluginProcess
+from benchbook.settings.config import Project
 from tests.runner.rawplugin import contract, folder, runnable, script
 from tests.waiting import HANG, until
 

@@ -16,10 +16,10 @@ from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from benchbook.cli.main import build_cli
-from benchbook.config import Project
 from benchbook.http.app import create_app
 from benchbook.persistence.tables import Job, WorkerLease, utcnow
 from benchbook.runner import queue, worker
+from benchbook.settings.config import Project
 from tests.runner.automation_helpers import GATE_PLUGIN, SDK_MANIFEST, wait_file, wait_for
 from tests.runner.rawplugin import folder
 from tests.waiting import HANG

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from sqlalchemy.engine import make_url
 
-from benchbook.config import Project
+from benchbook.settings.config import Project
 from tests.conftest import migrated_copy
 from tests.live_server import served_in_thread
 from tests.waiting import HANG

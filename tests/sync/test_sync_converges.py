@@ -16,7 +16,6 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
 
-from benchbook.config import Project
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
@@ -26,6 +25,7 @@ from benchbook.domain.sync import conflicts, devices
 from benchbook.persistence.db import Database, open_database
 from benchbook.persistence.tables import Record
 from benchbook.remote import syncing
+from benchbook.settings.config import Project
 from tests.conftest import migrated_copy
 from tests.live_server import served_in_thread
 

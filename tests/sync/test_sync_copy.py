@@ -12,12 +12,12 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from benchbook.config import Project
 from benchbook.domain.errors import BadGateway
 from benchbook.domain.sync import copy
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import AuditEntry, Record, RecordLink, SyncState
 from benchbook.remote import syncing
+from benchbook.settings.config import Project
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.conftest import new_pg_database
 from tests.live_server import served_in_thread

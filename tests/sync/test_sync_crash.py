@@ -12,10 +12,10 @@ import sys
 import httpx
 import pytest
 
-from benchbook.config import Project
 from benchbook.domain.errors import BadGateway
 from benchbook.persistence.db import open_database
 from benchbook.remote import syncing
+from benchbook.settings.config import Project
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.waiting import HANG, until
 
@@ -107,7 +107,7 @@ def test_a_crash_between_a_pulled_page_and_its_cursor_applies_the_page_once(lab,
 
 KILLED_PUSH = """
 import sys
-from benchbook.config import Project
+from benchbook.settings.config import Project
 from benchbook.persistence.db import open_database
 from benchbook.remote import syncing
 

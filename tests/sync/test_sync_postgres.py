@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, func, select
 
-from benchbook.config import Project
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import AuditEntry
+from benchbook.settings.config import Project
 from tests.api.helpers import make_collection, make_schema
 from tests.conftest import new_pg_database
 from tests.live_server import live_server

@@ -8,11 +8,11 @@ import pytest
 import yaml
 from sqlalchemy import event, text
 
-from benchbook.config import Project
 from benchbook.domain.errors import BadGateway
 from benchbook.domain.sync import conflicts, creates
 from benchbook.persistence.db import open_database
 from benchbook.remote import syncing
+from benchbook.settings.config import Project
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.runner.automation_helpers import STATS
 from tests.sync.test_sync_crash import LoseOneReply

@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from benchbook.config import Project
 from benchbook.demo import build_demo
 from benchbook.persistence.db import open_database
 from benchbook.runner import worker
+from benchbook.settings.config import Project
 from tests.live_server import served_in_thread
 from tests.waiting import HANG
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchbook.config import Project
+from benchbook.settings.config import Project
 from tests.live_server import served
 
 

@@ -11,11 +11,9 @@ import click
 from rich.console import Console
 from rich.progress import Progress
 
-from benchbook import limits
 from benchbook.cli.output import Settings, locate_project
 from benchbook.cli.progress import bar as progress_bar
 from benchbook.cli.serve import serve
-from benchbook.config import Project
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.imports.dates import DateRules
@@ -26,6 +24,8 @@ from benchbook.domain.imports.run import ImportOptions, ImportResult, import_tab
 from benchbook.domain.imports.run import Progress as ImportProgress
 from benchbook.persistence.db import COMMAND_WAIT, DatabaseBusy, open_database, write_lock
 from benchbook.runner import triggers
+from benchbook.settings import limits
+from benchbook.settings.config import Project
 
 DEMO_DIR = "penguins-demo"
 

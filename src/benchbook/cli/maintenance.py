@@ -12,11 +12,11 @@ import click
 
 from benchbook.cli.output import Settings
 from benchbook.cli.progress import stages
-from benchbook.config import Project
 from benchbook.domain.progress import silent
 from benchbook.maintenance import MaintenanceError
 from benchbook.maintenance import backup as backups
 from benchbook.maintenance import doctor as doctors
+from benchbook.settings.config import Project
 
 
 def _project(ctx: click.Context) -> Project:

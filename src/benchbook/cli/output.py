@@ -224,12 +224,12 @@ async def _send_in_process(project_dir: str | None, request: dict[str, Any], pat
 
 
 def locate_project(explicit: str | None) -> Any:
-    """:meth:`benchbook.config.Project.locate` for a command: when no project is named and none
+    """:meth:`benchbook.settings.config.Project.locate` for a command: when no project is named and none
     is found upwards, the default project is used, and the first time (when it is created) a
     line on stderr says where it is and how to choose another (issue 14, item 14)."""
     import os
 
-    from benchbook.config import CONFIG_NAME, Project, default_project_root
+    from benchbook.settings.config import CONFIG_NAME, Project, default_project_root
 
     if not explicit and not os.environ.get("BENCHBOOK_PROJECT"):
         here = Path.cwd().resolve()

@@ -218,9 +218,9 @@ def _status_reader(settings: Any) -> Callable[[], dict[str, Any] | None]:
 
         return over_http
 
-    from benchbook.config import Project
     from benchbook.persistence.db import open_database
     from benchbook.runner import switch
+    from benchbook.settings.config import Project
 
     project = Project.locate(settings.project)  # the command's request has located (or made) it
     db = open_database(project.database_url)

@@ -32,7 +32,7 @@ from string import Template
 import click
 
 from benchbook.cli.output import Settings
-from benchbook.config import Project
+from benchbook.settings.config import Project
 
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,99}")
 """A plugin folder name: a slug that is also a valid ``describe_result`` id."""

@@ -19,7 +19,7 @@ import click
 
 from benchbook.cli.output import Settings
 from benchbook.domain.addresses import is_loopback
-from benchbook.limits import Limits
+from benchbook.settings.limits import Limits
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -160,7 +160,7 @@ def serve(ctx: click.Context, open_browser: bool, port: int, sync_only: bool, lo
         exc.ctx = ctx
         raise
     from benchbook.cli import stopping
-    from benchbook.config import Project
+    from benchbook.settings.config import Project
 
     if project_dir is None:
         project_dir = getattr(ctx.find_object(Settings), "project", None)

@@ -246,11 +246,11 @@ def clone(url: str, directory: Path, invite: str, console: Any) -> dict[str, Any
     invite is used, so removing the folder would lose that); ``click.ClickException`` says so.
     Anything else (Ctrl+C) is re-raised after the folder is cleared.
     """
-    from benchbook.config import Project
     from benchbook.domain.errors import BenchbookError
     from benchbook.persistence.db import DatabaseBusy, open_database
     from benchbook.remote import syncing
     from benchbook.remote import token as tokens
+    from benchbook.settings.config import Project
 
     if not url.startswith(("http://", "https://")):
         raise click.UsageError(f"URL {url!r} is not an http:// or https:// address of the authority "

@@ -19,7 +19,6 @@ from typing import Any
 import click
 
 from benchbook.cli.output import Settings
-from benchbook.config import Project
 from benchbook.domain import plugins as registry
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
@@ -29,6 +28,7 @@ from benchbook.runner.plugins import discovery
 from benchbook.runner.plugins.frames import StepFailed
 from benchbook.runner.plugins.rpc import HostOperations
 from benchbook.runner.plugins.steps import StepRunner
+from benchbook.settings.config import Project
 
 
 def _json_object(value: str | None, option: str) -> dict[str, Any]:

@@ -33,7 +33,6 @@ from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException
 
 from benchbook import __version__
-from benchbook.config import Project
 from benchbook.domain.errors import BenchbookError
 from benchbook.http import document as api_document
 from benchbook.http.abandonment import INFLIGHT, AbandonMiddleware
@@ -47,9 +46,10 @@ from benchbook.http.redaction import Secrets, of_scope
 from benchbook.http.request_limits import LimitsMiddleware
 from benchbook.http.root_paths import RootPathsMiddleware
 from benchbook.http.validation import VALIDATOR_MAP, RequestInvalid
-from benchbook.limits import Limits, apply_to_document
 from benchbook.persistence.db import BUSY_TIMEOUT_MS, DatabaseBusy, is_locked_error, open_database
 from benchbook.services import Services
+from benchbook.settings.config import Project
+from benchbook.settings.limits import Limits, apply_to_document
 from benchbook.web import routes as web_routes
 
 log = logging.getLogger("benchbook")

@@ -1,4 +1,4 @@
-"""The HTTP side of the input limits (:mod:`benchbook.limits`, ``docs/limits.md``): a pure ASGI
+"""The HTTP side of the input limits (:mod:`benchbook.settings.limits`, ``docs/limits.md``): a pure ASGI
 middleware that refuses, in the spec's ``{detail}`` envelope (spec *Errors* 1),
 
 - a request target (path and query string) longer than ``url_bytes`` → 414;
@@ -8,7 +8,7 @@ middleware that refuses, in the spec's ``{detail}`` envelope (spec *Errors* 1),
   ``Content-Length`` says so, else as soon as the bytes received pass the limit: the body is never
   read whole first, and the request's handler never runs (an upload leaves nothing on disk).
 
-It also makes the project's limits :func:`benchbook.limits.current` for the request. It sits inside
+It also makes the project's limits :func:`benchbook.settings.limits.current` for the request. It sits inside
 :class:`benchbook.http.guard.GuardMiddleware` (the ``x-request-id`` header and the Host check come
 first) and outside Connexion's validation, which reads the body through it.
 """
@@ -21,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchbook.domain.errors import BenchbookError
 from benchbook.http.envelope import send_error
-from benchbook.limits import Limits, use
+from benchbook.settings.limits import Limits, use
 
 log = logging.getLogger("benchbook")
 

@@ -23,10 +23,10 @@ from jsonschema import Draft4Validator, ValidationError
 from starlette.datastructures import FormData, Headers, UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
-from benchbook import limits
 from benchbook.domain.files import Spool
 from benchbook.handlers.forms import FORM_KEY
 from benchbook.http.redaction import STATE_KEY, Secrets, secret_names
+from benchbook.settings import limits
 
 
 class RequestInvalid(BadRequestProblem):  # type: ignore[misc]  # connexion is untyped

@@ -51,12 +51,12 @@ from sqlalchemy import Connection, create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
 from benchbook import __version__
-from benchbook.config import CONFIG_NAME, Project
 from benchbook.domain.ai.config import SECRETS_NAME
 from benchbook.domain.files import SPOOL_PREFIX
 from benchbook.domain.progress import Progress, silent
 from benchbook.maintenance import MaintenanceError, backup_work
 from benchbook.persistence.tables import Base
+from benchbook.settings.config import CONFIG_NAME, Project
 
 FORMAT = 1
 """The archive layout's version, in the manifest."""

@@ -70,7 +70,6 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from benchbook.config import CONFIG_NAME, Project
 from benchbook.domain.ai.config import SECRETS_NAME
 from benchbook.domain.files import SPOOL_PREFIX
 from benchbook.domain.progress import Progress, silent
@@ -88,6 +87,7 @@ from benchbook.persistence.tables import (
 )
 from benchbook.runner import queue
 from benchbook.runner.plugins import processes, scratch
+from benchbook.settings.config import CONFIG_NAME, Project
 
 GRACE = 600.0
 """Seconds a stray content file or an ``.upload-*`` temporary file is left alone: an upload may

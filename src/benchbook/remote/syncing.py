@@ -18,7 +18,6 @@ import httpx
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from benchbook.config import Project
 from benchbook.domain import collector
 from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound
 from benchbook.domain.files import Spool, content_path
@@ -27,6 +26,7 @@ from benchbook.persistence.db import Database
 from benchbook.persistence.tables import StoredFile, SyncDevice, utcnow
 from benchbook.remote import token as tokens
 from benchbook.remote.client import Authority
+from benchbook.settings.config import Project
 
 PAGE = 1000
 """Entries asked for per feed page."""

@@ -35,7 +35,6 @@ from typing import Any
 from sqlalchemy import Table, insert, select, update
 from sqlalchemy.orm import Session
 
-from benchbook.config import Project
 from benchbook.domain import plugins as registry
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import NotFound
@@ -48,6 +47,7 @@ from benchbook.runner.engine import StepExecution, _Run, _Stop
 from benchbook.runner.plugins.frames import StepFailed
 from benchbook.runner.plugins.steps import StepRunner
 from benchbook.runner.workflows import Step, Workflow
+from benchbook.settings.config import Project
 
 log = logging.getLogger("benchbook.runs")
 _JOBS: Table = Job.__table__  # type: ignore[assignment]

@@ -35,13 +35,13 @@ from typing import Any, Self
 from sqlalchemy import Table, bindparam, delete, exists, insert, select, update
 from sqlalchemy.orm import Session
 
-from benchbook.config import Project
 from benchbook.domain.ids import new_id
-from benchbook.limits import DEFAULT, Limits
 from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Job, utcnow
 from benchbook.runner import workflows
 from benchbook.runner.plugins import pool, processes, scratch
+from benchbook.settings.config import Project
+from benchbook.settings.limits import DEFAULT, Limits
 
 log = logging.getLogger("benchbook.runs")
 

@@ -50,7 +50,6 @@ from typing import Any
 from sqlalchemy import Table, bindparam, exists, select, update
 from sqlalchemy.orm import Session
 
-from benchbook.config import Project
 from benchbook.domain import plugins as registry
 from benchbook.domain.catalog.dtypes import display_value
 from benchbook.domain.catalog.lookup import SchemaCache
@@ -67,6 +66,7 @@ from benchbook.runner.plugins.frames import StepFailed
 from benchbook.runner.plugins.rpc import HostOperations
 from benchbook.runner.plugins.steps import StepRunner
 from benchbook.runner.workflows import Step, Workflow
+from benchbook.settings.config import Project
 
 log = logging.getLogger("benchbook.runs")
 _JOBS: Table = Job.__table__  # type: ignore[assignment]

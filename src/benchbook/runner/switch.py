@@ -19,9 +19,9 @@ from typing import Any
 from sqlalchemy import func, literal, select, union_all, update
 from sqlalchemy.orm import Session
 
-from benchbook.config import read_paused, write_paused
 from benchbook.persistence.tables import Job, utcnow
 from benchbook.runner import queue
+from benchbook.settings.config import read_paused, write_paused
 
 BATCH_SCAN = 20_000
 """Most finished runs looked at to find where the current stretch of work began."""

@@ -30,7 +30,6 @@ from typing import Any
 import yaml
 from sqlalchemy.orm import Session
 
-from benchbook.config import CONFIG_NAME, read_paused
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx, RecordChange
 from benchbook.domain.errors import Conflict, Invalid, NotFound
@@ -38,6 +37,7 @@ from benchbook.domain.records.rows import find_record
 from benchbook.persistence.tables import Job, Record, Schema
 from benchbook.runner import queue, workflows
 from benchbook.runner.workflows import Workflow
+from benchbook.settings.config import CONFIG_NAME, read_paused
 
 SHORT = 200
 """Characters of a ``before``/``after`` value kept in ``trigger_detail.changes``."""
@@ -93,8 +93,8 @@ _PAUSED: dict[Path, tuple[tuple[int, int, int, int], bool]] = {}
 
 
 def paused(project_root: Path) -> bool:
-    """:func:`benchbook.config.read_paused`, read again only when ``benchbook.toml`` changed (its
-    inode, size, modification or change time: :func:`~benchbook.config.write_paused` replaces
+    """:func:`benchbook.settings.config.read_paused`, read again only when ``benchbook.toml`` changed (its
+    inode, size, modification or change time: :func:`~benchbook.settings.config.write_paused` replaces
     the file, so a new inode): the worker asks before every run, and parsing the TOML each time
     cost about 0.5 ms a run."""
     path = project_root / CONFIG_NAME

@@ -36,13 +36,13 @@ from typing import Self
 
 from sqlalchemy import Engine, select
 
-from benchbook.config import Project, read_paused
 from benchbook.domain import plugins as registry
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Job
 from benchbook.runner import batch_runs, queue, triggers
 from benchbook.runner.drain import GROUP_SECONDS, RUN_WAIT, Drain
 from benchbook.runner.plugins import processes
+from benchbook.settings.config import Project, read_paused
 
 log = logging.getLogger("benchbook.runs")
 

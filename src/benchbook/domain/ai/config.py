@@ -29,9 +29,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from benchbook.config import CONFIG_NAME
 from benchbook.domain.addresses import host_key, is_loopback
 from benchbook.domain.errors import BenchbookError, Conflict, Invalid, error_entry
+from benchbook.settings.config import CONFIG_NAME
 
 log = logging.getLogger(__name__)
 

@@ -11,11 +11,11 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session
 
-from benchbook import limits
 from benchbook.domain.errors import Invalid, error_entry
 from benchbook.domain.history.entries import ACTIONS, BATCH_KINDS, ENTITY_TYPES, parse_since
 from benchbook.domain.records.search import like_pattern
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Collection, Schema
+from benchbook.settings import limits
 
 TEXT_OPS = ["eq", "ne", "in", "contains", "is_null"]
 TIME_OPS = ["gt", "gte", "lt", "lte", "is_null"]
@@ -132,7 +132,7 @@ def _leaf(node: dict[str, Any], loc: list[Any]) -> ColumnElement[bool]:
 
 
 def check_bounds(tree: Any, loc: list[Any]) -> None:
-    """Refuse a filter tree larger than the current limits (:func:`benchbook.limits.current`,
+    """Refuse a filter tree larger than the current limits (:func:`benchbook.settings.limits.current`,
     ``docs/limits.md``) before anything compiles it: ``and``/``or`` groups nested deeper than
     ``filter_depth``, more than ``filter_leaves`` leaves (every leaf is one more test of each
     candidate row, and SQLite refuses a condition of ~1,000 terms) or an ``in`` list of more

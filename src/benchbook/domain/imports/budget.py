@@ -1,6 +1,6 @@
 """What reading an imported file may cost (docs/limits.md, *Imported files*; issue 33 findings 1
 and 2): its rows, columns and cells are counted as it is read, against the ``[limits]`` of
-:func:`benchbook.limits.current`, and the reading stops when its requester has gone
+:func:`benchbook.settings.limits.current`, and the reading stops when its requester has gone
 (:func:`benchbook.domain.abandon.check`).
 
 - **rows** (``import_rows``): the rows of the file, good or not. A text file's blank lines are
@@ -20,9 +20,9 @@ with the cells the file holds; the cells rule bounds the work over the blank one
 """
 from __future__ import annotations
 
-from benchbook import limits
 from benchbook.domain import abandon
 from benchbook.domain.errors import Invalid
+from benchbook.settings import limits
 
 CELLS_FLOOR = 1_000_000
 """Cells any file may span whatever its size (a few MB of row lists at most)."""

@@ -22,7 +22,7 @@ missing cell is absent and reads as None.
 Row numbers are where a user finds the row: the line a row starts on in a text or JSON file
 (header = line 1), the sheet's row number in a workbook. Raises ``Invalid`` for a file that
 cannot be read as its format, that holds no header, or that is past the limits
-(:func:`benchbook.limits.current`, docs/limits.md): more than ``import_bytes`` bytes (a file is
+(:func:`benchbook.settings.limits.current`, docs/limits.md): more than ``import_bytes`` bytes (a file is
 read whole), more than ``import_rows`` rows (an import checks every row before it writes any,
 so its checked rows wait in memory: about 0.7 KB each for a few columns), more than
 ``import_columns`` columns, or more cells than its size allows (:mod:`.budget`). Raises
@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any, TypeAlias
 
-from benchbook import limits
 from benchbook.domain import collector
 from benchbook.domain.errors import Invalid
 from benchbook.domain.imports.budget import Budget
 from benchbook.domain.imports.workbook import sheet_rows
+from benchbook.settings import limits
 
 FORMATS = ("csv", "tsv", "xlsx", "json", "ndjson")
 SNIFF_LINES = 50

@@ -3,7 +3,7 @@
 Counting every match of a filter costs a pass over all of them, however small the page: at
 1,000,000 records a three-leaf filter matching some 22,000 of them cost about 100 ms to count,
 against a few milliseconds for the page itself (found by walking the sort field's index). So a
-page counts its matches for at most ``[limits] count_ms`` (:class:`benchbook.limits.Limits`) of
+page counts its matches for at most ``[limits] count_ms`` (:class:`benchbook.settings.limits.Limits`) of
 its thread's CPU time (:func:`work_clock`),
 in steps of :data:`CAPS` matches: when the last step finishes within the budget ``total`` is
 exact; otherwise it is a lower bound (the largest step passed, and never less than the records
@@ -33,8 +33,8 @@ from sqlalchemy import Select, column, func, literal_column, select, table, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from benchbook import limits
 from benchbook.persistence.tables import Record
+from benchbook.settings import limits
 
 CAPS = (1_000, 4_000, 16_000, 64_000, 256_000, 1_024_000)
 """The steps a budgeted count goes through, then one without a cap: each counts up to four times

@@ -32,7 +32,6 @@ from sqlalchemy.orm import Session, aliased
 from sqlalchemy.sql.elements import BooleanClauseList
 from sqlalchemy.sql.operators import and_ as and_op
 
-from benchbook import limits
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta, collection_schemas
 from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound, error_entry
@@ -48,6 +47,7 @@ from benchbook.domain.records.paths import (
 )
 from benchbook.domain.records.search import like_pattern
 from benchbook.persistence.tables import Collection, Field, Record, Schema
+from benchbook.settings import limits
 
 __all__ = ["ANCESTOR_IDS", "LEAF_KEYS", "LIST_TYPES", "MAX_DEPTH", "NESTED_WALK", "TargetColumn", "ancestor_metas",
            "ancestor_scalar", "compile_filter", "resolve_field", "value_of"]  # MAX_DEPTH, ancestor_metas, resolve_field: paths.py's

@@ -17,13 +17,13 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from benchbook import limits
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import SchemaMeta
 from benchbook.domain.errors import Invalid, error_entry
 from benchbook.domain.records.references import ReferenceResolver, resolve_rows
 from benchbook.persistence.db import json_dumps
 from benchbook.persistence.tables import Collection, Field, Record, Schema, StoredFile
+from benchbook.settings import limits
 
 REFERENCE_TYPES = dtypes.REFERENCE_TYPES
 FILE_TYPES = ("file", "file_list")

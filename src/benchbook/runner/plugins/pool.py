@@ -49,8 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from benchbook.limits import DEFAULT
 from benchbook.runner.plugins.host import PluginProcess
+from benchbook.settings.limits import DEFAULT
 
 log = logging.getLogger("benchbook.runs")
 

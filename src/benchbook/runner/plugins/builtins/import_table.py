@@ -41,10 +41,10 @@ from datetime import date, datetime, time
 from pathlib import PurePath
 from typing import Any
 
-from benchbook import limits
 from benchbook.domain.imports.readers import sniff_delimiter
 from benchbook.plugin import Context, Plugin, PluginError, PluginRpcError
 from benchbook.runner.plugins.builtins._stored import Problems, StoredFile, fetch
+from benchbook.settings import limits
 
 REPORT_LIMIT = 20
 """Problems listed in ``report`` (all are counted)."""

@@ -24,7 +24,7 @@ from typing import Any
 
 import platformdirs
 
-from benchbook.limits import Limits
+from benchbook.settings.limits import Limits
 
 CONFIG_NAME = "benchbook.toml"
 DEFAULT_CONFIG = """\
@@ -69,7 +69,7 @@ class Project:
 
     @property
     def limits(self) -> Limits:
-        """The ``[limits]`` table as :class:`benchbook.limits.Limits` (defaults for missing
+        """The ``[limits]`` table as :class:`benchbook.settings.limits.Limits` (defaults for missing
         keys; ``docs/limits.md``). Raises ``ValueError`` for an unknown key or a bad value."""
         return Limits.from_table(self.settings.get("limits"))
 
