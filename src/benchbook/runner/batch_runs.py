@@ -14,8 +14,10 @@ waiting runs of the same workflow (:func:`claim_more`, oldest first) and runs th
    (:meth:`~.plugins.steps.StepRunner.run_batch`); a step of any other plugin runs for each run
    in turn, each in its own transaction as a lone run's step is (a failure undoes only that
    run's writes);
-3. each run's outputs are saved through the workflow's ``save`` in a savepoint of its own (a
-   refused save fails that run alone), and one commit ends the step for every run.
+3. each run's outputs are saved through the workflow's ``save``, all in one transaction; when a
+   field refuses one, that transaction is undone and the saves are made again, each in a
+   savepoint of its own, so the refused one fails that run alone; one commit ends the step for
+   every run.
 
 Each run keeps its own status, ``step_executions``, log (a batch plugin's log frames and standard
 error lines go into the log of every run of the batch), history batch and failure: a run whose
@@ -40,7 +42,7 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import NotFound
 from benchbook.domain.ids import new_id
 from benchbook.persistence.db import Database, write_lock
-from benchbook.persistence.tables import AuditBatch, Job, utcnow
+from benchbook.persistence.tables import AuditBatch, Job, Record, utcnow
 from benchbook.runner import engine
 from benchbook.runner.drain import RUN_WAIT, Claimed, Drain
 from benchbook.runner.engine import StepExecution, _Run, _Stop
@@ -198,7 +200,14 @@ class _Together:
                 run._stopped(self.s, wf, index, stop.status)
         return kept
 
+    def _load_records(self, runs: list[_Run]) -> list[Record]:
+        """The runs' records, read in one statement into the session, which then finds each one
+        there without a statement of its own; the caller holds the list while it needs them (the
+        session keeps only what is referenced)."""
+        return list(self.s.scalars(select(Record).where(Record.id.in_([run.record_id for run in runs]))))
+
     def _prepare(self, going: list[_Run], wf: Workflow, step: Step, last: bool) -> list[_Ready]:
+        held = self._load_records(going)  # noqa: F841 (held while each run's step reads its record)
         ready = []
         for run in going:
             execution, ctx = StepExecution(run, step), run._ctx(self.s)
@@ -233,11 +242,34 @@ class _Together:
             answers = [exc] * len(ready)
         if last:
             runner.end_processes()
-        write_lock(self.s, RUN_WAIT)  # savepoints below need the transaction begun
+        done = [(r, answer) for r, answer in zip(ready, answers, strict=True) if not isinstance(answer, StepFailed)]
         for r, answer in zip(ready, answers, strict=True):
             if isinstance(answer, StepFailed):
                 self._failed(r.run, step, r.execution, answer)
-                continue
+        self.s.commit()  # the failed ones' ends: the saves below may be undone as a whole
+        write_lock(self.s, RUN_WAIT)
+        held = self._load_records([r.run for r, _ in done])  # noqa: F841 (held while the saves find them)
+        marks = [(r.run.problems, r.run.log.mark()) for r, _ in done]
+        try:  # first, every save in the step's transaction: a refused one is rare
+            for r, answer in done:
+                r.run.apply(r.ctx, wf, step, r.plugin, answer, self.outputs[r.run.job_id], r.execution)
+        except StepFailed:  # all undone: again, each run in a savepoint of its own
+            self.s.rollback()
+            for (r, _), (problems, mark) in zip(done, marks, strict=True):
+                r.ctx.changes.clear()
+                r.run.problems, r.execution.data["problems"] = problems, None
+                r.run.log.rewind(mark)
+            write_lock(self.s, RUN_WAIT)  # the savepoints need the transaction begun
+            self._apply_each(wf, step, done, last)
+        else:
+            for r, _ in done:
+                r.execution.end("completed")
+                r.run.step_done(r.ctx, last)
+        self.s.commit()
+
+    def _apply_each(self, wf: Workflow, step: Step, done: list[tuple[_Ready, dict[str, Any]]], last: bool) -> None:
+        """Save each run's outputs in a savepoint of its own: a refused save fails that run."""
+        for r, answer in done:
             try:
                 with self.s.begin_nested():
                     r.run.apply(r.ctx, wf, step, r.plugin, answer, self.outputs[r.run.job_id], r.execution)
@@ -247,7 +279,6 @@ class _Together:
                 continue
             r.execution.end("completed")
             r.run.step_done(r.ctx, last)
-        self.s.commit()
 
     def _one_by_one(self, runner: StepRunner, wf: Workflow, step: Step, ready: list[_Ready], last: bool) -> None:
         for r in ready:

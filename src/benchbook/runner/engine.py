@@ -104,6 +104,17 @@ class _RunLog:
             self.lines.append(stamped)
             self.size += len(stamped) + 1
 
+    def mark(self) -> tuple[int, int, int]:
+        """Where the log stands now, for :meth:`rewind`."""
+        with self.lock:
+            return len(self.lines), self.size, self.dropped
+
+    def rewind(self, mark: tuple[int, int, int]) -> None:
+        """Forget what was added since :meth:`mark` gave ``mark`` (work undone and done again)."""
+        with self.lock:
+            del self.lines[mark[0]:]
+            self.size, self.dropped = mark[1], mark[2]
+
     def sink(self, step_id: str) -> Callable[[str, str], None]:
         return lambda stream, message: self.add(f"[{step_id}] {stream}: {message}")
 
