@@ -33,7 +33,8 @@ exit 0), or end the file with ``if __name__ == "__main__": plugin.main()`` and r
 
 Public API
 ----------
-- :class:`Plugin` (``describe()``, ``@plugin.run``, ``validate_config()``, ``main()``);
+- :class:`Plugin` (``describe()``, ``@plugin.run``, ``@plugin.run(batch=True)``,
+  ``validate_config()``, ``main()``);
 - :class:`Context` — the ``ctx`` of a run: ``log``, ``get_file``, ``update_record``,
   ``create_record``, ``commit``, ``call_tool``, ``get_context_record``, ``find_records``,
   ``get_schema``, ``store_file``, ``rpc``; ``scratch``, ``capabilities``, ``tier``;
@@ -83,6 +84,21 @@ Decisions (where the protocol leaves a choice; details in the module named)
   (even if plugin code catches the exception). An ``error`` frame with ``call_id`` null during
   an RPC wait is taken as the answer to that call. The SDK does not pre-check capabilities: the
   host is the authority.
+- **Batches** (:mod:`~benchbook.plugin.batches`): ``@plugin.run(batch=True)`` registers a run
+  function that takes many runs of a step at once: ``run(ctx, frame, config)`` with ``frame`` a
+  pandas DataFrame, one row per run, one column per declared input (nullable dtypes ``Int64``,
+  ``Float64``, ``string``, ``boolean`` for scalar ports); it returns a DataFrame of outputs in
+  the same order (an optional ``error`` column fails single rows: a message or a
+  ``PluginError``) or a list of output dicts and ``PluginError`` elements. The describe result
+  says ``batch: true``; an item whose inputs or outputs break the ports fails on its own. The
+  host refuses ``get_context_record``, ``update_record``, ``create_record`` and ``commit`` in a
+  batch (no single run is in context)::
+
+      @plugin.run(batch=True)
+      def run(ctx, frame, config):
+          late = frame["minutes"] > 15
+          return pd.DataFrame({"label": late.map({True: "late", False: "on time"})})
+
 - **Tier 2**: RPC methods raise ``PluginRpcError`` kind ``rpc_unavailable`` (log frames still
   work). Exit status 0 after answering (also with an error frame), 1 when the frame was
   missing or of the other type, or the plugin file could not be loaded (every frame is then

@@ -81,6 +81,7 @@ class Plugin:
         self.config_schema: dict[str, Any] = dict(config_schema) if config_schema is not None else {"type": "object"}
         self.capabilities = list(capabilities)
         self.run_function: RunFunction | None = None
+        self.batch = False
         problems = schema_problems("describe_result", self.describe())
         if problems:
             raise PluginDefinitionError(f"plugin {id!r} is not a valid describe_result: " + "; ".join(problems))
@@ -94,18 +95,23 @@ class Plugin:
     def __repr__(self) -> str:
         return f"Plugin(id={self.id!r}, name={self.name!r})"
 
-    def run(self, function: RunFunction) -> RunFunction:
-        """Decorator registering the run function (returned unchanged). Raises
-        :class:`PluginDefinitionError` when one is already registered."""
-        if self.run_function is not None:
-            raise PluginDefinitionError(f"plugin {self.id!r} already has a run function")
-        self.run_function = function
-        return function
+    def run(self, function: RunFunction | None = None, /, *, batch: bool = False) -> Any:
+        """Decorator registering the run function (returned unchanged): ``@plugin.run``, or
+        ``@plugin.run(batch=True)`` for a function that takes many runs at once, as a pandas
+        DataFrame with one row per run (:mod:`benchbook.plugin.batches`; the describe result
+        then says ``batch: true``). Raises :class:`PluginDefinitionError` when one is already
+        registered."""
+        def register(fn: RunFunction) -> RunFunction:
+            if self.run_function is not None:
+                raise PluginDefinitionError(f"plugin {self.id!r} already has a run function")
+            self.run_function, self.batch = fn, batch
+            return fn
+        return register if function is None else register(function)
 
     def describe(self) -> dict[str, Any]:
         """The ``describe_result`` frame: ``{"type": "describe_result", "id", "name",
-        "description", "category", "capabilities", "inputs", "outputs", "config_schema"}``
-        (a fresh deep copy each call)."""
+        "description", "category", "capabilities", "inputs", "outputs", "config_schema"}``, plus
+        ``"batch": true`` for a batch run function (a fresh deep copy each call)."""
         return copy.deepcopy(
             {
                 "type": "describe_result",
@@ -117,6 +123,7 @@ class Plugin:
                 "inputs": self.inputs,
                 "outputs": self.outputs,
                 "config_schema": self.config_schema,
+                **({"batch": True} if self.batch else {}),
             }
         )
 

@@ -29,10 +29,10 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from benchbook.plugin.batches import answer_run
 from benchbook.plugin.context import Context, clip_message, default_scratch
 from benchbook.plugin.errors import PluginError, PluginRpcError, ProtocolError
 from benchbook.plugin.isolation import Isolation, isolate
-from benchbook.plugin.values import decode_inputs, encode_outputs
 from benchbook.plugin.wire import Wire
 
 
@@ -43,6 +43,7 @@ class Plugin(Protocol):
     id: str
     inputs: dict[str, dict[str, Any]]
     outputs: dict[str, dict[str, Any]]
+    batch: bool
     run_function: Callable[[Context, dict[str, Any], dict[str, Any]], Mapping[str, Any]] | None
 
     def describe(self) -> dict[str, Any]: ...
@@ -194,12 +195,7 @@ class Session:
         assert self.plugin is not None
         plugin = self.plugin
         try:
-            if plugin.run_function is None:
-                raise PluginError("plugin_error", f"plugin {plugin.id!r} has no run function (decorate one with @plugin.run)")
-            inputs = decode_inputs(plugin.inputs, frame["inputs"], ctx.scratch)
-            config = plugin.validate_config(frame["config"])
-            outputs = plugin.run_function(ctx, inputs, config)
-            return {"type": "result", "outputs": encode_outputs(plugin.outputs, outputs, ctx.scratch)}
+            return answer_run(plugin, ctx, frame["inputs"], frame["config"], ctx.scratch)
         except (Exception, SystemExit) as exc:  # noqa: BLE001 (any failure of plugin code ends the run)
             return error_frame(_plugin_failure(exc))
 

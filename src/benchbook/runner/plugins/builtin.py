@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from benchbook.plugin import Context, Plugin, PluginError, PluginRpcError
-from benchbook.plugin.values import decode_inputs, encode_outputs
+from benchbook.plugin.batches import answer_run
 from benchbook.runner.plugins import builtins
 
 ENTRY_POINT_GROUP = "benchbook.plugins"
@@ -64,18 +64,14 @@ def as_plugin(loaded: object) -> Plugin:
     return plugin
 
 
-def run_in_process(plugin: Plugin, inputs: dict[str, Any], config: dict[str, Any],
+def run_in_process(plugin: Plugin, inputs: dict[str, Any] | list[dict[str, Any]], config: dict[str, Any],
                    rpc: Callable[[Frame], Frame] | None, log: Callable[[str, str], None] | None,
                    scratch: Path) -> Frame:
-    """Run ``plugin`` on wire ``inputs`` and return the final frame (``result`` with wire
-    outputs, or ``error``), as a subprocess plugin would answer."""
+    """Run ``plugin`` on wire ``inputs`` (a list for a batch plugin) and return the final frame
+    (``result`` with wire outputs, or ``error``), as a subprocess plugin would answer."""
     ctx = Context(_Direct(rpc, log), scratch=scratch, capabilities=plugin.capabilities, tier=1)
     try:
-        if plugin.run_function is None:
-            raise PluginError("plugin_error", f"plugin {plugin.id!r} has no run function")
-        outputs = plugin.run_function(ctx, decode_inputs(plugin.inputs, inputs, scratch),
-                                      plugin.validate_config(config))
-        return {"type": "result", "outputs": encode_outputs(plugin.outputs, outputs, scratch)}
+        return answer_run(plugin, ctx, inputs, config, scratch)
     except PluginError as exc:
         return {"type": "error", "call_id": None, "error": exc.envelope()}
     except Exception as exc:  # noqa: BLE001 (any failure of plugin code fails the step, never the host)
