@@ -6,6 +6,10 @@
  *   bb.serve({ id, name, description, category, capabilities, inputs, outputs, config_schema,
  *              run(inputs, config, ctx) { ...; return { output_name: value }; } });
  *
+ * With `batch: true` the plugin takes many runs of a step at once: run(items, config, ctx) gets an
+ * array of input objects and returns an array in the same order, each element an object of
+ * outputs or an Error (that item fails alone; a PluginError keeps its kind). README.md, "Batches".
+ *
  * `node plugin.js` is tier 1 (loops over frames until end of input); `node plugin.js describe` and
  * `node plugin.js run` are tier 2 (read exactly one frame, answer, exit 0). See README.md here.
  *
@@ -452,6 +456,7 @@ function describeResult(plugin) {
     inputs: plugin.inputs || {},
     outputs: plugin.outputs || {},
     config_schema: plugin.config_schema || {},
+    ...(plugin.batch ? { batch: true } : {}),
   };
 }
 
@@ -461,9 +466,63 @@ function failure(err) {
   return errorFrame('plugin_error', err && err.message ? err.message : String(err));
 }
 
+/** One failed item of a batch: {index, kind, message, retryable} (README.md, "Batches"). */
+function itemError(index, err) {
+  if (err instanceof PluginError) return { index, kind: err.kind, message: String(err.message), retryable: Boolean(err.retryable) };
+  return { index, kind: 'plugin_error', message: err && err.message ? err.message : String(err), retryable: false };
+}
+
+/** A batch run: run(items, config, ctx) once for every item whose inputs decode; the answer's
+ * outputs in the items' order, null and an `errors` entry for each item that failed. */
+async function answerBatch(plugin, items, config, ctx) {
+  const outputs = new Array(items.length).fill(null);
+  const errors = [];
+  const passed = [];
+  const decoded = [];
+  items.forEach((item, index) => {
+    try {
+      decoded.push(decodeInputs(item, plugin.inputs || {}));
+      passed.push(index);
+    } catch (err) {
+      errors.push(itemError(index, err));
+    }
+  });
+  if (passed.length) {
+    const returned = await plugin.run(decoded, config, ctx);
+    if (!Array.isArray(returned) || returned.length !== passed.length) {
+      throw new PluginError('invalid_output', `a batch run() must return an array with one element per input (${passed.length}), got ${Array.isArray(returned) ? `${returned.length} element(s)` : typeof returned}`);
+    }
+    returned.forEach((got, i) => {
+      const index = passed[i];
+      if (got instanceof Error) errors.push(itemError(index, got));
+      else if (got === null || typeof got !== 'object' || Array.isArray(got)) {
+        errors.push({ index, kind: 'invalid_output', message: 'an element of the returned array is neither an object of outputs nor an Error', retryable: false });
+      } else {
+        try {
+          outputs[index] = encodeOutputs(got, plugin.outputs || {});
+        } catch (err) {
+          errors.push(itemError(index, err));
+        }
+      }
+    });
+  }
+  errors.sort((a, b) => a.index - b.index);
+  return { type: 'result', outputs, ...(errors.length ? { errors } : {}) };
+}
+
 async function answer(plugin, frame, tier) {
   if (frame.type === 'describe') return describeResult(plugin);
   const ctx = new Context(frame, tier);
+  if (Array.isArray(frame.inputs) && !plugin.batch) {
+    throw new PluginError('protocol_error', "this plugin does not take batches (serve it with batch: true), but the run frame's inputs is a list");
+  }
+  if (plugin.batch) {
+    const single = !Array.isArray(frame.inputs); // a host that does not batch: one item, a plain answer
+    const result = await answerBatch(plugin, single ? [frame.inputs] : frame.inputs, frame.config, ctx);
+    if (!single) return result;
+    if (result.errors) throw new PluginError(result.errors[0].kind, result.errors[0].message, { retryable: result.errors[0].retryable });
+    return { type: 'result', outputs: result.outputs[0] };
+  }
   const inputs = decodeInputs(frame.inputs, plugin.inputs || {});
   const outputs = await plugin.run(inputs, frame.config, ctx);
   if (outputs !== undefined && (outputs === null || typeof outputs !== 'object' || Array.isArray(outputs))) {
