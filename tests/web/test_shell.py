@@ -6,7 +6,9 @@ from typing import Any
 
 import httpx
 
-from tests.web.conftest import ISLANDS, PENGUINS
+from tests.web.conftest import ISLANDS, PENGUINS, sync_api
+
+expect = sync_api.expect
 from tests.web.pages import look, open_app, settle
 
 
@@ -53,3 +55,28 @@ def test_slash_focuses_the_search_box(page: Any, demo_server: str) -> None:
     open_app(page, demo_server, "/c/penguins")
     page.locator("body").press("/")
     assert page.evaluate("() => document.activeElement && document.activeElement.type") == "search"
+
+
+def test_a_dialog_opens_on_its_first_field_and_gives_focus_back_when_closed(page: Any, empty_server: str) -> None:
+    """Issue 37 item 9: Escape or Cancel used to drop focus to <body>."""
+    open_app(page, empty_server)
+    opener = page.get_by_role("button", name="New collection")
+    for close in ("Escape", "Cancel", "Close"):
+        opener.click()
+        dialog = page.get_by_role("dialog")
+        expect(dialog.get_by_label("Name")).to_be_focused()
+        if close == "Escape":
+            page.keyboard.press("Escape")
+        else:
+            dialog.get_by_role("button", name=close).click()
+        expect(dialog).to_have_count(0)
+        expect(opener).to_be_focused()
+
+
+def test_the_app_has_an_icon_where_browsers_look_for_one(page: Any, demo_server: str) -> None:
+    """Issue 37 item 12: /favicon.ico answered 404 on every load."""
+    for path in ("/favicon.ico", "/static/favicon.svg"):
+        got = httpx.get(f"{demo_server}{path}")
+        assert (got.status_code, got.headers["content-type"]) == (200, "image/svg+xml")
+    open_app(page, demo_server)
+    assert page.locator("link[rel=icon]").get_attribute("href") == "/static/favicon.svg"

@@ -12,6 +12,7 @@
   it: :mod:`.validation` (every error of a body or parameter in the 422 envelope, multipart
   forms streamed to disk), :mod:`.query_parser` (query arrays), :mod:`.redaction` (secrets
   kept out of errors and logs);
+- :mod:`.web_routes`: the web app's page and files (``benchbook/web/static/``) at ``/``;
 - :mod:`.envelope`: the one writer of the error envelope.
 
 Nothing below the handlers imports from here.

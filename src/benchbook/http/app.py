@@ -35,6 +35,7 @@ from starlette.exceptions import HTTPException
 from benchbook import __version__
 from benchbook.domain.errors import BenchbookError
 from benchbook.http import document as api_document
+from benchbook.http import web_routes
 from benchbook.http.abandonment import INFLIGHT, AbandonMiddleware
 from benchbook.http.device_uploads import DeviceUploadGuard
 from benchbook.http.document_served import ContractMiddleware
@@ -50,7 +51,6 @@ from benchbook.persistence.db import BUSY_TIMEOUT_MS, DatabaseBusy, is_locked_er
 from benchbook.services import Services
 from benchbook.settings.config import Project
 from benchbook.settings.limits import Limits, apply_to_document
-from benchbook.web import routes as web_routes
 
 log = logging.getLogger("benchbook")
 

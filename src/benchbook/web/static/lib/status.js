@@ -126,9 +126,8 @@ export function StatusBar() {
     items.push(html`<a href=${href("/automation/runs")} class="runs" data-testid="status-runs">
       <span>Runs ${done} of ${total} done</span>
       <progress max=${total || 1} value=${done} aria-label="runs done"></progress>
-      <span data-testid="status-waiting">${batch.pending} waiting</span> ·
-      <span data-testid="status-succeeded">${batch.succeeded} succeeded</span> ·
-      <span data-testid="status-failed" class=${batch.failed ? "bad" : ""}>${batch.failed} failed</span>
+      <span data-testid="status-waiting">${batch.pending} waiting</span>${" · "}<span
+        data-testid="status-succeeded">${batch.succeeded} succeeded</span>${" · "}<span data-testid="status-failed" class=${batch.failed ? "bad" : ""}>${batch.failed} failed</span>
       ${batch.cancelled ? html` · <span>${batch.cancelled} cancelled</span>` : null}</a>`);
     if (batch.done) {
       items.push(html`<button type="button" class="link" aria-label="Dismiss the finished runs"

@@ -73,15 +73,27 @@ export function Field({ label, error, hint, children, className = "" }) {
   </div>`;
 }
 
-// A modal dialog (native <dialog>: focus stays inside, Escape closes).
+// The first field of a dialog's body (not its header's Close button), where typing starts.
+const FIRST_FIELD = ["input:not([type=hidden]):not([disabled])", "select:not([disabled])", "textarea:not([disabled])"]
+  .map((s) => `:is(.dialog-body, form) ${s}`).join(", ");
+
+// A modal dialog (native <dialog>: focus stays inside, Escape closes). It opens on its first
+// field and, closed by any means, gives focus back to the control that opened it.
 export function Modal({ title, onClose, children, wide = false }) {
   const ref = useRef(null);
   useEffect(() => {
     const dialog = ref.current;
+    const opener = document.activeElement;
     if (dialog && !dialog.open) dialog.showModal();
+    const first = dialog.querySelector(FIRST_FIELD);
+    if (first) first.focus();
     const onCancel = (e) => { e.preventDefault(); onClose(); };
     dialog.addEventListener("cancel", onCancel);
-    return () => dialog.removeEventListener("cancel", onCancel);
+    return () => {
+      dialog.removeEventListener("cancel", onCancel);
+      if (dialog.open) dialog.close(); // before it leaves the page: a removed open dialog takes focus with it
+      if (opener && opener !== document.body && opener.isConnected && typeof opener.focus === "function") opener.focus();
+    };
   }, []);
   return html`<dialog ref=${ref} class=${wide ? "wide" : ""} aria-label=${title}>
     <header class="dialog-head"><h2>${title}</h2>

@@ -24,8 +24,7 @@ export default function Batch({ params, query }) {
     <p><a href=${href("/history")}>← History</a></p>
     <${ErrorBox} error=${batch.error} onRetry=${batch.reload} />
     ${b ? html`<div class="page-head"><h1><span class="badge">${b.kind}</span> ${b.label || "batch"}</h1>
-      <span class="muted">${formatTime(b.created_at)} · ${formatCount(ev.count)} changes:
-        ${(ev.parts || []).map((p) => `${formatCount(p.count)} ${p.entity_type} ${p.action}`).join(", ")}</span></div>` : html`<${Loading} />`}
+      <span class="muted">${formatTime(b.created_at)} · ${formatCount(ev.count)} changes:${" "}${(ev.parts || []).map((p) => `${formatCount(p.count)} ${p.entity_type} ${p.action}`).join(", ")}</span></div>` : html`<${Loading} />`}
     ${plan.data && plan.data.things > 0 ? html`<div class="card"><p>This batch deleted ${formatCount(plan.data.things)} things still deleted;
       restoring brings back ${formatCount(plan.data.restores)} records${plan.data.blocked ? `, ${plan.data.blocked} blocked` : ""}.</p>
       <button type="button" class="primary" disabled=${restore.busy} onClick=${async () => {

@@ -57,8 +57,7 @@ export default function Entry({ params }) {
     </dl>
     <h2>Changes</h2>
     <${Changes} entry=${e} />
-    ${result ? html`<div class="ok-box" role="status">Reverted (${result.kind}). The revert is in the history too:
-      <a href=${href("/history/entry/" + seg(result.audit_id))}>open it</a> to undo it.</div>`
+    ${result ? html`<div class="ok-box" role="status">Reverted (${result.kind}). The revert is in the history too:${" "}<a href=${href("/history/entry/" + seg(result.audit_id))}>open it</a> to undo it.</div>`
       : html`<${RevertPlan} entry=${e} onDone=${setResult} />`}
   </section>`;
 }

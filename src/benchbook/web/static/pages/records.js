@@ -53,8 +53,7 @@ function Table({ collection, schemas, types, query, path }) {
     </nav>`;
   if (!schemaNames.length) {
     return html`<section class="page records">${head}<div class="card"><p>This collection lists no schemas yet.</p>
-      <p><a href=${href(`/c/${seg(name)}/settings`)}>Add schemas in its settings</a>, or
-      <a href=${href(`/c/${seg(name)}/import`)}>import a file</a> creating a schema from it.</p></div></section>`;
+      <p><a href=${href(`/c/${seg(name)}/settings`)}>Add schemas in its settings</a>, or${" "}<a href=${href(`/c/${seg(name)}/import`)}>import a file</a> creating a schema from it.</p></div></section>`;
   }
   if (!cat || !schemaNames.includes(schema)) {
     return html`<section class="page records">${head}<${ErrorBox} error=${new Error(`The collection ${name} has no schema '${schema}'.`)} /></section>`;

@@ -13,6 +13,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 
+from benchbook.http.envelope import error_bytes
+
 STATIC = resources.files("benchbook.web") / "static"
 TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
          ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".md": "text/markdown; charset=utf-8",
@@ -21,8 +23,8 @@ NO_CACHE = {"cache-control": "no-cache"}
 
 
 def not_found() -> Response:
-    """404 in the spec's error envelope (*Errors* 1)."""
-    return Response('{"detail": "Not found"}', status_code=404, media_type="application/json")
+    """404 in the error envelope (:mod:`benchbook.http.envelope`)."""
+    return Response(error_bytes("Not found"), status_code=404, media_type="application/json")
 
 
 def static_file(path: str) -> Traversable | None:
@@ -59,6 +61,11 @@ async def static(request: Request) -> Response:
     return not_found() if target is None else file_response(target, name)
 
 
+async def favicon(request: Request) -> Response:
+    """The app's icon (``static/favicon.svg``) where browsers ask for one without reading the page."""
+    return file_response(STATIC / "favicon.svg", "favicon.svg")
+
+
 async def service_worker(request: Request) -> Response:
     """The service worker (``static/sw.js``) at the root, so it may control every page of the app."""
     return file_response(STATIC / "sw.js", "sw.js")
@@ -68,4 +75,5 @@ def register(app: Any) -> None:
     """Add the web routes to a Connexion app (after ``add_api``)."""
     app.add_url_rule("/", "web_index", index, methods=["GET"])
     app.add_url_rule("/sw.js", "web_service_worker", service_worker, methods=["GET"])
+    app.add_url_rule("/favicon.ico", "web_favicon", favicon, methods=["GET"])
     app.add_url_rule("/static/{name:path}", "web_static", static, methods=["GET"])
