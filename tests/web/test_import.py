@@ -73,3 +73,22 @@ def test_a_refused_import_lists_its_problems_and_skip_bad_imports_the_rest(page:
     expect(result.get_by_test_id("skipped")).to_have_text("3")
     assert result.get_by_role("link", name="Download the rejected rows").count() == 1
     assert httpx.get(f"{empty_server}/api/collections/readings/records").json()["total"] == 2
+
+
+def test_a_dry_run_that_finds_problems_reads_as_a_check_not_an_error(page: Any, empty_server: str,
+                                                                      tmp_path: Path) -> None:
+    """Issue 37 item 6: a dry run was headed "Error 422: Nothing was imported"."""
+    httpx.post(f"{empty_server}/api/schemas", headers={"origin": empty_server},
+               json={"name": "probe", "fields": [{"name": "depth", "type": "integer"}]}).raise_for_status()
+    httpx.post(f"{empty_server}/api/collections", headers={"origin": empty_server},
+               json={"name": "probes", "schemas": ["probe"]}).raise_for_status()
+    source = tmp_path / "probes.csv"
+    source.write_text("depth\n3\ndeep\n")
+    open_app(page, empty_server, "/c/probes/import")
+    page.get_by_label("File", exact=True).set_input_files(str(source))
+    page.get_by_label("Dry run").check()
+    page.get_by_role("button", name="Check file").click()
+    checked = page.locator("main .problems[role=status]")
+    expect(checked).to_contain_text("Checked: importing this file as it is would be refused")
+    expect(checked).to_contain_text("line 3")
+    assert "Error 422" not in checked.inner_text()

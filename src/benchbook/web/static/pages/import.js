@@ -28,8 +28,8 @@ export default function Import({ params, query }) {
     ${collection === null ? html`<div class="warn-box" role="status">There is no collection ${name} yet: import with
       “Create a schema from the file” to create it together with the schema.</div>` : null}
     ${state.error ? null : html`<${ImportForm} name=${name} collection=${collection} initialSchema=${query.schema}
-      onResult=${(r) => { setResult(r); setRefused(null); state.reload(); }} onRefused=${(e) => { setRefused(e); setResult(null); }} />`}
-    ${refused ? html`<${Refused} error=${refused} />` : null}
+      onResult=${(r) => { setResult(r); setRefused(null); state.reload(); }} onRefused=${(e, dryRun) => { setRefused({ error: e, dryRun }); setResult(null); }} />`}
+    ${refused ? html`<${Refused} error=${refused.error} dryRun=${refused.dryRun} />` : null}
     ${result ? html`<${Result} name=${name} result=${result} />` : null}
   </section>`;
 }
@@ -69,7 +69,7 @@ function ImportForm({ name, collection, initialSchema, onResult, onRefused }) {
       notify(r.dry_run ? `Checked ${file.name}: nothing written` : `Imported ${file.name}: ${r.created} created, ${r.updated} updated`, "ok");
     } catch (err) {
       setError(err);
-      onRefused(err);
+      onRefused(err, form.dry_run);
     } finally {
       setBusy(false);
     }
@@ -124,11 +124,14 @@ function ImportForm({ name, collection, initialSchema, onResult, onRefused }) {
   </form>`;
 }
 
-// A refused import (422): one line per distinct problem, from the error's entries.
-function Refused({ error }) {
+// A refused import (422): one line per distinct problem, from the error's entries. A dry run
+// that finds problems is a check that did its job, not an error: it says what an import would do.
+function Refused({ error, dryRun = false }) {
   const lines = (error.errors || []).map((e) => (typeof e === "object" ? e.msg : String(e)));
-  return html`<div class="error-box problems" role="alert">
-    <strong>${error.status ? `Error ${error.status}: ` : ""}Nothing was imported.</strong>
+  const checked = dryRun && error.status === 422;
+  return html`<div class=${checked ? "plan-box problems" : "error-box problems"} role=${checked ? "status" : "alert"}>
+    <strong>${checked ? "Checked: importing this file as it is would be refused, and nothing was written."
+      : html`${error.status ? `Error ${error.status}: ` : ""}Nothing was imported.`}</strong>
     ${lines.length > 1 || (lines.length === 1 && lines[0] !== error.message)
       ? html`<ul>${lines.map((l) => html`<li>${l}</li>`)}</ul>` : html`<p>${error.message}</p>`}
     ${lines.length && error.status === 422 ? html`<p>Fix the rows, or tick “Skip bad rows” to import the good ones.</p>` : null}
