@@ -178,3 +178,13 @@ def test_delete_with_waiting_or_running_runs_is_409_unless_forced(api: Any, proj
         jobs = {j.status: j for j in s.query(Job).all()}
     assert set(jobs) == {"cancelled", "running", "completed"}
     assert jobs["running"].cancel_requested is True and jobs["cancelled"].finished_at is not None
+
+
+def test_a_yaml_syntax_error_names_its_line_and_column_in_words(api: Any, project: Path) -> None:
+    """Issue 37 item 6: the editor got PyYAML's raw text, starting with ": ", and no line."""
+    content = "record_schema: sample\ntriggers: {manual: {}}\nsteps:\n  - id: s\n    plugin: x: y\n"
+    r = api.put("/workflows/wf", json={"content": content})
+    assert r.status_code == 422
+    (error,) = r.json()["errors"]
+    assert error["msg"] == ("not valid YAML at line 5, column 14: mapping values are not allowed here")
+    assert error["ctx"] == {"line": 5, "column": 14}

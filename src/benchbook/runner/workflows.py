@@ -260,6 +260,21 @@ class _Checker:
                 wf.save[str(target)] = str(source)
 
 
+def yaml_problem(exc: yaml.YAMLError) -> dict[str, Any]:
+    """A YAML syntax error as a problem a person can act on: ``{loc: [], msg, line, column}``,
+    ``msg`` "not valid YAML at line 3, column 7: mapping values are not allowed here (while
+    scanning a simple key)" and ``line``/``column`` 1-based where PyYAML marks the place (else the
+    problem has neither)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = str(getattr(exc, "problem", "") or "").strip() or str(exc).strip()
+    context = str(getattr(exc, "context", "") or "").strip()
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    found: dict[str, Any] = {"loc": [], "msg": f"not valid YAML{where}: {problem}" + (f" ({context})" if context else "")}
+    if mark is not None:
+        found.update(line=mark.line + 1, column=mark.column + 1)
+    return found
+
+
 def parse(session: Session, name: str, content: str) -> Workflow:
     """The workflow ``content`` (YAML text) would define under ``name``, with its problems."""
     if len(content.encode("utf-8")) > MAX_FILE_BYTES:
@@ -268,7 +283,7 @@ def parse(session: Session, name: str, content: str) -> Workflow:
     try:
         raw = yaml.safe_load(content)
     except yaml.YAMLError as exc:
-        return Workflow(name=name, content=content, problems=[{"loc": [], "msg": f"not valid YAML: {exc}"}])
+        return Workflow(name=name, content=content, problems=[yaml_problem(exc)])
     except RecursionError:  # PyYAML composes recursively: ~1,000 levels of nesting exhaust the stack
         return Workflow(name=name, content=content, problems=[{"loc": [], "msg": "not valid YAML: nested too deep"}])
     wf = _Checker(session).check(raw, name)
@@ -366,8 +381,9 @@ def put(session: Session, project_root: Path, name: str, content: str) -> tuple[
     wf = parse(session, name, content)
     if wf.problems:
         raise Invalid(f"workflow {name!r} has {len(wf.problems)} problem(s): " + "; ".join(
-            p["msg"] for p in wf.problems[:5]), [error_entry(["body", "content", *p["loc"]], p["msg"], "workflow")
-                                                 for p in wf.problems])
+            p["msg"] for p in wf.problems[:5]), [
+                error_entry(["body", "content", *p["loc"]], p["msg"], "workflow",
+                            ctx={k: p[k] for k in ("line", "column") if k in p}) for p in wf.problems])
     path = _path(project_root, name)
     created = not path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -63,7 +63,7 @@ function Editor({ name, content, isNew, onSaved }) {
           escaped.current = false; }}></textarea>
     </div>
     ${problems ? html`<div id="wf-problems" class="error-box" role="alert"><strong>${problems.length} problem${problems.length === 1 ? "" : "s"}:</strong>
-      <ul class="problems">${problems.map((p) => { const line = lineOf(text, p.loc); return html`<li data-line=${line || ""}>
+      <ul class="problems">${problems.map((p) => { const line = (p.ctx && p.ctx.line) || lineOf(text, p.loc); return html`<li data-line=${line || ""}>
         ${line ? html`<strong>line ${line}</strong> ` : null}<code>${(p.loc || []).filter((x) => x !== "body" && x !== "content").join(".")}</code>: ${p.msg}</li>`; })}</ul></div>`
       : html`<${ErrorBox} error=${save.error} />`}
     <div class="toolbar"><button type="submit" class="primary" disabled=${save.busy}>${isNew ? "Create workflow" : "Save workflow"}</button>
