@@ -10,7 +10,10 @@ from typing import Any
 import httpx
 
 from tests.api.ai_fakes import KEY, FakeModel, completion
+from tests.web.conftest import sync_api
 from tests.web.pages import look, open_app
+
+expect = sync_api.expect
 
 
 def test_configure_then_chat_with_a_tool_call(page: Any, demo_server: str) -> None:
@@ -18,6 +21,13 @@ def test_configure_then_chat_with_a_tool_call(page: Any, demo_server: str) -> No
         assert isinstance(fake, FakeModel)
         open_app(page, demo_server, "/assistant")
         page.get_by_text("No model is set yet").wait_for()
+        # a message sent before: the page says where to set a model, never the API call (issue 37 item 6)
+        page.get_by_label("Ask about your data").fill("Anyone there?")
+        page.get_by_role("button", name="Send").click()
+        page.get_by_role("list", name="Conversation").get_by_text("Anyone there?").wait_for()
+        expect(page.get_by_text("The model is answering…")).to_have_count(0)
+        assert "PATCH /ai/config" not in page.locator("main").inner_text()
+        expect(page.get_by_text("fill in the model settings below")).to_be_visible()
         form = page.get_by_role("form", name="Model settings")
         form.get_by_label("Base URL").fill("ftp://nowhere")
         form.get_by_role("button", name="Save model settings").click()

@@ -6,6 +6,9 @@ import { html, useState, useRef, useEffect } from "../lib/html.js";
 import { get, post, patch } from "../lib/api.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, notify, useTitle, formatCount } from "../lib/ui.js";
 
+// The server's 409 for a chat without a model or key names the API call that sets them; on this
+// page the model settings below are where, and the warning above says so instead.
+const unset = (error) => Boolean(error && error.status === 409 && /no AI model is configured|no API key/.test(error.message || ""));
 const PROVIDERS = [["openai", "OpenAI-compatible server"], ["local", "Local model server (no key)"], ["router", "Hosted model router"]];
 
 function Config({ config, onSaved }) {
@@ -98,14 +101,15 @@ function Chat({ configured, onAnswered }) {
     send.run(conversation).then((r) => { if (!r) onAnswered(); });
   };
   return html`<section class="card" aria-labelledby="chat-h"><h2 id="chat-h">Chat</h2>
-    ${!configured ? html`<p class="warn-box">No model is set yet: fill in the model settings below first.</p>` : null}
+    ${!configured ? html`<p class="warn-box" role="status">No model is set yet: fill in the model settings below (provider,
+      model name and, unless it is a local server, a key), then send.</p>` : null}
     ${messages.length ? html`<ol class="chat-log" aria-label="Conversation">${messages.map((m, i) => html`<${Message} key=${i} m=${m} />`)}</ol>`
       : html`<p class="muted">Ask about your collections, schemas and records; the model reads them through the API's tools.</p>`}
     <div aria-live="polite">
       ${send.busy ? html`<${Loading} label="The model is answering…" />` : null}
       ${last ? html`<p class="muted" data-testid="chat-usage">${answerUsage(last)}</p>` : null}
     </div>
-    <${ErrorBox} error=${send.error} onRetry=${() => send.run(messages)}><p>The message was not answered; retry sends the conversation again.</p><//>
+    <${ErrorBox} error=${unset(send.error) ? null : send.error} onRetry=${() => send.run(messages)}><p>The message was not answered; retry sends the conversation again.</p><//>
     <form class="chat-form" aria-label="Message" onSubmit=${submit} ref=${end}>
       <${Field} label="Ask about your data" hint="Ctrl+Enter sends.">${(id, d) => html`<textarea id=${id} aria-describedby=${d} rows="3" value=${text}
         onInput=${(e) => setText(e.target.value)} onKeyDown=${(e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) submit(e); }}></textarea>`}<//>
