@@ -344,3 +344,24 @@ def test_nested_any_of_group_and_the_in_operator(page: Any, demo_server: str) ->
     expected = api_records(demo_server, schema="penguin", filter=tree, limit=0)["total"]
     assert page.get_by_test_id("total").inner_text() == str(expected)
     assert 58 <= expected < 80
+
+
+def test_a_view_named_in_words_gets_its_name_from_the_label(page: Any, demo_server: str) -> None:
+    """Issue 37 item 6: "Big Gentoo bills" was refused with a regular expression."""
+    open_app(page, demo_server, "/c/penguins?schema=penguin&sort=bill_length_mm:desc")
+    page.get_by_role("button", name="Save as view…").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog.get_by_label("Label")).to_be_focused()
+    dialog.get_by_label("Label").fill("Big Gentoo bills")
+    expect(dialog.get_by_label("View name")).to_have_value("big_gentoo_bills")
+    dialog.get_by_label("View name").fill("Big bills!")
+    expect(dialog.locator(".field-error")).to_have_text(
+        "A view's name uses lower-case letters, digits and _, and starts with a letter.")
+    dialog.get_by_label("View name").fill("big_bills")
+    dialog.get_by_label("Label").fill("Big Gentoo bills")  # an edited name no longer follows the label
+    expect(dialog.get_by_label("View name")).to_have_value("big_bills")
+    dialog.get_by_role("button", name="Save view").click()
+    saved = until(lambda: next((v for v in httpx.get(f"{demo_server}/api/schemas/penguin/views").json()
+                                if v["name"] == "big_bills"), None), "the view to be saved")
+    assert saved["label"] == "Big Gentoo bills"
+    httpx.delete(f"{demo_server}/api/schemas/penguin/views/big_bills", headers={"origin": demo_server})

@@ -4,11 +4,14 @@ import { html, useState } from "../lib/html.js";
 import { get, post } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, Modal, formatCount, useTitle, notify } from "../lib/ui.js";
+import { COLLECTION_NAME, COLLECTION_RULE, nameError, slugOf } from "../lib/names.js";
 
 export function CollectionForm({ schemas, onDone, onClose }) {
   const [form, setForm] = useState({ name: "", description: "", scope: "local", timezone: "", schemas: [] });
+  const typed = form.name.trim();
+  const name = COLLECTION_NAME.test(typed) ? typed : slugOf(typed) || typed;
   const action = useAction(() => post("/collections", {
-    name: form.name, description: form.description || null, scope: form.scope,
+    name, description: form.description || null, scope: form.scope,
     timezone: form.timezone || null, schemas: form.schemas }));
   const errors = action.error && action.error.fieldErrors ? action.error.fieldErrors() : {};
   const set = (key) => (e) => setForm({ ...form, [key]: e.target.value });
@@ -21,7 +24,8 @@ export function CollectionForm({ schemas, onDone, onClose }) {
   };
   return html`<${Modal} title="New collection" onClose=${onClose}>
     <form class="dialog-body" onSubmit=${submit}>
-      <${Field} label="Name" error=${errors.name} hint="Letters, digits, - and _; unique among collections.">
+      <${Field} label="Name" error=${nameError(errors.name, COLLECTION_RULE)}
+        hint=${typed && name !== typed ? `Saved as “${name}”. ${COLLECTION_RULE}` : `${COLLECTION_RULE} Unique among collections.`}>
         ${(id, d) => html`<input id=${id} aria-describedby=${d} required value=${form.name} onInput=${set("name")} autofocus />`}<//>
       <${Field} label="Description" error=${errors.description}>
         ${(id, d) => html`<textarea id=${id} aria-describedby=${d} rows="2" value=${form.description} onInput=${set("description")}></textarea>`}<//>

@@ -8,6 +8,7 @@ import { get, post, del, apiUrl } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, Modal, Confirm, notify, useTitle, formatValue, formatCount } from "../lib/ui.js";
 import { pokeStatus } from "../lib/status.js";
+import { VIEW_NAME, VIEW_RULE, nameError, viewNameOf } from "../lib/names.js";
 import { catalogue, FilterBuilder, parseFilter, errorPathOf, asRoot, compact } from "../lib/records-filter.js";
 import { ColumnChooser, columnsParam, sortKeyOf, cellValue, toCsv, download } from "../lib/records-table.js";
 import { NewRecord } from "../lib/records-new.js";
@@ -333,20 +334,24 @@ function ViewsBar({ views, schema, collection, query, path, state, viewError }) 
 }
 
 function SaveView({ schema, collection, state, onClose, onDone }) {
-  const [form, setForm] = useState({ name: "", label: "", here: true });
+  // the label is what people read; the name (in addresses and the API) follows it until edited
+  const [form, setForm] = useState({ name: "", label: "", here: true, named: false });
   const action = useAction(() => post(`/schemas/${seg(schema)}/views`, {
     name: form.name, label: form.label || null, collection: form.here ? collection : null,
     columns: state.columns, filter: state.filter || null, sort: state.sort, search: state.search, page_size: state.page_size }));
   const errors = action.error && action.error.fieldErrors ? action.error.fieldErrors() : {};
   const placed = ["name", "label"].some((k) => errors[k]);
+  const typedName = form.name && !VIEW_NAME.test(form.name) ? VIEW_RULE : null;
   return html`<${Modal} title="Save as view" onClose=${onClose}>
     <form class="dialog-body" onSubmit=${async (e) => { e.preventDefault(); const v = await action.run(); if (v) onDone(v); }}>
       <p class="muted">Saves this table's columns, filter, sort, search and page size.</p>
-      <${Field} label="View name" error=${errors.name} hint="Lower-case letters, digits and _, starting with a letter.">
-        ${(id, d) => html`<input id=${id} aria-describedby=${d} required value=${form.name} autofocus
-          onInput=${(e) => setForm({ ...form, name: e.target.value })} />`}<//>
-      <${Field} label="Label" error=${errors.label}>
-        ${(id, d) => html`<input id=${id} aria-describedby=${d} value=${form.label} onInput=${(e) => setForm({ ...form, label: e.target.value })} />`}<//>
+      <${Field} label="Label" error=${errors.label} hint="What the view is called in the list, e.g. Big Gentoo bills.">
+        ${(id, d) => html`<input id=${id} aria-describedby=${d} value=${form.label}
+          onInput=${(e) => setForm({ ...form, label: e.target.value, name: form.named ? form.name : viewNameOf(e.target.value) })} />`}<//>
+      <${Field} label="View name" error=${nameError(errors.name, VIEW_RULE) || typedName}
+        hint=${`Used in addresses; follows the label until you change it. ${VIEW_RULE}`}>
+        ${(id, d) => html`<input id=${id} aria-describedby=${d} required value=${form.name}
+          onInput=${(e) => setForm({ ...form, name: e.target.value, named: true })} />`}<//>
       <label class="check"><input type="checkbox" checked=${form.here} onChange=${(e) => setForm({ ...form, here: e.target.checked })} />
         Only for the collection ${collection}</label>
       <${ErrorBox} error=${action.error && !placed ? action.error : null} />
