@@ -14,6 +14,14 @@ from tests.web.pages import look, open_app, settle
 SAMPLES = "site,depth,sampled\nAlpha,2.5,2024-05-01\nBravo,4,2024-05-02\nCharlie,1.25,2024-05-03\n"
 
 
+def collection_of(server: str, collection: str, schema: str, fields: list[dict[str, Any]]) -> None:
+    """A schema with ``fields`` and a collection holding it, made through the API."""
+    httpx.post(f"{server}/api/schemas", headers={"origin": server},
+               json={"name": schema, "fields": fields}).raise_for_status()
+    httpx.post(f"{server}/api/collections", headers={"origin": server},
+               json={"name": collection, "schemas": [schema]}).raise_for_status()
+
+
 def test_import_a_csv_into_a_new_collection_and_undo_it(page: Any, empty_server: str, tmp_path: Path) -> None:
     source = tmp_path / "samples.csv"
     source.write_text(SAMPLES)
@@ -52,11 +60,8 @@ def test_import_a_csv_into_a_new_collection_and_undo_it(page: Any, empty_server:
 
 def test_a_refused_import_lists_its_problems_and_skip_bad_imports_the_rest(page: Any, empty_server: str,
                                                                            tmp_path: Path) -> None:
-    httpx.post(f"{empty_server}/api/schemas", headers={"origin": empty_server},
-               json={"name": "reading", "fields": [{"name": "probe", "type": "string", "required": True},
-                                                   {"name": "value", "type": "integer"}]}).raise_for_status()
-    httpx.post(f"{empty_server}/api/collections", headers={"origin": empty_server},
-               json={"name": "readings", "schemas": ["reading"]}).raise_for_status()
+    collection_of(empty_server, "readings", "reading", [{"name": "probe", "type": "string", "required": True},
+                                                         {"name": "value", "type": "integer"}])
     source = tmp_path / "readings.csv"
     source.write_text("probe,value\nP1,3\nP2,lots\nP3,x\n,4\nP5,5\n")
     open_app(page, empty_server, "/c/readings/import")
@@ -78,10 +83,7 @@ def test_a_refused_import_lists_its_problems_and_skip_bad_imports_the_rest(page:
 def test_a_dry_run_that_finds_problems_reads_as_a_check_not_an_error(page: Any, empty_server: str,
                                                                       tmp_path: Path) -> None:
     """Issue 37 item 6: a dry run was headed "Error 422: Nothing was imported"."""
-    httpx.post(f"{empty_server}/api/schemas", headers={"origin": empty_server},
-               json={"name": "probe", "fields": [{"name": "depth", "type": "integer"}]}).raise_for_status()
-    httpx.post(f"{empty_server}/api/collections", headers={"origin": empty_server},
-               json={"name": "probes", "schemas": ["probe"]}).raise_for_status()
+    collection_of(empty_server, "probes", "probe", [{"name": "depth", "type": "integer"}])
     source = tmp_path / "probes.csv"
     source.write_text("depth\n3\ndeep\n")
     open_app(page, empty_server, "/c/probes/import")
