@@ -483,8 +483,8 @@ async function answerBatch(plugin, items, config, ctx) {
     try {
       decoded.push(decodeInputs(item, plugin.inputs || {}));
       passed.push(index);
-    } catch (err) {
-      errors.push(itemError(index, err));
+    } catch (err) { // this item alone, and run() never sees it
+      errors.push({ index, kind: 'invalid_input', message: `inputs cannot be decoded: ${err && err.message ? err.message : String(err)}`, retryable: false });
     }
   });
   if (passed.length) {
@@ -499,9 +499,11 @@ async function answerBatch(plugin, items, config, ctx) {
         errors.push({ index, kind: 'invalid_output', message: 'an element of the returned array is neither an object of outputs nor an Error', retryable: false });
       } else {
         try {
-          outputs[index] = encodeOutputs(got, plugin.outputs || {});
+          const encoded = encodeOutputs(got, plugin.outputs || {});
+          JSON.stringify(encoded); // a value JSON cannot hold (a BigInt, a cycle) fails this item, not the frame
+          outputs[index] = encoded;
         } catch (err) {
-          errors.push(itemError(index, err));
+          errors.push({ index, kind: 'invalid_output', message: `outputs cannot be encoded: ${err && err.message ? err.message : String(err)}`, retryable: false });
         }
       }
     });

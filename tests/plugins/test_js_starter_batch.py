@@ -4,6 +4,7 @@ array in the same order, per-item errors included. ``example-batch-plugin.js`` u
 ``node``, every frame it sends checked against the schema."""
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -43,30 +44,69 @@ BROKEN = """'use strict';
 const bb = require({sdk!r});
 bb.serve({{
   id: 'broken', name: 'Broken', capabilities: [], batch: true,
-  inputs: {{ n: {{ type: 'integer' }} }}, outputs: {{ n: {{ type: 'integer' }} }},
-  run(items, config) {{
+  inputs: {{ n: {{ type: 'integer' }}, b: {{ type: 'bytes' }} }},
+  outputs: {{ n: {{ type: 'integer' }}, size: {{ type: 'integer' }}, blob: {{ type: 'bytes' }} }},
+  run(items, config, ctx) {{
+    if (items.length === 0) throw new Error('run() got no items');
+    ctx.log(`got ${{items.map((i) => i.n).join(',')}}`);
     if (config.how === 'short') return items.slice(1);
+    if (config.how === 'object') return {{ n: 1 }};
     if (config.how === 'throw') throw new Error('all of it');
-    return items.map((i) => (i.n === 1 ? new Error('one is odd') : (i.n === 2 ? 'two' : {{ n: i.n }})));
+    if (config.how === 'later') return Promise.resolve(items.map((i) => ({{ n: i.n * 10 }})));
+    return items.map((i) => {{
+      if (i.n === 1) return new Error('one is odd');
+      if (i.n === 2) return 'two';
+      if (i.n === 3) return new bb.PluginError('rate_limited', 'three later', {{ retryable: true }});
+      if (i.n === 4) return {{ n: 4, blob: 4 }};
+      if (i.n === 5) return {{ n: 5n }};
+      return {{ n: i.n, size: i.b ? i.b.length : null }};
+    }});
   }},
 }});
 """
 
 
-def test_what_breaks_the_whole_batch_is_one_error_frame_and_plain_errors_fail_their_item(tmp_path: Path) -> None:
+def test_what_breaks_the_whole_batch_is_one_error_frame_and_errors_fail_their_item(tmp_path: Path) -> None:
     script = tmp_path / "broken.js"
     script.write_text(BROKEN.format(sdk=str(JS / "benchbook-plugin.js")))
     plugin = NodePlugin(script, tmp_path)
     try:
-        answer = final(plugin, [{"n": 0}, {"n": 1}, {"n": 2}])
-        assert answer["outputs"] == [{"n": 0}, None, None]
-        assert [(e["index"], e["kind"], e["message"]) for e in answer["errors"]] == [
-            (1, "plugin_error", "one is odd"),
-            (2, "invalid_output", "an element of the returned array is neither an object of outputs nor an Error")]
+        frames = plugin.request({"type": "run", "config": {}, "inputs": [
+            {"n": 0}, {"n": 1}, {"n": 2}, {"n": 3}, {"n": 4}, {"n": 5},
+            {"n": 6, "b": {"encoding": "base64", "data": base64.b64encode(b"abc").decode()}}]})
+        answer = frames[-1]
+        assert [f["message"] for f in frames if f["type"] == "log"] == ["got 0,1,2,3,4,5,6"]
+        assert answer["outputs"] == [{"n": 0, "size": None}, None, None, None, None, None, {"n": 6, "size": 3}]
+        errors = {e["index"]: e for e in answer["errors"]}
+        assert [e["index"] for e in answer["errors"]] == [1, 2, 3, 4, 5]
+        assert errors[1] == {"index": 1, "kind": "plugin_error", "message": "one is odd", "retryable": False}
+        assert errors[2]["kind"] == "invalid_output" and "neither an object of outputs nor an Error" in errors[2]["message"]
+        assert errors[3] == {"index": 3, "kind": "rate_limited", "message": "three later", "retryable": True}
+        assert errors[4]["kind"] == "invalid_output" and errors[4]["retryable"] is False  # a number as bytes
+        assert errors[5]["kind"] == "invalid_output" and "BigInt" in errors[5]["message"]
+
+        # an item whose inputs cannot be decoded fails alone and never reaches run(); positions map back
+        missing = str(tmp_path / "missing.bin")
+        frames = plugin.request({"type": "run", "config": {}, "inputs": [
+            {"n": 7}, {"n": 8, "b": {"encoding": "path", "path": missing}}, {"n": 9}]})
+        assert [f["message"] for f in frames if f["type"] == "log"] == ["got 7,9"]
+        assert frames[-1]["outputs"] == [{"n": 7, "size": None}, None, {"n": 9, "size": None}]
+        [bad] = frames[-1]["errors"]
+        assert bad["index"] == 1 and bad["kind"] == "invalid_input" and "missing.bin" in bad["message"]
+        every = final(plugin, [{"b": {"encoding": "path", "path": missing}}])  # run() not called at all
+        assert every["outputs"] == [None] and every["errors"][0]["kind"] == "invalid_input"
+
+        assert final(plugin, [{"n": 1}, {"n": 2}], how="later")["outputs"] == [{"n": 10}, {"n": 20}]
         short = final(plugin, [{"n": 0}, {"n": 3}], how="short")["error"]
         assert short["kind"] == "invalid_output" and "one element per input (2)" in short["message"]
+        not_array = final(plugin, [{"n": 0}], how="object")
+        assert not_array["type"] == "error" and not_array["error"]["kind"] == "invalid_output"
         assert final(plugin, [{"n": 0}], how="throw")["error"] == {"kind": "plugin_error", "message": "all of it",
                                                                   "retryable": False}
+        # one run's inputs as an object: a plain result, or its item error as the run's error frame
+        assert final(plugin, {"n": 6}) == {"type": "result", "outputs": {"n": 6, "size": None}}
+        assert final(plugin, {"n": 3})["error"] == {"kind": "rate_limited", "message": "three later",
+                                                    "retryable": True}
         assert plugin.close() == 0
     finally:
         plugin.shutdown()
