@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.plugins.test_sdk import PluginProcess, error_of, run_frame, scratch, start  # noqa: F401 (fixtures)
+from tests.plugins.test_sdk import PluginProcess, error_of, run_frame
 
 ITEMS = [{"minutes": 3, "carrier": "UA", "day": "2013-01-01"}, {"minutes": 95, "carrier": "AA"},
          {"minutes": None, "carrier": None}, {"minutes": -4, "carrier": "B6"}]

@@ -27,7 +27,7 @@ def run(ctx, frame, config):
                         else ("no carrier" if c is pd.NA else None)
                         for m, c in zip(frame["minutes"], frame["carrier"])]
     if returns == "list":
-        return [PluginError("plugin_error", "odd row") if i % 2 else {"label": "row %d" % i} for i in range(len(frame))]
+        return [PluginError("plugin_error", "odd row") if i % 2 else {"label": f"row {i}"} for i in range(len(frame))]
     if returns == "short":
         return out.iloc[:-1]
     if returns == "extra":
