@@ -86,13 +86,20 @@ Decisions (where the protocol leaves a choice; details in the module named)
   host is the authority.
 - **Batches** (:mod:`~benchbook.plugin.batches`): ``@plugin.run(batch=True)`` registers a run
   function that takes many runs of a step at once: ``run(ctx, frame, config)`` with ``frame`` a
-  pandas DataFrame, one row per run, one column per declared input (nullable dtypes ``Int64``,
-  ``Float64``, ``string``, ``boolean`` for scalar ports); it returns a DataFrame of outputs in
+  pandas DataFrame, one row per run (index ``0 … n-1``), one column per declared input
+  (nullable dtypes ``Int64``, ``Float64``, ``string``, ``boolean`` for scalar ports, so a
+  missing integer stays an integer column; ``datetime64[us, UTC]`` for datetime as in tables;
+  ``object`` columns of the decoded values for the rest); it returns a DataFrame of outputs in
   the same order (an optional ``error`` column fails single rows: a message or a
-  ``PluginError``) or a list of output dicts and ``PluginError`` elements. The describe result
-  says ``batch: true``; an item whose inputs or outputs break the ports fails on its own. The
+  ``PluginError``) or a list of output dicts and ``PluginError`` elements; numpy and pandas
+  values become plain values of each port's type. The describe result says ``batch: true``
+  (plain ``@plugin.run``: no ``batch`` key). An item whose inputs or outputs break the ports
+  fails on its own (``result.errors``); a wrong-length return, an undeclared column, bad config
+  or an exception fails the whole frame. One object of inputs (a host that does not batch) is
+  run as a frame of one row and answered as a single run; a plugin without ``batch`` answers a
+  list with ``protocol_error``. Logs, stdout isolation and RPC work as in a single run, but the
   host refuses ``get_context_record``, ``update_record``, ``create_record`` and ``commit`` in a
-  batch (no single run is in context)::
+  batch (``capability_denied``: no single run is in context)::
 
       @plugin.run(batch=True)
       def run(ctx, frame, config):

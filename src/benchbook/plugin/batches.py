@@ -10,16 +10,20 @@ object per run of the step. :func:`answer_run` answers such a frame:
   ``pandas.DataFrame`` with one row per item passed, in order (index ``0 … n-1``) and one column
   per declared input, in declaration order. Scalar ports get pandas' nullable dtypes, so a
   missing value stays missing without turning integers into floats: integer ``Int64``, float
-  ``Float64``, string ``string``, boolean ``boolean``; date, datetime, file, json, bytes and
-  table columns are ``object`` columns of the decoded values (``datetime.date``, aware
-  ``datetime``, the sha256, the JSON value, ``bytes``, a DataFrame);
+  ``Float64``, string ``string``, boolean ``boolean`` (missing: ``pd.NA``); datetime
+  ``datetime64[us, UTC]`` as in a decoded table (:mod:`~benchbook.plugin.tables`; missing:
+  ``NaT``, offsets converted to UTC); date, file, json, bytes and table columns are ``object``
+  columns of the decoded values (``datetime.date``, the sha256, the JSON value, ``bytes``, a
+  DataFrame; missing: None), so nothing is coerced (see :data:`NULLABLE_DTYPES`);
 - it returns, in the frame's order, a DataFrame with one row per frame row (its index is
-  ignored) whose columns are output names, plus optionally a column ``error`` (None or NaN: the
-  item succeeded; a string: it failed with kind ``plugin_error`` and that message; a
-  :class:`~benchbook.plugin.errors.PluginError`: it failed with that kind, message and
-  retryable); or a sequence with one element per row, each a mapping of outputs or a
-  ``PluginError``. pandas' values (numpy numbers, ``pd.NA``, ``NaN``, ``NaT``, ``Timestamp``)
-  become plain values, missing ones null;
+  ignored) whose columns are output names (a declared output without a column: null), plus
+  optionally a column ``error`` (None or NaN: the item succeeded; a string: it failed with kind
+  ``plugin_error`` and that message; a :class:`~benchbook.plugin.errors.PluginError`: it failed
+  with that kind, message and retryable); or a sequence with one element per row, each a mapping of outputs or a
+  ``PluginError``. pandas' values become plain values of the port's type (:func:`plain`):
+  numpy numbers → ``int``/``float``/``bool`` (an integral float for an integer port → ``int``),
+  ``pd.NA``/``NaN``/``NaT`` → null, ``Timestamp`` → ``datetime`` (at midnight without a
+  timezone, for a date port → ``date``), a numpy array → a list;
 - each item's outputs are checked and encoded as a single run's are; an item whose outputs break
   the contract fails on its own (``invalid_output``). A return of the wrong length or shape, an
   undeclared column, or an exception from the run function fails the whole frame.
@@ -27,10 +31,13 @@ object per run of the step. :func:`answer_run` answers such a frame:
 The answer is one ``result`` frame: ``outputs`` a list (null for a failed item) and ``errors``
 ``[{index, kind, message, retryable}]`` when any item failed. A batch plugin given one run's
 inputs as an object (a host that does not batch) runs a frame of one row and answers a plain
-``result``; a plugin without ``batch`` given a list answers ``protocol_error``.
+``result``; a plugin without ``batch`` given a list answers ``protocol_error``. ``ctx`` works
+as in a single run (logs, stdout isolation, RPC), but the host refuses ``get_context_record``,
+``update_record``, ``create_record`` and ``commit`` in a batch (``capability_denied``).
 """
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -42,8 +49,10 @@ from benchbook.plugin.values import decode_inputs, encode_outputs
 if TYPE_CHECKING:
     from benchbook.plugin.context import Context
 
-NULLABLE_DTYPES = {"integer": "Int64", "float": "Float64", "string": "string", "boolean": "boolean"}
-"""The pandas dtype of a batch frame's column for each scalar port type; other types: object."""
+NULLABLE_DTYPES = {"integer": "Int64", "float": "Float64", "string": "string", "boolean": "boolean",
+                   "datetime": "datetime64[us, UTC]"}
+"""The pandas dtype of a batch frame's column per port type; the other types (date, file, json,
+bytes, table) get ``object`` columns holding the decoded values as they are."""
 ERROR_COLUMN = "error"
 """The column of a returned DataFrame that marks a failed item (see the module docstring)."""
 
@@ -92,7 +101,9 @@ def _batch(plugin: BatchPlugin, ctx: Context, items: list[Any], config: dict[str
     passed: list[int] = []
     for index, item in enumerate(items):
         try:
-            decoded.append(decode_inputs(plugin.inputs, item if isinstance(item, Mapping) else {}, scratch))
+            if not isinstance(item, Mapping):
+                raise PluginError("invalid_input", f"a batch item is an object of inputs, not {type(item).__name__}")
+            decoded.append(decode_inputs(plugin.inputs, item, scratch))
             passed.append(index)
         except PluginError as exc:
             errors[index] = exc
@@ -122,7 +133,9 @@ def inputs_frame(ports: Mapping[str, Mapping[str, Any]], rows: list[dict[str, An
     for name, port in ports.items():
         values = [row.get(name) for row in rows]
         dtype = NULLABLE_DTYPES.get(port["type"], "object")
-        if dtype == "object":
+        if port["type"] == "datetime":
+            column = pd.to_datetime(pd.Series(values, dtype="object"), utc=True).dt.as_unit("us")
+        elif dtype == "object":
             column = pd.Series([None] * len(values), dtype="object")
             for i, value in enumerate(values):  # a DataFrame or a list value stays one cell
                 column.iat[i] = value
@@ -144,7 +157,7 @@ def per_item(ports: Mapping[str, Mapping[str, Any]], returned: Any, n: int) -> l
             raise PluginError("invalid_output", f"the batch run function returned {len(returned)} element(s) for "
                                                 f"{n} input row(s)")
         return [item if isinstance(item, PluginError) else
-                {k: plain(v) for k, v in item.items()} if isinstance(item, Mapping) else
+                _plain_outputs(ports, item) if isinstance(item, Mapping) else
                 PluginError("invalid_output", f"an element of the returned list is {type(item).__name__}, not a "
                                               "dict of outputs or a PluginError") for item in returned]
     raise PluginError("invalid_output", "a batch run function returns a DataFrame or a list with one element per "
@@ -158,37 +171,52 @@ def _from_frame(ports: Mapping[str, Mapping[str, Any]], frame: Any, n: int) -> l
     unknown = sorted(c for c in names if c not in ports and c != ERROR_COLUMN)
     if unknown:
         raise PluginError("invalid_output", f"undeclared output columns {unknown} (declared: {sorted(ports)})")
+    missing = {name: None for name in ports if name not in names}  # an absent column: null outputs
     items: list[Any] = []
     for values in frame.itertuples(index=False, name=None):
         row = dict(zip(names, values, strict=True))
         failed = _failure(row.pop(ERROR_COLUMN, None))
-        items.append(failed if failed is not None else {k: plain(v) for k, v in row.items()})
+        items.append(failed if failed is not None else {**missing, **_plain_outputs(ports, row)})
     return items
+
+
+def _plain_outputs(ports: Mapping[str, Mapping[str, Any]], outputs: Mapping[Any, Any]) -> dict[Any, Any]:
+    return {name: plain(value, ports[name]["type"] if name in ports else None) for name, value in outputs.items()}
 
 
 def _failure(marked: Any) -> PluginError | None:
     if isinstance(marked, PluginError):
         return marked
     marked = plain(marked)
-    if marked is None or marked == "":
+    if marked is None:
         return None
-    return PluginError("plugin_error", str(marked))
+    return PluginError("plugin_error", str(marked) or "the run function marked this item failed")
 
 
-def plain(value: Any) -> Any:
-    """A pandas or numpy value as a plain Python one: missing (``pd.NA``, ``NaN``, ``NaT``,
-    None) → None, numpy numbers → int/float/bool, ``Timestamp`` → ``datetime``; anything else
-    as it is."""
+def plain(value: Any, port_type: str | None = None) -> Any:
+    """A pandas or numpy value as a plain Python one, for a port of ``port_type`` when given:
+    missing (``pd.NA``, ``NaN``, ``NaT``, None) → None; numpy numbers → ``int``/``float``/
+    ``bool``, and an integral float → ``int`` for an integer port; ``Timestamp`` →
+    ``datetime``, or ``date`` for a date port when it is at midnight without a timezone; a numpy
+    array → a list (for a json port). Anything else is returned as it is (the port's checks
+    then take or refuse it)."""
     if value is None:
         return None
     kind = type(value).__name__
     if kind in ("NAType", "NaTType"):
         return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
     if kind == "Timestamp":
-        return value.to_pydatetime()
+        value = value.to_pydatetime()
+        if port_type == "date" and value.tzinfo is None and value.time() == dt.time():
+            return value.date()
+        return value
+    if kind == "ndarray":
+        return value.tolist()
     if type(value).__module__ == "numpy" and callable(getattr(value, "item", None)):
         value = value.item()  # a numpy scalar: bool, integer or float
-        return None if isinstance(value, float) and math.isnan(value) else value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if port_type == "integer" and value.is_integer():
+            return int(value)
     return value

@@ -32,8 +32,10 @@ def run(ctx, frame, config):
         return out.iloc[:-1]
     if returns == "extra":
         out["surprise"] = 1
-    if returns == "bad-type":
-        out["label"] = 5
+    if returns == "list-short":
+        return [{"label": "only"}] * (len(frame) - 1)
+    if returns == "bad-row":  # row 1 breaks the boolean port, the others are fine
+        out["late"] = [None if i != 1 else "maybe" for i in range(len(frame))]
     if returns == "boom":
         raise RuntimeError("the whole batch broke")
     return out
