@@ -46,11 +46,16 @@ export function FieldForm({ field, types, schemas, onSave, onCancel, error }) {
   const errors = error && error.fieldErrors ? error.fieldErrors() : {};
   const set = (k) => (e) => setForm({ ...form, [k]: e.target.type === "checkbox" ? e.target.checked : e.target.value });
   const setR = (k) => (e) => setForm({ ...form, restrictions: { ...form.restrictions, [k]: e.target.value } });
+  // A reference's target is never left blank: it starts on the first schema, one the user sees chosen.
+  const withTarget = (r) => (r.schema || !schemas.length ? r : { ...r, schema: schemas[0].name });
+  // The refusal is shown once: next to the control it names, else under the form.
+  const shown = new Set(Object.keys(errors).filter((k) => k && (["name", "rename", "label", "type", "default", "restrictions"].includes(k)
+    || (type && type.restrictions.includes(k)))));
   const submit = (e) => {
     e.preventDefault();
     let def;
     if (form.default !== "") { try { def = JSON.parse(form.default); } catch { def = form.default; } }
-    const restrictions = parseRestrictions(form.type, Object.fromEntries(Object.entries(form.restrictions)
+    const restrictions = parseRestrictions(form.type, Object.fromEntries(Object.entries(withTarget(form.restrictions))
       .filter(([k]) => (type ? type.restrictions : []).includes(k))));
     const body = field
       ? { ...(form.name !== field.name ? { rename: form.name } : {}), label: form.label || null, required: form.required, restrictions,
@@ -69,13 +74,13 @@ export function FieldForm({ field, types, schemas, onSave, onCancel, error }) {
     <label class="check"><input type="checkbox" checked=${form.required} onChange=${set("required")} /> Required</label>
     ${type && type.restrictions.length ? html`<fieldset class="field"><legend>Restrictions</legend><div class="form-row">
       ${type.restrictions.map((k) => { const spec = RESTRICTION[k] || { label: k }; return html`<${Field} label=${spec.label} hint=${spec.hint} error=${errors[k]}>
-        ${(id, d) => spec.schemaPick ? html`<select id=${id} aria-describedby=${d} value=${form.restrictions[k] || ""} onChange=${setR(k)}>
-            <option value="">—</option>${schemas.map((s) => html`<option value=${s.name}>${s.name}</option>`)}</select>`
+        ${(id, d) => spec.schemaPick ? html`<select id=${id} aria-describedby=${d} value=${withTarget(form.restrictions).schema || ""} onChange=${setR(k)}>
+            ${schemas.map((s) => html`<option value=${s.name}>${s.label && s.label !== s.name ? `${s.label} (${s.name})` : s.name}</option>`)}</select>`
           : html`<input id=${id} aria-describedby=${d} value=${form.restrictions[k] || ""} onInput=${setR(k)} />`}<//>`; })}
     </div>${errors.restrictions ? html`<small class="field-error" role="alert">${errors.restrictions}</small>` : null}</fieldset>` : null}
     <${Field} label="Default value" hint="JSON or plain text; empty: no default." error=${errors.default}>${(id, d) => html`<input id=${id} aria-describedby=${d}
       value=${form.default} onInput=${set("default")} />`}<//>
-    ${error ? html`<p class="field-error" role="alert">${error.message}</p>` : null}
+    ${error && !shown.size ? html`<p class="field-error" role="alert">${error.message}</p>` : null}
     <div class="toolbar"><button type="submit" class="primary">${field ? "Save field" : "Add field"}</button>
       <button type="button" onClick=${onCancel}>Cancel</button></div>
   </form>`;

@@ -5,6 +5,7 @@ import { get } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, Loading, ErrorBox, Field, Modal, useTitle, formatCount } from "../lib/ui.js";
 import { AutomationSwitch } from "../lib/automation-common.js";
+import { draftNames } from "../lib/drafts.js";
 
 function NewWorkflow({ onClose }) {
   const [name, setName] = useState("");
@@ -38,6 +39,7 @@ export default function Automation() {
             html`<li class="error">${typeof p === "string" ? p : p.msg || p.message || JSON.stringify(p)}</li>`)}</ul>` : null}
           <p><a href=${href("/automation/runs", { workflow: w.name })}>Its runs</a></p></li>`)}
         ${workflows.data && !workflows.data.length ? html`<li class="muted">No workflows yet.</li>` : null}</ul>`}
+      ${workflows.data ? html`<${Drafts} saved=${new Set(workflows.data.map((w) => w.name))} />` : null}
     </section>
     <section aria-labelledby="fg-h"><h2 id="fg-h">Failures</h2>
       <${ErrorBox} error=${groups.error} onRetry=${groups.reload} />
@@ -49,8 +51,31 @@ export default function Automation() {
     <section aria-labelledby="pl-h"><h2 id="pl-h">Plugins</h2>
       <${ErrorBox} error=${plugins.error} onRetry=${plugins.reload} />
       ${plugins.data ? html`<ul class="plain">${plugins.data.map((p) => html`<li><strong>${p.name || p.id}</strong> <code>${p.id}</code>
-        <span class="muted"> ${p.description ? p.description.slice(0, 140) : ""}</span></li>`)}</ul>` : null}
+        ${p.description ? html` <${Description} text=${p.description} />` : null}</li>`)}</ul>` : null}
     </section>
     ${creating ? html`<${NewWorkflow} onClose=${() => setCreating(false)} />` : null}
   </section>`;
+}
+
+// A plugin's description: whole when short; else its first words up to a word's end, "…", and
+// the rest behind "more" (never cut mid-word).
+export function shorten(text, max = 140) {
+  const t = String(text).replace(/\s+/g, " ").trim();
+  if (t.length <= max) return t;
+  const cut = t.slice(0, max + 1).replace(/\s+\S*$/, "");
+  return (cut || t.slice(0, max)).replace(/[\s,;:.]+$/, "") + "…";
+}
+
+function Description({ text }) {
+  const short = shorten(text);
+  if (short === text.replace(/\s+/g, " ").trim()) return html`<span class="muted">${short}</span>`;
+  return html`<details class="plugin-description"><summary class="muted">${short}</summary><p class="muted">${text}</p></details>`;
+}
+
+// Workflows written here and not saved yet (new ones, or changes to saved ones), to go back to.
+function Drafts({ saved }) {
+  const names = draftNames();
+  if (!names.length) return null;
+  return html`<p class="drafts" data-testid="drafts">Unsaved drafts in this browser:${" "}
+    ${names.map((n, i) => html`${i ? ", " : ""}<a href=${href("/automation/workflows/" + seg(n))}>${n}</a>${saved.has(n) ? " (changes)" : " (new)"}`)}</p>`;
 }

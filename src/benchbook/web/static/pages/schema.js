@@ -1,7 +1,7 @@
 // The schema editor (#/schemas/<name>): label, description and display template (with a live
 // preview of natural names on the schema's own records), fields (add, edit, delete, reorder),
 // unique keys, its history, and soft delete.
-import { html, useState } from "../lib/html.js";
+import { html, useState, useEffect } from "../lib/html.js";
 import { get, post, patch, put, del, enc } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, Confirm, notify, useTitle } from "../lib/ui.js";
@@ -24,6 +24,9 @@ function Details({ schema, onSaved }) {
     description: form.description || null, display_template: form.display_template || null }));
   const errors = save.error && save.error.fieldErrors ? save.error.fieldErrors() : {};
   const set = (k) => (e) => setForm({ ...form, [k]: e.target.value });
+  // A refusal about the fields (a template naming a field not there yet) is stale once they change.
+  const fieldNames = schema.fields.filter((f) => !f.deleted_at).map((f) => f.name).join(",");
+  useEffect(() => { if (save.error) save.clear(); }, [fieldNames]);
   return html`<form class="card" aria-label="Schema details" onSubmit=${async (e) => { e.preventDefault();
       const s = await save.run(); if (s) { notify("Schema saved", "ok"); onSaved(s); } }}>
     <div class="form-row">

@@ -1,11 +1,32 @@
 // One workflow (#/automation/workflows/<name>): its YAML in an editor, saved with PUT (every
 // problem the server finds listed beside the text, with the line it points at), delete (409
 // while runs wait; force behind a confirmation), and runs started by hand on chosen records.
-import { html, useRef, useState } from "../lib/html.js";
+// Unsaved text is kept as a draft in this browser (lib/drafts.js) and leaving with it asks first;
+// a name with no workflow yet (a new one, or a draft's address visited again) opens the draft.
+import { html, useEffect, useRef, useState } from "../lib/html.js";
 import { get, put, post, del, enc } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, Confirm, notify, useTitle } from "../lib/ui.js";
 import { pokeStatus } from "../lib/status.js";
+import { loadDraft, saveDraft, dropDraft } from "../lib/drafts.js";
+
+const LEAVE = "This workflow has unsaved changes. Leave the page? The draft stays in this browser until you save or discard it.";
+
+// While `dirty`, closing or reloading the tab asks the browser's question, and following a link
+// of the app asks ours first.
+function useLeaveWarning(dirty) {
+  useEffect(() => {
+    if (!dirty) return undefined;
+    const unload = (e) => { e.preventDefault(); e.returnValue = LEAVE; return LEAVE; };
+    const click = (e) => {
+      const a = e.target.closest && e.target.closest("a[href^='#']");
+      if (a && a.getAttribute("href") !== location.hash && !window.confirm(LEAVE)) { e.preventDefault(); e.stopPropagation(); }
+    };
+    window.addEventListener("beforeunload", unload);
+    document.addEventListener("click", click, true);
+    return () => { window.removeEventListener("beforeunload", unload); document.removeEventListener("click", click, true); };
+  }, [dirty]);
+}
 
 const TEMPLATE = (name) => `name: ${name}
 description: What this workflow does.
@@ -44,9 +65,13 @@ export function lineOf(text, loc) {
 }
 
 function Editor({ name, content, isNew, onSaved }) {
-  const [text, setText] = useState(content);
+  const [draft] = useState(() => { const d = loadDraft(name); return d && d.text !== content ? d : null; });
+  const [text, setText] = useState(draft ? draft.text : content);
   const escaped = useRef(false);  // Escape, then Tab, moves the focus on (no keyboard trap)
-  const save = useAction(() => put(`/workflows/${enc(name)}`, { content: text }));
+  const dirty = text !== content;
+  useEffect(() => { if (dirty) saveDraft(name, text); else dropDraft(name); }, [text]);
+  useLeaveWarning(dirty);
+  const save = useAction(async () => { const w = await put(`/workflows/${enc(name)}`, { content: text }); dropDraft(name); return w; });
   const problems = save.error && save.error.errors && save.error.errors.length ? save.error.errors : null;
   const lines = text.split("\n").length;
   return html`<form aria-label="Workflow file" onSubmit=${async (e) => { e.preventDefault(); const w = await save.run(); if (w) { notify("Workflow saved", "ok"); onSaved(w); } }}>
@@ -67,7 +92,10 @@ function Editor({ name, content, isNew, onSaved }) {
         ${line ? html`<strong>line ${line}</strong> ` : null}<code>${(p.loc || []).filter((x) => x !== "body" && x !== "content").join(".")}</code>: ${p.msg}</li>`; })}</ul></div>`
       : html`<${ErrorBox} error=${save.error} />`}
     <div class="toolbar"><button type="submit" class="primary" disabled=${save.busy}>${isNew ? "Create workflow" : "Save workflow"}</button>
+      ${dirty ? html`<button type="button" onClick=${() => { dropDraft(name); setText(content); notify("Draft discarded", "ok"); }}>Discard changes</button>` : null}
       <span class="muted">Tab indents by two spaces; Escape then Tab (or Shift+Tab) leaves the editor.</span></div>
+    ${dirty ? html`<p class="muted" role="status" data-testid="draft-note">Unsaved changes${draft && text === draft.text
+      ? ` (a draft from ${new Date(draft.saved_at).toLocaleString()})` : ""}: kept in this browser as a draft until you save or discard them.</p>` : null}
   </form>`;
 }
 
@@ -102,8 +130,10 @@ function RunOn({ workflow }) {
 
 export default function Workflow({ params, query }) {
   const name = params.workflow;
-  const isNew = !!query.new;
-  const state = useLoad((signal) => isNew ? Promise.resolve(null) : get(`/workflows/${enc(name)}`, {}, { signal }), [name, isNew]);
+  // No workflow of this name (yet): the page is its draft, whether or not the address says new.
+  const state = useLoad((signal) => query.new ? Promise.resolve(null) : get(`/workflows/${enc(name)}`, {}, { signal })
+    .catch((e) => { if (e.status === 404) return null; throw e; }), [name, query.new]);
+  const isNew = !!query.new || state.data === null;
   const [asking, setAsking] = useState(null);
   useTitle(`Workflow ${name}`);
   if (state.loading && !state.data && !isNew) return html`<${Loading} />`;
@@ -115,9 +145,10 @@ export default function Workflow({ params, query }) {
       ${w ? html`<span class="muted">${w.record_schema} · ${Object.keys(w.triggers || {}).join(", ")}</span>
         <div class="actions"><a class="button" href=${href("/automation/runs", { workflow: name })}>Runs</a>
           <button type="button" class="danger" onClick=${() => setAsking({ force: false })}>Delete…</button></div>` : null}</div>
+    ${isNew ? html`<p class="muted" data-testid="new-note">There is no workflow ${name} yet: write it below and press “Create workflow”.</p>` : null}
     ${w && (w.problems || []).length ? html`<div class="error-box" role="alert">This file does not load: ${w.problems.map((p) => typeof p === "string" ? p : p.msg).join("; ")}</div>` : null}
     <${Editor} key=${name + (w ? w.content : "")} name=${name} isNew=${isNew} content=${w ? w.content : TEMPLATE(name)}
-      onSaved=${(saved) => { if (isNew) navigate("/automation/workflows/" + seg(name)); else state.setData(saved); }} />
+      onSaved=${(saved) => { if (query.new) navigate("/automation/workflows/" + seg(name), {}, { replace: true }); else state.setData(saved); }} />
     ${w ? html`<${RunOn} workflow=${w} />` : null}
     ${asking ? html`<${Confirm} title=${`Delete workflow ${name}?`} danger=${true} confirmLabel=${asking.force ? "Delete and cancel its runs" : "Delete"}
       message=${asking.force ? "Runs of it wait or run: deleting cancels them." : "Its file is removed from workflows/; its past runs stay."}
