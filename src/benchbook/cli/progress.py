@@ -79,8 +79,9 @@ AFTER = {"jobs.run_workflow_many", "jobs.rerun_many"}
 REPORTED = {"records.delete_records", "records.bulk_delete_records", "audit.restore_all", "plugins.refresh_plugins",
             "audit.get_storage"}
 """Operations whose domain reports its progress (:func:`benchbook.domain.progress.reporting`):
-sent to an app in this process, the bar follows their stages. No endpoint reports a request's
-progress to another process, so over ``--url`` they draw nothing."""
+sent to an app in this process, the bar follows their stages through the callback; over
+``--url`` the request carries a random ``X-Progress-Key`` and the bar follows what ``GET
+/api/progress/{key}`` answers while it runs (:func:`_keyed`)."""
 CONVERSION = {"audit.get_storage"}
 """Operations that may start the history conversion (``converting: true``). In this process the
 request waits for it with the bar (it is one of :data:`REPORTED`); over ``--url`` the bar follows
@@ -95,8 +96,9 @@ def send_followed(settings: Any, request: dict[str, Any], operation_id: str | No
                   send: Callable[[], Any], console: Console | None = None) -> Any:
     """``send()`` (the command's request; returns its ``httpx.Response``), with a progress bar of
     the runs it drains or starts when ``operation_id`` is one of :data:`DURING` or :data:`AFTER`,
-    or of the stages its domain reports when it is one of :data:`REPORTED` and sent to an app in
-    this process, and stderr is a terminal; otherwise just ``send()``.
+    or of the stages its domain reports when it is one of :data:`REPORTED` (in this process
+    through the callback, over ``--url`` through ``GET /api/progress/{key}``), and stderr is a
+    terminal; otherwise just ``send()``.
 
     ``settings`` is the CLI's :class:`~benchbook.cli.output.Settings`: with ``url`` the status is
     read through ``GET /api/automation``, else from the project's database in this process. After
@@ -111,6 +113,8 @@ def send_followed(settings: Any, request: dict[str, Any], operation_id: str | No
 
         with stages(console) as report, reported_to(report):
             return send()
+    if operation_id in REPORTED and console.is_terminal:
+        return _keyed(settings, request, send, console)
     if operation_id not in DURING | AFTER or not console.is_terminal:
         return send()
     status = _status_reader(settings)
@@ -146,6 +150,27 @@ def _converted(settings: Any, send: Callable[[], Any], console: Console) -> Any:
 
     follow(lambda: _until_converted(status), shown, console, STAGE)
     return send()
+
+
+def _keyed(settings: Any, request: dict[str, Any], send: Callable[[], Any], console: Console) -> Any:
+    """``send()`` over ``--url`` with a random ``X-Progress-Key`` added to ``request``'s headers
+    (``send`` sends that same dict), drawing the stages ``GET /api/progress/{key}`` answers every
+    :data:`POLL` seconds while the request runs, and its last reading once it has been answered
+    (so the bar ends where the work ended). Returns ``send()``'s response; re-raises what it raised."""
+    import secrets
+
+    key = secrets.token_urlsafe(18)  # 24 characters of [A-Za-z0-9_-]
+    request["headers"] = {**(request.get("headers") or {}), "X-Progress-Key": key}
+    with stages(console) as report, ThreadPoolExecutor(max_workers=1, thread_name_prefix="benchbook-request") as pool:
+        sent = pool.submit(send)
+        while True:
+            answered = not wait([sent], timeout=POLL).not_done
+            reading = _server_json(settings, f"progress/{key}")
+            if report is not None and isinstance(reading, dict):
+                for stage in reading.get("stages") or []:
+                    report(str(stage["stage"]), int(stage["done"]), int(stage["total"]))
+            if answered:
+                return sent.result()
 
 
 def _converting(response: Any) -> bool:

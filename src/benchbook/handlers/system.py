@@ -11,7 +11,7 @@ from connexion.context import scope
 
 from benchbook import __version__
 from benchbook.domain import abandon
-from benchbook.domain.errors import Abandoned
+from benchbook.domain.errors import Abandoned, NotFound
 from benchbook.handlers.uow import services
 
 HOLD_ENV = "BENCHBOOK_TEST_HOLD"
@@ -24,6 +24,17 @@ def health() -> tuple[dict[str, Any], int]:
     """GET /health: the server answers."""
     _hold()
     return {"status": "ok", "version": __version__, "sync_only": services().sync_only}, 200
+
+
+def get_progress(key: str) -> tuple[dict[str, Any], int]:
+    """GET /progress/{key}: what the request sent with ``X-Progress-Key: key`` has reported
+    (:class:`benchbook.domain.progress.ProgressBoard`). Raises ``NotFound`` (404) for a key this
+    server does not (or no longer) keep."""
+    reading = services().progress.reading(key)
+    if reading is None:
+        raise NotFound(f"no request with progress key {key} is known to this server (never sent, or ended "
+                       "more than 10 minutes ago)", [{"loc": ["path", "key"], "msg": "not known", "type": "not_found"}])
+    return reading, 200
 
 
 def _hold() -> None:

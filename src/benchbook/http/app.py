@@ -42,6 +42,7 @@ from benchbook.http.document_served import ContractMiddleware
 from benchbook.http.envelope import error_body
 from benchbook.http.guard import GuardMiddleware, outbound_operations
 from benchbook.http.pacing import PagingMiddleware
+from benchbook.http.progress_keys import ProgressMiddleware
 from benchbook.http.query_parser import QueryParser
 from benchbook.http.redaction import Secrets, of_scope
 from benchbook.http.request_limits import LimitsMiddleware
@@ -234,14 +235,16 @@ def edge_middlewares(services: Services, document: dict[str, Any], *, allow_remo
     3. each request's "requester has gone" signal (``abandonment.py``);
     4. the services of the request;
     5. a device's upload, its token checked before its body is read (``device_uploads.py``);
-    6. the pacing of record pages (``pacing.py``);
-    7. the limits of the request (``request_limits.py``)."""
+    6. the progress a request with a progress key reports, kept to be read (``progress_keys.py``);
+    7. the pacing of record pages (``pacing.py``);
+    8. the limits of the request (``request_limits.py``)."""
     stack: list[tuple[type, dict[str, Any]]] = [
         (GuardMiddleware, {"allow_remote": allow_remote, "outbound": outbound_operations(document)})]
     if not sync_only:
         stack.append((RootPathsMiddleware, {}))
     return [*stack, (AbandonMiddleware, {"inflight": INFLIGHT}), (_ServicesMiddleware, {"services": services}),
-            (DeviceUploadGuard, {"services": services}), (PagingMiddleware, {"places": limits.page_requests}),
+            (DeviceUploadGuard, {"services": services}), (ProgressMiddleware, {"board": services.progress}),
+            (PagingMiddleware, {"places": limits.page_requests}),
             (LimitsMiddleware, {"limits": limits})]
 
 
