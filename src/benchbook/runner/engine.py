@@ -60,7 +60,7 @@ from benchbook.domain.records.filters import compile_filter, resolve_field
 from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import Collection, Job, Record, Schema, utcnow
 from benchbook.plugin import values as sdk_values
-from benchbook.runner import triggers, workflows
+from benchbook.runner import step_outputs, triggers, workflows
 from benchbook.runner.drain import RUN_WAIT, Claimed, Drain, Regroup, claim, claim_in, drop_empty_batch
 from benchbook.runner.plugins.frames import StepFailed
 from benchbook.runner.plugins.rpc import HostOperations
@@ -360,6 +360,7 @@ class _Run:
         """What ``step``'s plugin returned: kept for later steps, saved through the workflow's
         ``save``, its ``problems`` counted. Raises :class:`StepFailed` (``save_failed``)."""
         outputs[step.id] = result
+        execution.data.update(step_outputs.kept(result))
         self._save(ctx, wf, step, result)
         declared = plugin["outputs"].get("problems") or {}
         if declared.get("type") == "integer" and isinstance(result.get("problems"), int) and result["problems"]:

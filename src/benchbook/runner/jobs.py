@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, delete, exists, func, or_, select, true, type_coerce
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, object_session
 
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.domain.history.entries import parse_since
@@ -76,10 +76,25 @@ def summary(job: Job) -> str:
     return job.status
 
 
-def job_response(job: Job) -> dict[str, Any]:
-    """WorkflowJobResponse (plus ``problems``, ``summary`` and ``cancel_requested``)."""
+def record_names(session: Session, jobs: list[Job]) -> dict[str, str | None]:
+    """The natural name of each live record ``jobs`` ran on, by record id, in one query (a
+    record deleted or gone is absent)."""
+    ids = {j.record_id for j in jobs if j.record_id}
+    if not ids:
+        return {}
+    rows = session.execute(select(Record.id, Record.natural_name).where(Record.id.in_(ids), Record.deleted_at.is_(None)))
+    return {record_id: name for record_id, name in rows}
+
+
+def job_response(job: Job, names: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """WorkflowJobResponse (plus ``problems``, ``summary`` and ``cancel_requested``), with
+    ``record_name``: the natural name of the run's record (None when it is deleted or gone),
+    from ``names`` (:func:`record_names`) or read now through the job's session."""
+    if names is None:
+        held = object_session(job)
+        names = record_names(held, [job]) if held is not None else {}
     return {"id": job.id, "workflow_name": job.workflow_name, "record_id": job.record_id,
-            "schema_name": job.schema_name, "trigger": job.trigger, "status": job.status, "error": job.error,
+            "record_name": names.get(job.record_id), "schema_name": job.schema_name, "trigger": job.trigger, "status": job.status, "error": job.error,
             "error_details": job.error_details, "log": job.log, "step_executions": job.step_executions,
             "affected_records": job.affected_records, "created_at": _iso(job.created_at),
             "started_at": _iso(job.started_at), "finished_at": _iso(job.finished_at), "depth": job.depth,
@@ -198,8 +213,9 @@ def _order(sort: str | None) -> list[Any]:
 def list_jobs(session: Session, conds: list[ColumnElement[bool]], *, sort: str | None, limit: int,
               offset: int) -> list[dict[str, Any]]:
     """A page of runs matching ``conds``, newest first unless ``sort`` says otherwise."""
-    rows = session.scalars(select(Job).where(*conds).order_by(*_order(sort)).limit(limit).offset(offset))
-    return [job_response(j) for j in rows]
+    rows = list(session.scalars(select(Job).where(*conds).order_by(*_order(sort)).limit(limit).offset(offset)))
+    names = record_names(session, rows)
+    return [job_response(j, names) for j in rows]
 
 
 def count_jobs(session: Session, conds: list[ColumnElement[bool]]) -> int:

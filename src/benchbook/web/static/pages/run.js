@@ -4,9 +4,23 @@
 import { html, useEffect } from "../lib/html.js";
 import { get, post, enc } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
-import { useLoad, useAction, Loading, ErrorBox, notify, useTitle, formatTime, formatValue } from "../lib/ui.js";
+import { useLoad, useAction, Loading, ErrorBox, notify, useTitle, formatTime, formatValue, formatBytes } from "../lib/ui.js";
 import { StatusBadge } from "../lib/automation-common.js";
 import { pokeStatus } from "../lib/status.js";
+
+// What a step returned (its `outputs`, one line per port), or why it is not shown.
+function Outputs({ step }) {
+  if (step.outputs) {
+    const ports = Object.entries(step.outputs);
+    if (!ports.length) return html`<span class="muted">no outputs</span>`;
+    return html`<dl class="props outputs" aria-label=${`outputs of ${step.step_id}`}>${ports.map(([port, value]) => html`<dt>${port}</dt>
+      <dd>${value && typeof value === "object" && value.type === "bytes" ? `${formatBytes(value.size)} of bytes`
+        : value && typeof value === "object" && value.type === "table" ? `a table of ${value.rows} rows (${value.columns.join(", ")})`
+        : formatValue(value)}</dd>`)}</dl>`;
+  }
+  if (step.outputs === null && step.outputs_bytes) return html`<span class="muted">outputs of ${formatBytes(step.outputs_bytes)}: too large to keep with the run</span>`;
+  return null;
+}
 
 export default function Run({ params }) {
   const id = params.job;
@@ -29,7 +43,9 @@ export default function Run({ params }) {
     <${ErrorBox} error=${cancel.error || rerun.error} />
     <dl class="props">
       <dt>Workflow</dt><dd><a href=${href("/automation/workflows/" + seg(j.workflow_name))}>${j.workflow_name}</a></dd>
-      <dt>Record</dt><dd><a href=${href("/r/" + seg(j.record_id))}>${j.record_id}</a> (${j.schema_name})</dd>
+      <dt>Record</dt><dd>${j.record_name !== null && j.record_name !== undefined
+        ? html`<a href=${href("/r/" + seg(j.record_id))}>${j.record_name || j.record_id.slice(-8)}</a> (${j.schema_name})`
+        : html`<a href=${href("/r/" + seg(j.record_id))}>${j.schema_name} ${j.record_id.slice(-8)}</a> <span class="muted">(deleted or gone)</span>`}</dd>
       <dt>Trigger</dt><dd>${j.trigger}${j.depth ? ` · depth ${j.depth}` : ""}${detail && detail.caused_by ? html` · caused by run
         <a href=${href("/automation/runs/" + seg(detail.caused_by.job_id))}>${detail.caused_by.job_id.slice(-8)}</a> (${detail.caused_by.workflow})` : ""}</dd>
       <dt>Created</dt><dd>${formatTime(j.created_at)}</dd><dt>Started</dt><dd>${formatTime(j.started_at) || "—"}</dd>
@@ -45,7 +61,7 @@ export default function Run({ params }) {
       ${(j.step_executions || []).length ? html`<div class="table-wrap"><table class="grid" aria-label="steps"><thead><tr><th scope="col">Step</th>
         <th scope="col">Plugin</th><th scope="col">Status</th><th scope="col" class="num">ms</th><th scope="col">Outputs / error</th></tr></thead>
         <tbody>${j.step_executions.map((s) => html`<tr><td>${s.step_id}</td><td>${s.plugin}</td><td><${StatusBadge} status=${s.status} /></td>
-          <td class="num">${s.duration_ms ?? ""}</td><td>${s.error || (s.outputs ? JSON.stringify(s.outputs).slice(0, 200) : "")}</td></tr>`)}</tbody></table></div>`
+          <td class="num">${s.duration_ms ?? ""}</td><td>${s.error ? html`<p class="error">${s.error}</p>` : null}<${Outputs} step=${s} /></td></tr>`)}</tbody></table></div>`
         : html`<p class="muted">${live ? "Not run yet." : "No step ran."}</p>`}</section>
     <section aria-labelledby="log-h"><h2 id="log-h">Log</h2>${j.log ? html`<pre class="log">${j.log}</pre>` : html`<p class="muted">Empty.</p>`}</section>
     <section aria-labelledby="affected-h"><h2 id="affected-h">Records it changed</h2>

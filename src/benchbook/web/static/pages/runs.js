@@ -67,13 +67,15 @@ export default function Runs({ query }) {
     </div>
     <${ErrorBox} error=${runs.error || act.error || cancel.error} onRetry=${runs.reload} />
     ${runs.loading && !runs.data ? html`<${Loading} />` : html`<div class="table-wrap"><table class="grid" aria-label="runs">
-      <thead><tr><th scope="col"><span class="sr-only">tick</span></th><th scope="col">Run</th><th scope="col">Workflow</th><th scope="col">Status</th>
+      <thead><tr><th scope="col"><span class="sr-only">tick</span></th><th scope="col">Run</th><th scope="col">Workflow</th><th scope="col">Record</th><th scope="col">Status</th>
         <th scope="col">Trigger</th><th scope="col">Created</th><th scope="col">Summary</th><th scope="col"><span class="sr-only">actions</span></th></tr></thead>
       <tbody>${items.map((j) => html`<tr key=${j.id} data-status=${j.status}>
         <td><input type="checkbox" aria-label=${"tick run " + j.id.slice(-8)} checked=${ticked.has(j.id)}
           onChange=${() => { const s = new Set(ticked); s.has(j.id) ? s.delete(j.id) : s.add(j.id); setTicked(s); }} /></td>
         <td><a href=${href("/automation/runs/" + seg(j.id))}><code>${j.id.slice(-8)}</code></a></td>
-        <td>${j.workflow_name}</td><td><${StatusBadge} status=${j.status} /></td><td>${j.trigger}${j.depth ? ` (depth ${j.depth})` : ""}</td>
+        <td>${j.workflow_name}</td>
+        <td><a href=${href("/r/" + seg(j.record_id))}>${j.record_name || `${j.schema_name} ${j.record_id.slice(-8)}`}</a>${j.record_name === null ? html` <span class="muted">(deleted)</span>` : null}</td>
+        <td><${StatusBadge} status=${j.status} /></td><td>${j.trigger}${j.depth ? ` (depth ${j.depth})` : ""}</td>
         <td>${formatTime(j.created_at)}</td><td>${j.error || j.summary || ""}</td>
         <td>${j.status === "pending" || j.status === "running" ? html`<button type="button" onClick=${() => cancel.run(j.id)}>Cancel</button>` : null}</td>
       </tr>`)}</tbody></table></div>
