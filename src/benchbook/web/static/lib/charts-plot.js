@@ -3,7 +3,7 @@
 // alternative: the same numbers in a table inside <details>.
 import uPlot from "uplot";
 import { html, useEffect, useRef } from "./html.js";
-import { formatCount } from "./ui.js";
+import { formatCount, ScrollRegion } from "./ui.js";
 
 const COLOURS = ["#1f4f9e", "#b34d00", "#1b6b34", "#7a2a8c", "#8a6d00", "#a4161a", "#00707a", "#545d70"];
 
@@ -18,10 +18,10 @@ export function pivot(rows, key) {
 
 function DataTable({ caption, days, series }) {
   return html`<details class="chart-data"><summary>The numbers (${caption})</summary>
-    <div class="table-wrap"><table class="grid" aria-label=${caption}>
+    <${ScrollRegion} label=${`${caption} (scrolls)`}><table class="grid" aria-label=${caption}>
       <thead><tr><th scope="col">Period</th>${series.map((s) => html`<th scope="col" class="num">${s.label}</th>`)}</tr></thead>
       <tbody>${days.map((d, i) => html`<tr><th scope="row">${d}</th>${series.map((s) => html`<td class="num">${formatCount(s.values[i])}</td>`)}</tr>`)}</tbody>
-    </table></div></details>`;
+    </table><//></details>`;
 }
 
 // A duration in seconds as text: "—" for none, milliseconds under a second.
@@ -89,9 +89,9 @@ export function Bars({ caption, items, head = "Item", markers = [] }) {
   </div>
   ${markers.length ? html`<p class="markers">${markers.map((m) => html`<span class="marker"><strong>${m.label}</strong> ${m.text}</span>`)}</p>` : null}
   <details class="chart-data"><summary>The numbers (${caption})</summary>
-    <div class="table-wrap"><table class="grid" aria-label=${caption}>
+    <${ScrollRegion} label=${`${caption} (scrolls)`}><table class="grid" aria-label=${caption}>
       <thead><tr><th scope="col">${head}</th><th scope="col" class="num">Count</th>${marked ? html`<th scope="col">Percentiles</th>` : null}</tr></thead>
       <tbody>${items.map((i) => html`<tr><th scope="row">${i.label}</th><td class="num">${formatCount(i.count)}</td>
         ${marked ? html`<td>${(i.marks || []).join(", ")}</td>` : null}</tr>`)}</tbody>
-    </table></div></details>`;
+    </table><//></details>`;
 }

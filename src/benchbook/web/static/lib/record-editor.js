@@ -1,9 +1,9 @@
 // The record's values as a form: one control per live field of its schema, by type, with the
 // API's 422 message next to the field it names. `toValue` turns a control's text into what the
 // API takes; text that is not a number stays text, so the API's own message says why.
-import { html, useState } from "./html.js";
-import { get } from "./api.js";
-import { Field, formatValue, notify } from "./ui.js";
+import { html, useEffect, useRef, useState } from "./html.js";
+import { get, enc } from "./api.js";
+import { Field, formatBytes, formatValue, notify } from "./ui.js";
 import { href, seg } from "./router.js";
 import { upload } from "./status.js";
 
@@ -30,50 +30,81 @@ export function toText(field, value) {
   return String(value);
 }
 
+// Type-ahead: the records matching what is typed (by natural name, of the field's target
+// schema, that this collection may reference: `reachable_from`) are listed as the user types;
+// Enter or Find asks at once.
+const TYPE_AHEAD_MS = 200;
+
 function ReferencePicker({ id, describedBy, field, value, label, collection, onChange }) {
   const [q, setQ] = useState("");
   const [options, setOptions] = useState(null);
   const [error, setError] = useState(null);
-  const search = async () => {
+  const asked = useRef(0);
+  const search = async (text) => {
+    const mine = ++asked.current;  // only the newest answer is shown
     setError(null);
     try {
-      setOptions(await get("/records", { schema: field.restrictions && field.restrictions.schema, search: q || undefined,
-        reachable_from: collection, limit: 20 }));
-    } catch (e) { setError(e); }
+      const found = await get("/records", { schema: field.restrictions && field.restrictions.schema, search: text || undefined,
+        reachable_from: collection, limit: 20 });
+      if (mine === asked.current) setOptions(found);
+    } catch (e) { if (mine === asked.current) setError(e); }
   };
+  useEffect(() => {
+    if (!q.trim()) return undefined;
+    const t = setTimeout(() => search(q), TYPE_AHEAD_MS);
+    return () => clearTimeout(t);
+  }, [q]);
   return html`<div class="ref-picker">
     <p class="muted">Now: ${!value ? "none" : value.length === 26 ? html`<a href=${href("/r/" + seg(value))}>${label || value}</a>`
       : html`<span>${value}</span> (a key or name: the record it names is linked when saved)`}</p>
     <div class="toolbar">
-      <input id=${id} aria-describedby=${describedBy} type="search" placeholder="Find a record to link" value=${q}
-        onInput=${(e) => setQ(e.target.value)} onKeyDown=${(e) => { if (e.key === "Enter") { e.preventDefault(); search(); } }} />
-      <button type="button" onClick=${search}>Find</button>
+      <input id=${id} aria-describedby=${describedBy} type="search" placeholder="Type a name to find a record" value=${q}
+        autocomplete="off" onInput=${(e) => setQ(e.target.value)} onKeyDown=${(e) => { if (e.key === "Enter") { e.preventDefault(); search(q); } }} />
+      <button type="button" onClick=${() => search(q)}>Find</button>
       ${q.trim() ? html`<button type="button" title="Save resolves it by the target's key, natural name or id (docs/import.md)"
         onClick=${() => { onChange(q.trim()); setOptions(null); }}>Use as typed</button>` : null}
       ${value ? html`<button type="button" onClick=${() => onChange(null)}>Clear</button>` : null}
     </div>
     ${error ? html`<p class="error" role="alert">${error.message}</p>` : null}
     ${options ? html`<ul class="picker-options" aria-label=${"records for " + field.name}>
-      ${options.length ? options.map((o) => html`<li><button type="button" class="link" onClick=${() => { onChange(o.id, o.natural_name); setOptions(null); }}>
+      ${options.length ? options.map((o) => html`<li><button type="button" class="link" onClick=${() => { onChange(o.id, o.natural_name); setOptions(null); setQ(""); }}>
         ${o.natural_name || o.id}</button> <span class="muted">${o.schema_name}${o.collection ? " · " + o.collection : ""}</span></li>`)
         : html`<li class="muted">No record found.</li>`}</ul>` : null}
   </div>`;
 }
 
-// `onBusy(+1)` when an upload starts and `onBusy(-1)` when it ends, so that the form can wait for it.
+// `onBusy(+1)` when an upload starts and `onBusy(-1)` when it ends, so that the form can wait for
+// it. While it uploads, a bar shows how far; once uploaded, the file's name and size.
 function FileInput({ id, describedBy, field, onUploaded, onError, onBusy }) {
-  const [busy, setBusy] = useState(false);
+  const [sent, setSent] = useState(null);  // {loaded, total} while uploading
+  const [picked, setPicked] = useState(null);  // {name, size} once uploaded
   const onPick = async (e) => {
     const file = e.target.files && e.target.files[0];
     if (!file) return;
     const form = new FormData();
     form.append("file", file, file.name);
-    setBusy(true);
+    setSent({ loaded: 0, total: file.size });
     onBusy(1);
-    try { onUploaded((await upload("/files", form, file.name)).sha256); } catch (error) { onError(error); } finally { setBusy(false); onBusy(-1); }
+    try {
+      onUploaded((await upload("/files", form, file.name, (loaded, total) => setSent({ loaded, total }))).sha256);
+      setPicked({ name: file.name, size: file.size });
+    } catch (error) { onError(error); } finally { setSent(null); onBusy(-1); }
   };
-  return html`<input id=${id} aria-describedby=${describedBy} type="file" disabled=${busy} onChange=${onPick}
-    accept=${field.restrictions && field.restrictions.accept ? [].concat(field.restrictions.accept).join(",") : undefined} />`;
+  return html`<div class="file-input"><input id=${id} aria-describedby=${describedBy} type="file" disabled=${!!sent} onChange=${onPick}
+    accept=${field.restrictions && field.restrictions.accept ? [].concat(field.restrictions.accept).join(",") : undefined} />
+    ${sent ? html`<progress max=${sent.total || 1} value=${sent.loaded} aria-label=${`Uploading for ${field.label || field.name}`}></progress>` : null}
+    ${picked && !sent ? html`<p class="muted" data-testid="uploaded">Uploaded ${picked.name} (${formatBytes(picked.size)})</p>` : null}</div>`;
+}
+
+// A stored file's name and size (GET /files/{sha256}/info), the start of its hash until they come.
+function FileName({ sha256 }) {
+  const [info, setInfo] = useState(null);
+  useEffect(() => {
+    const ask = new AbortController();
+    get(`/files/${enc(sha256)}/info`, {}, { signal: ask.signal }).then(setInfo, () => {});
+    return () => ask.abort();
+  }, [sha256]);
+  return info ? html`<span>${info.filename || "a file"} (${formatBytes(info.size)})</span>` : html`<span>${sha256.slice(0, 12)}…</span>`;
 }
 
 // One field's control; `draft[field.name]` holds its text (or value for references and files).
@@ -85,7 +116,8 @@ export function FieldControl({ field, draft, setDraft, error, record, labels, on
   const value = draft[field.name];
   const set = (v) => setDraft((d) => ({ ...d, [field.name]: v }));  // functional: two uploads may finish together
   const hint = [r.min !== undefined ? `min ${r.min}` : null, r.max !== undefined ? `max ${r.max}` : null,
-    r.max_length ? `at most ${r.max_length} characters` : null].filter(Boolean).join(", ") || undefined;
+    r.max_length ? `at most ${r.max_length} characters` : null,
+    ["tags", "file_list", "reference_list"].includes(field.type) ? "comma-separated" : null].filter(Boolean).join(", ") || undefined;
   return html`<${Field} label=${label} error=${error} hint=${hint}>${(id, d) => {
     if (r.choices && field.type === "string") {
       return html`<select id=${id} aria-describedby=${d} value=${value ?? ""} onChange=${(e) => set(e.target.value)}>
@@ -105,7 +137,7 @@ export function FieldControl({ field, draft, setDraft, error, record, labels, on
         return html`<${ReferencePicker} id=${id} describedBy=${d} field=${field} value=${value} collection=${record.collection}
           label=${labels[value] || (record.reference_labels || {})[value]} onChange=${(v, name) => { if (name) labels[v] = name; set(v); }} />`;
       case "file":
-        return html`<div>${value ? html`<p class="muted">Now: ${String(value).slice(0, 12)}…</p>` : null}
+        return html`<div>${value ? html`<p class="muted">Now: <${FileName} sha256=${String(value)} /></p>` : null}
           <${FileInput} id=${id} describedBy=${d} field=${field} onUploaded=${set} onBusy=${onUploading}
             onError=${(e) => notify(`Upload of a file for ${field.name} failed: ${e.message}`, "error")} /></div>`;
       default:

@@ -80,7 +80,16 @@ export function ColumnChooser({ cat, columns, onChange }) {
     ...cat.ancestors.map((a) => [`Inherited from ${a.label || a.name}`, all.filter((c) => c.kind === "inherited" && c.owner === a.name)]),
     ["Through references", all.filter((c) => c.kind === "ref")],
   ].filter(([, list]) => list.length);
-  return html`<details class="column-chooser">
+  // Escape closes the open chooser and gives the focus back to its button.
+  const onKeyDown = (e) => {
+    const box = e.currentTarget;
+    if (e.key !== "Escape" || !box.open) return;
+    e.preventDefault();
+    e.stopPropagation();
+    box.open = false;
+    box.querySelector("summary").focus();
+  };
+  return html`<details class="column-chooser" onKeyDown=${onKeyDown}>
     <summary class="button">Columns (${columns.length})</summary>
     <div class="chooser-body">
       ${groups.map(([label, list]) => html`<fieldset><legend>${label}</legend>${list.map(box)}</fieldset>`)}

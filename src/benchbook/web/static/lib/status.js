@@ -20,9 +20,10 @@ const listeners = new Set();
 let nextUpload = 0;
 const changed = () => listeners.forEach((l) => l());
 
-// POST a FormData with upload progress shown in the status bar; resolves to the JSON answer,
-// rejects with ApiError (status 0 when the server cannot be reached).
-export function upload(path, form, label) {
+// POST a FormData with upload progress shown in the status bar (and given to `onProgress(loaded,
+// total)` in bytes, for a control's own bar); resolves to the JSON answer, rejects with ApiError
+// (status 0 when the server cannot be reached).
+export function upload(path, form, label, onProgress = () => {}) {
   const id = ++nextUpload;
   uploads.set(id, { label, loaded: 0, total: 0 });
   changed();
@@ -30,7 +31,7 @@ export function upload(path, form, label) {
     const xhr = new XMLHttpRequest();
     xhr.open("POST", "/api" + path);
     xhr.setRequestHeader("accept", "application/json");
-    xhr.upload.onprogress = (e) => { uploads.set(id, { label, loaded: e.loaded, total: e.total }); changed(); };
+    xhr.upload.onprogress = (e) => { uploads.set(id, { label, loaded: e.loaded, total: e.total }); changed(); onProgress(e.loaded, e.total); };
     const done = () => { uploads.delete(id); changed(); };
     xhr.onload = () => {
       done();

@@ -73,6 +73,13 @@ export function Field({ label, error, hint, children, className = "" }) {
   </div>`;
 }
 
+// A region that may scroll (a wide table, a long log): keyboard users reach it with Tab and
+// scroll it with the arrow keys, and a screen reader announces it by `label` (axe
+// scrollable-region-focusable). `className` defaults to the tables' wrapper.
+export function ScrollRegion({ label, className = "table-wrap", children }) {
+  return html`<div class=${className} role="region" aria-label=${label} tabindex="0">${children}</div>`;
+}
+
 // The first field of a dialog's body (not its header's Close button), where typing starts.
 const FIRST_FIELD = ["input:not([type=hidden]):not([disabled])", "select:not([disabled])", "textarea:not([disabled])"]
   .map((s) => `:is(.dialog-body, form) ${s}`).join(", ");

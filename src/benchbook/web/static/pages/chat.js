@@ -4,7 +4,7 @@
 // The server keeps no conversation: the whole one is sent with each message.
 import { html, useState, useRef, useEffect } from "../lib/html.js";
 import { get, post, patch } from "../lib/api.js";
-import { useLoad, useAction, Loading, ErrorBox, Field, notify, useTitle, formatCount } from "../lib/ui.js";
+import { useLoad, useAction, Loading, ErrorBox, Field, notify, useTitle, formatCount, ScrollRegion } from "../lib/ui.js";
 
 // The server's 409 for a chat without a model or key names the API call that sets them; on this
 // page the model settings below are where, and the warning above says so instead.
@@ -125,12 +125,12 @@ function Usage({ usage }) {
     ${!usage.data ? (usage.loading ? html`<${Loading} />` : null) : html`
       <p data-testid="usage-total">${[`${formatCount(usage.data.total.requests)} model requests`,
         `${formatCount(usage.data.total.input_tokens)} tokens in`, `${formatCount(usage.data.total.output_tokens)} tokens out (all time)`].join(" · ")}</p>
-      ${usage.data.by_model.length ? html`<div class="table-wrap"><table class="grid usage-table" aria-label="Usage by model">
+      ${usage.data.by_model.length ? html`<${ScrollRegion} label="Usage by model (scrolls)"><table class="grid usage-table" aria-label="Usage by model">
         <thead><tr><th scope="col">Provider</th><th scope="col">Model</th><th scope="col" class="num">Requests</th>
           <th scope="col" class="num">Tokens in</th><th scope="col" class="num">Tokens out</th></tr></thead>
         <tbody>${usage.data.by_model.map((m) => html`<tr><td>${m.provider}</td><td>${m.model}</td><td class="num">${formatCount(m.requests)}</td>
           <td class="num">${formatCount(m.input_tokens)}</td><td class="num">${formatCount(m.output_tokens)}</td></tr>`)}</tbody>
-      </table></div>` : null}
+      </table><//>` : null}
       <p><a href="#/analytics">Tokens over time in Analytics</a></p>`}
   </section>`;
 }

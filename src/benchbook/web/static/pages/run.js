@@ -4,7 +4,7 @@
 import { html, useEffect } from "../lib/html.js";
 import { get, post, enc } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
-import { useLoad, useAction, Loading, ErrorBox, notify, useTitle, formatTime, formatValue, formatBytes } from "../lib/ui.js";
+import { useLoad, useAction, Loading, ErrorBox, notify, useTitle, formatTime, formatValue, formatBytes, ScrollRegion } from "../lib/ui.js";
 import { StatusBadge } from "../lib/automation-common.js";
 import { pokeStatus } from "../lib/status.js";
 
@@ -53,17 +53,17 @@ export default function Run({ params }) {
       ${j.error ? html`<dt>Error</dt><dd class="error">${j.error}</dd>` : null}
     </dl>
     ${detail && (detail.changes || []).length ? html`<section aria-labelledby="changes-h"><h2 id="changes-h">What changed</h2>
-      <div class="table-wrap"><table class="grid" aria-label="trigger changes"><thead><tr><th scope="col">Field</th><th scope="col">Before</th>
+      <${ScrollRegion} label="What changed (scrolls)"><table class="grid" aria-label="trigger changes"><thead><tr><th scope="col">Field</th><th scope="col">Before</th>
         <th scope="col">After</th><th scope="col">Watched</th></tr></thead>
       <tbody>${detail.changes.map((c) => html`<tr><td>${c.label || c.field}</td><td>${formatValue(c.before)}</td><td>${formatValue(c.after)}</td>
-        <td>${c.watched ? "yes" : "no"}</td></tr>`)}</tbody></table></div></section>` : null}
+        <td>${c.watched ? "yes" : "no"}</td></tr>`)}</tbody></table><//></section>` : null}
     <section aria-labelledby="steps-h"><h2 id="steps-h">Steps</h2>
-      ${(j.step_executions || []).length ? html`<div class="table-wrap"><table class="grid" aria-label="steps"><thead><tr><th scope="col">Step</th>
+      ${(j.step_executions || []).length ? html`<${ScrollRegion} label="Steps (scrolls)"><table class="grid" aria-label="steps"><thead><tr><th scope="col">Step</th>
         <th scope="col">Plugin</th><th scope="col">Status</th><th scope="col" class="num">ms</th><th scope="col">Outputs / error</th></tr></thead>
         <tbody>${j.step_executions.map((s) => html`<tr><td>${s.step_id}</td><td>${s.plugin}</td><td><${StatusBadge} status=${s.status} /></td>
-          <td class="num">${s.duration_ms ?? ""}</td><td>${s.error ? html`<p class="error">${s.error}</p>` : null}<${Outputs} step=${s} /></td></tr>`)}</tbody></table></div>`
+          <td class="num">${s.duration_ms ?? ""}</td><td>${s.error ? html`<p class="error">${s.error}</p>` : null}<${Outputs} step=${s} /></td></tr>`)}</tbody></table><//>`
         : html`<p class="muted">${live ? "Not run yet." : "No step ran."}</p>`}</section>
-    <section aria-labelledby="log-h"><h2 id="log-h">Log</h2>${j.log ? html`<pre class="log">${j.log}</pre>` : html`<p class="muted">Empty.</p>`}</section>
+    <section aria-labelledby="log-h"><h2 id="log-h">Log</h2>${j.log ? html`<pre class="log" tabindex="0" role="region" aria-label="Run log (scrolls)">${j.log}</pre>` : html`<p class="muted">Empty.</p>`}</section>
     <section aria-labelledby="affected-h"><h2 id="affected-h">Records it changed</h2>
       ${(j.affected_records || []).length ? html`<ul class="plain">${j.affected_records.map((r) => { const rid = typeof r === "string" ? r : r.id || r.record_id;
         return html`<li><a href=${href("/r/" + seg(rid))}>${(r && r.natural_name) || rid}</a></li>`; })}</ul>` : html`<p class="muted">None.</p>`}</section>
