@@ -44,9 +44,10 @@ import schemathesis
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
+from schemathesis.core import NOT_SET
 from schemathesis.core.failures import FailureGroup, ServerError
 from schemathesis.core.parameters import ParameterLocation
-from schemathesis.openapi.checks import UseAfterFree
+from schemathesis.openapi.checks import RejectedPositiveData, UseAfterFree
 from starlette.testclient import TestClient
 
 from benchbook.domain.ai import config as ai_config
@@ -239,9 +240,15 @@ def _outside_failure(case: Any, response: Any) -> bool:
 
 @schema.hook
 def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool:
-    """Keep every failure except two: an AI operation's 502 when the provider outside the
-    service fails (:func:`_outside_failure`), and a thing still answering after a soft delete.
-    A valid request refused (``positive_data_acceptance``) is kept like any other failure.
+    """Keep every failure except three: an AI operation's 502 when the provider outside the
+    service fails (:func:`_outside_failure`), a thing still answering after a soft delete, and a
+    "valid" request without the body its operation requires. A valid request refused
+    (``positive_data_acceptance``) is kept like any other failure.
+
+    A body-less request: in the stateful phase schemathesis follows links it infers between
+    operations (a run's id from ``GET /jobs`` into ``POST /jobs/rerun``'s ``ids``), and when the
+    value a link should carry cannot be read from the response it sends the operation with a
+    null body, still marked valid; a required body that is null is refused (422) as it must be.
 
     ``use_after_free`` (stateful phase) expects what a ``DELETE`` deleted to be 404 afterwards.
     benchbook's deletes are soft (spec *Overview* 3): the thing keeps its history, restore plan,
@@ -250,9 +257,19 @@ def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool
     """
     if isinstance(failure, UseAfterFree):
         return failure.free.split("?")[0].endswith("/purge")
+    if _bodiless(failure, case):
+        return False
     if isinstance(failure, ServerError):
         return not _outside_failure(case, response)
     return True
+
+
+def _bodiless(failure: Any, case: Any) -> bool:
+    """Whether ``failure`` is a "valid" request refused for lacking the body its operation
+    requires (:func:`filter_failure`)."""
+    if not isinstance(failure, RejectedPositiveData) or case.body not in (None, NOT_SET):
+        return False
+    return bool(((case.operation.definition.raw or {}).get("requestBody") or {}).get("required"))
 
 
 QUICK = max(1, settings.default.max_examples // 20)
@@ -297,6 +314,9 @@ class _Workflow(schema.as_state_machine()):  # type: ignore[misc]
         try:
             super().validate_response(response, case, additional_checks=additional_checks, **kwargs)
         except FailureGroup as exc:
+            kept = [f for f in exc.exceptions if not _bodiless(f, case)]  # the hook is not asked here
+            if not kept:
+                return
             self.failures.append(exc)
             raise
 
