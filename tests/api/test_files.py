@@ -20,6 +20,10 @@ def test_upload_download_and_file_field(api):
     make_schema(api, "run", [{"name": "raw", "type": "file"}])
     make_collection(api, "c", ["run"])
     rec = make_record(api, "c", "run", {"raw": sha})
+    # a record names its files (the first upload's name), in a single read and in a list
+    label = {"filename": "data.csv", "size": len(content), "content_type": "text/csv"}
+    assert api.ok("GET", f"/records/{rec['id']}")["file_labels"] == {sha: label}
+    assert api.ok("GET", "/collections/c/records")["items"][0]["file_labels"] == {sha: label}
     info = api.ok("GET", f"/files/{sha}/info")
     assert [r["id"] for r in info["records"]] == [rec["id"]]
     missing = "0" * 64

@@ -1,6 +1,7 @@
 """Issue 37 item 4 in Chromium: the New record dialog has the record page's controls: a
 reference field is a type-ahead picker (typing part of a site's name lists it, picking it links
-it) and a file field uploads with a bar and then names the file; the record made holds both."""
+it) and a file field uploads with a bar and then names the file; the record made holds both,
+and the records table shows the file by its name, never its hash (item 1)."""
 from __future__ import annotations
 
 import hashlib
@@ -44,5 +45,9 @@ def test_new_record_picks_a_reference_by_typing_and_uploads_a_file(page: Any, em
     expect(dialog).to_be_hidden()
 
     [made] = httpx.get(f"{api}/collections/trip/records", params={"schema": "sample"}).json()["items"]
-    assert made["data"]["site"] == sites["North ridge"]
-    assert made["data"]["scan"] == hashlib.sha256(scan.read_bytes()).hexdigest()
+    sha = hashlib.sha256(scan.read_bytes()).hexdigest()
+    assert made["data"]["site"] == sites["North ridge"] and made["data"]["scan"] == sha
+    row = page.locator("table.records-grid tbody tr").first  # the table names the file and the site
+    expect(row).to_contain_text("scan-01.txt")
+    expect(row).to_contain_text("North ridge")
+    assert sha[:12] not in row.inner_text()

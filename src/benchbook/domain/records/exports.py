@@ -32,6 +32,7 @@ from benchbook.domain.records.labels import targets
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.references import ReferenceResolver
 from benchbook.domain.records.shaping import RecordShaper
+from benchbook.domain.records.values import FILE_TYPES
 from benchbook.persistence.tables import Collection, Field, Record
 
 EXPORT_BASE = ["id", "schema_name", "parent_record_id", "natural_name"]
@@ -146,7 +147,6 @@ def _cell(value: Any) -> str:
 
 ZIP_CSV = "records.csv"
 ZIP_MISSING = "missing-files.txt"
-FILE_TYPES = ("file", "file_list")
 
 
 def export_zip(session: Session, files_dir: Path, collection_name: str, query: RecordQuery, *,

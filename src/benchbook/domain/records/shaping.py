@@ -13,8 +13,8 @@ from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.errors import NotFound
 from benchbook.domain.records.derived import derive
 from benchbook.domain.records.rows import Shaped, whole_record_id
-from benchbook.domain.records.values import REFERENCE_TYPES, as_list, shown_values
-from benchbook.persistence.tables import Collection, Record, Schema
+from benchbook.domain.records.values import FILE_TYPES, REFERENCE_TYPES, as_list, shown_values
+from benchbook.persistence.tables import Collection, Record, Schema, StoredFile
 
 LINEAGE_MOST = 1000
 """How far up :func:`lineage` walks: parents follow the schemas' own chain, so only a damaged
@@ -76,6 +76,20 @@ class RecordShaper:
                                     .where(Record.id.in_(targets))).all()
         return {r[0]: (r[1], r[2]) for r in rows}
 
+    def _files(self, records: Sequence[Shaped]) -> dict[str, dict[str, Any]]:
+        """``{sha256: {filename, size, content_type}}`` of every file value of ``records`` the
+        store holds, in one query (none when no record has a file value)."""
+        hashes: set[str] = set()
+        for rec in records:
+            for f in self.cache.meta(rec.schema_id).fields:
+                if f.type in FILE_TYPES:
+                    hashes.update(str(v) for v in as_list(rec.data.get(f.id)))
+        if not hashes:
+            return {}
+        rows = self.session.execute(select(StoredFile.sha256, StoredFile.filename, StoredFile.size, StoredFile.content_type)
+                                    .where(StoredFile.sha256.in_(hashes)))
+        return {sha: {"filename": name, "size": size, "content_type": kind} for sha, name, size, kind in rows}
+
     def _child_schemas(self, schema_id: str) -> tuple[str, ...]:
         """Names of the live schemas whose parent is ``schema_id`` (:meth:`SchemaCache.child_names`)."""
         return self.cache.child_names(schema_id)
@@ -97,8 +111,12 @@ class RecordShaper:
     def shape(self, records: Sequence[Shaped], *, child_counts: bool = False,
               columns: list[str] | None = None) -> list[dict[str, Any]]:
         """RecordResponse for each record, in order; ``derived`` holds the requested ``columns``
-        that ``data`` cannot answer (see :mod:`benchbook.domain.records.derived`)."""
+        that ``data`` cannot answer (see :mod:`benchbook.domain.records.derived`);
+        ``reference_labels`` names the records its references point at and ``file_labels`` the
+        files its file values hold (``{sha256: {filename, size, content_type}}``), so a reader
+        sees names, never ids or hashes."""
         refs = self._references(records)
+        files = self._files(records)
         counts = self._child_counts(records) if child_counts else {}
         derived = (derive(self.session, self.cache, records, columns,
                           {r.dataset_id: self.collection(r.dataset_id).timezone for r in records})
@@ -116,6 +134,8 @@ class RecordShaper:
                         labels[target] = name
                         if coll_name is not None and coll_name != coll.name:
                             colls[target] = coll_name
+            file_labels = {str(v): files[str(v)] for f in meta.fields if f.type in FILE_TYPES
+                           for v in as_list(rec.data.get(f.id)) if str(v) in files}
             deleted_fields = [{"field_id": f.id, "name": f.name, "label": f.label, "type": f.type,
                                "value": rec.data[f.id]} for f in meta.deleted_fields if f.id in rec.data]
             out.append({
@@ -125,7 +145,7 @@ class RecordShaper:
                 "updated_at": rec.updated_at.isoformat(), "collection": coll.name,
                 "deleted_at": rec.deleted_at.isoformat() if rec.deleted_at else None,
                 "deleted_fields": deleted_fields, "reference_labels": labels, "reference_collections": colls,
-                "child_counts": counts.get(rec.id) if child_counts else None,
+                "file_labels": file_labels, "child_counts": counts.get(rec.id) if child_counts else None,
                 "derived": derived.get(rec.id) if columns else None,
             })
         return out

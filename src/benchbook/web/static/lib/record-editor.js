@@ -153,6 +153,11 @@ export function ShowValue({ field, value, record }) {
     const labels = record.reference_labels || {};
     return html`${[].concat(value).map((id, i) => html`${i ? ", " : ""}<a href=${href("/r/" + seg(id))}>${labels[id] || id}</a>`)}`;
   }
+  if (field.type === "file" || field.type === "file_list") {  // by name and size, never the hash
+    const files = record.file_labels || {};
+    return html`${[].concat(value).map((sha, i) => html`${i ? ", " : ""}${files[sha]
+      ? `${files[sha].filename} (${formatBytes(files[sha].size)})` : html`<span class="muted">a file not in the store</span>`}`)}`;
+  }
   if (field.type === "url") return html`<a href=${value} rel="noopener noreferrer">${value}</a>`;
   const unit = field.restrictions && field.restrictions.unit;
   return html`${formatValue(value, field.type)}${unit ? ` ${unit}` : ""}`;

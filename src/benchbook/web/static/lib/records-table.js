@@ -30,6 +30,10 @@ export function cellText(col, r) {
     const ids = Array.isArray(value) ? value : [value];
     return ids.map((id) => r.reference_labels[id] || id).join(", ");
   }
+  if ((type === "file" || type === "file_list") && value) {  // a file by its name, never its hash
+    const files = r.file_labels || {};
+    return (Array.isArray(value) ? value : [value]).map((sha) => (files[sha] ? files[sha].filename : `${String(sha).slice(0, 8)}…`)).join(", ");
+  }
   if (col.kind === "base" && (col.key === "created_at" || col.key === "updated_at")) return formatValue(value, "datetime");
   return formatValue(value, type);
 }
