@@ -18,6 +18,7 @@ from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound
 from benchbook.domain.history.own_values import whole_values
+from benchbook.domain.history.value_labels import value_labels
 from benchbook.domain.ids import new_id, resolve_prefix
 from benchbook.domain.records.rows import value_changes
 from benchbook.domain.sync import rows as sync_rows
@@ -238,10 +239,11 @@ def entry_changes(session: Session, entries: list[AuditEntry],
 
 
 def entry_responses(session: Session, entries: list[AuditEntry]) -> list[dict[str, Any]]:
-    """Shape entries as AuditLogResponse: changes (:func:`entry_changes`) and ``now`` in a few
-    queries for the whole list."""
+    """Shape entries as AuditLogResponse: changes (:func:`entry_changes`), ``now`` and
+    ``value_labels`` (:func:`.value_labels.value_labels`) in a few queries for the whole list."""
     whole = whole_values(session, entries)
     every_changes = entry_changes(session, entries, whole)
+    labels = value_labels(session, every_changes)
     record_ids = {e.entity_id for e in entries if e.entity_type == "record"}
     records = ({r.id: r for r in session.scalars(select(Record).where(Record.id.in_(record_ids)))}
                if record_ids else {})
@@ -253,7 +255,7 @@ def entry_responses(session: Session, entries: list[AuditEntry]) -> list[dict[st
             "timestamp": e.timestamp.isoformat(), "actor": e.actor, "changes": changes,
             "device": e.device, **whole.get(e.id, {"new_data": e.new_data, "old_data": e.old_data}),
             "now": _now(e, records) if e.entity_type == "record" else None,
-            "sync": sync_rows.shown(e.sync), "batch_id": e.batch_id,
+            "sync": sync_rows.shown(e.sync), "batch_id": e.batch_id, "value_labels": labels.get(e.id, {}),
         })
     return out
 

@@ -1,0 +1,47 @@
+"""What a history entry's reference and file values are called (issue 37 item 1: history and
+revert plans showed record ids and file hashes where a person reads names).
+
+An audit entry's change rows hold a reference as the target record's id and a file as its
+sha256. :func:`value_labels` gives, per entry, ``{value: label}`` for every such value in its
+rows: a record by its natural name (deleted records too: the history keeps naming what was
+there), a file by its name in the store. Values with no name (a purged record, a file not in
+the store) are left out; a reader then shows the value itself."""
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from benchbook.domain.records.values import FILE_TYPES, REFERENCE_TYPES, as_list
+from benchbook.persistence.tables import Record, StoredFile
+
+CHUNK = 500
+"""Values looked up per statement (bound parameters stay well under every backend's limit)."""
+
+
+def _values(rows: list[dict[str, Any]], types: tuple[str, ...]) -> set[str]:
+    return {str(v) for c in rows if c.get("dtype") in types
+            for side in ("before", "after") for v in as_list(c.get(side)) if isinstance(v, str)}
+
+
+def _names(session: Session, column: Any, label: Any, wanted: set[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    ordered = sorted(wanted)
+    for start in range(0, len(ordered), CHUNK):
+        for value, name in session.execute(select(column, label).where(column.in_(ordered[start:start + CHUNK]))):
+            if name:
+                out[str(value)] = str(name)
+    return out
+
+
+def value_labels(session: Session, changes: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, str]]:
+    """``{entry id: {value: label}}`` for the reference and file values of each entry's change
+    rows (``changes``: AuditChange rows by entry id, with ``dtype``), in two queries at most."""
+    records = _names(session, Record.id, Record.natural_name,
+                     set().union(*(_values(rows, REFERENCE_TYPES) for rows in changes.values())))
+    files = _names(session, StoredFile.sha256, StoredFile.filename,
+                   set().union(*(_values(rows, FILE_TYPES) for rows in changes.values())))
+    known = {**records, **files}
+    return {entry_id: {v: known[v] for v in _values(rows, REFERENCE_TYPES + FILE_TYPES) if v in known}
+            for entry_id, rows in changes.items()}
