@@ -1,11 +1,13 @@
-// The history as events (#/history): one line per event, a batch one line that opens to its
-// entries; filters (action, kind of thing, collection, schema, record, time) and `q` in the hash
-// query; paging. `?schema=<name>` and `?record=<id>` show one schema's or record's history.
+// The history as events (#/history): one line per event, a batch one line that says what it did
+// ("penguin-tag: 344 records updated") and opens to its entries, runs of one workflow that follow
+// each other folded into one line; filters (action, kind of thing, workflow runs shown or hidden,
+// collection, schema, record, time) and `q` in the hash query; paging. `?schema=<name>` and `?record=<id>` show one schema's or record's history.
 import { html, useState } from "../lib/html.js";
 import { get } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, Loading, ErrorBox, Field, useTitle, formatTime, formatCount } from "../lib/ui.js";
 import { EntryLine } from "../lib/entries.js";
+import { addParts, partsWords, story } from "../lib/history-words.js";
 
 const PAGE = 25;
 const ACTIONS = ["create", "update", "delete", "restore", "purge"];
@@ -21,6 +23,7 @@ export function historyTree(query) {
   if (query.record) leaves.push({ field: "entity_id", op: "eq", value: query.record });
   if (query.since) leaves.push({ field: "timestamp", op: "gte", value: query.since });
   if (query.until) leaves.push({ field: "timestamp", op: "lte", value: query.until });
+  if (query.runs === "hidden") leaves.push({ field: "batch_kind", op: "ne", value: "workflow" });
   return leaves.length ? { and: leaves } : null;
 }
 
@@ -35,16 +38,30 @@ function BatchEntries({ batch }) {
   </div>`;
 }
 
+const BATCH_WORDS = { workflow: "workflow run", import: "import", sync: "sync", revert: "revert", restore: "restore" };
+
 function EventLine({ event }) {
   const [open, setOpen] = useState(false);
   if (event.kind === "entry") return html`<li><${EntryLine} entry=${event.entry} /></li>`;
-  const parts = event.parts.map((p) => `${p.count} ${p.entity_type} ${p.action}`).join(", ");
+  const kind = BATCH_WORDS[event.batch.kind] || event.batch.kind;
   return html`<li><details class="card event batch" data-testid="batch-event" onToggle=${(e) => setOpen(e.currentTarget.open)}>
-    <summary><span class="badge">${event.batch.kind}</span> ${event.batch.label || ""}
-      <strong> ${formatCount(event.count)} changes</strong> · <time datetime=${event.timestamp}>${formatTime(event.timestamp)}</time>
-      ${event.actor ? ` · ${event.actor}` : ""}<span class="muted"> · ${parts}</span></summary>
+    <summary><span class="badge">${kind}</span>${" "}<strong>${event.batch.label || ""}</strong>${event.batch.label ? ": " : ""}${partsWords(event.parts)}
+      ${" "}· <time datetime=${event.timestamp}>${formatTime(event.timestamp)}</time>${event.actor ? ` · ${event.actor}` : ""}</summary>
     <p><a href=${href("/history/batch/" + seg(event.id))}>Open this batch</a></p>
     ${open ? html`<${BatchEntries} batch=${event.batch} />` : null}
+  </details></li>`;
+}
+
+// Runs of one workflow that follow each other: one line ("penguin-tag ran 25 times: 25 records
+// updated"), opening to the runs.
+function FoldedRuns({ fold }) {
+  const first = fold.events[fold.events.length - 1];
+  const last = fold.events[0];
+  return html`<li><details class="card event runs-fold" data-testid="runs-fold">
+    <summary><span class="badge">workflow runs</span>${" "}<strong>${fold.label}</strong> ran ${fold.events.length} times:${" "}
+      ${partsWords(addParts(fold.events))} · <time datetime=${first.timestamp}>${formatTime(first.timestamp)}</time>
+      ${" "}to <time datetime=${last.timestamp}>${formatTime(last.timestamp)}</time></summary>
+    <ul class="plain events">${fold.events.map((ev) => html`<${EventLine} key=${ev.id} event=${ev} />`)}</ul>
   </details></li>`;
 }
 
@@ -60,6 +77,8 @@ function Filters({ query }) {
         <option value="">any</option>${ACTIONS.map((a) => html`<option value=${a}>${a}</option>`)}</select>`}<//>
       <${Field} label="Kind of thing">${(id) => html`<select id=${id} value=${query.kind || ""} onChange=${(e) => set({ kind: e.target.value || undefined })}>
         <option value="">any</option>${KINDS.map((k) => html`<option value=${k}>${k === "dataset" ? "collection" : k}</option>`)}</select>`}<//>
+      <${Field} label="Workflow runs">${(id) => html`<select id=${id} value=${query.runs || ""} onChange=${(e) => set({ runs: e.target.value || undefined })}>
+        <option value="">shown</option><option value="hidden">hidden</option></select>`}<//>
       <${Field} label="Since">${(id) => html`<input id=${id} type="date" value=${query.since || ""} onChange=${(e) => set({ since: e.target.value || undefined })} />`}<//>
     </div>
     <div class="toolbar"><button type="submit" class="primary">Search the history</button>
@@ -83,7 +102,8 @@ export default function History({ query }) {
     <${Filters} key=${query.q || ""} query=${query} />
     <${ErrorBox} error=${state.error} onRetry=${state.reload} />
     ${state.loading && !data ? html`<${Loading} />` : null}
-    ${data ? html`<ul class="plain events" aria-label="events">${data.items.map((ev) => html`<${EventLine} key=${ev.id} event=${ev} />`)}</ul>
+    ${data ? html`<ul class="plain events" aria-label="events">${story(data.items).map((it) => it.fold
+      ? html`<${FoldedRuns} key=${it.fold.events[0].id} fold=${it.fold} />` : html`<${EventLine} key=${it.event.id} event=${it.event} />`)}</ul>
       ${!data.items.length ? html`<p class="muted">No change matches.</p>` : null}
       <nav class="pager" aria-label="pages of the history">
         <button type="button" disabled=${page <= 1} onClick=${() => navigate("/history", { ...query, page: page - 1 })}>Newer</button>
