@@ -2,10 +2,14 @@
 // API checks with a pattern; the forms derive it from the words typed, show it, and explain the
 // rule in words, never as the pattern.
 
-// `label` as a slug: accents dropped, lower case, every run of other characters one `separator`,
-// none at either end, at most 100 characters; "" when nothing is left.
+// Letters that no Unicode decomposition turns into ASCII, spelled as their languages write them.
+const SPELLED = { "œ": "oe", "æ": "ae", "ß": "ss", "ø": "o", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "ı": "i" };
+
+// `label` as a slug: accents dropped (and œ, æ, ß… spelled out), lower case, every run of other
+// characters one `separator`, none at either end, at most 100 characters; "" when nothing is left.
 export function slugOf(label, separator = "-") {
-  return String(label || "").normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
+  return String(label || "").toLowerCase().replace(/[œæßøłđðþı]/g, (c) => SPELLED[c]).normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
     .replace(/[^a-z0-9]+/g, separator).replace(new RegExp(`^\\${separator}+|\\${separator}+$`, "g"), "").slice(0, 100);
 }
 

@@ -1,0 +1,35 @@
+// Names and history words (lib/names.js, lib/history-words.js), without a browser.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { nameError, slugOf, viewNameOf, COLLECTION_RULE } from "../../src/benchbook/web/static/lib/names.js";
+import { addParts, changeWords, partsWords, story } from "../../src/benchbook/web/static/lib/history-words.js";
+
+test("names come from the words typed", () => {
+  assert.equal(slugOf("Lab samples 2024"), "lab-samples-2024");
+  assert.equal(slugOf("  Épinards & Œufs! "), "epinards-oeufs");
+  assert.equal(slugOf("***"), "");
+  assert.equal(viewNameOf("Big Gentoo bills"), "big_gentoo_bills");
+  assert.equal(viewNameOf("2024 runs"), "view_2024_runs");
+  assert.equal(nameError("'x y' does not match '^[A-Za-z0-9]'", COLLECTION_RULE), COLLECTION_RULE);
+  assert.equal(nameError("already taken", COLLECTION_RULE), "already taken");
+});
+
+test("changes read in words", () => {
+  assert.equal(changeWords(1, "record", "update"), "1 record updated");
+  assert.equal(changeWords(344, "record", "create"), "344 records created");
+  assert.equal(changeWords(2, "dataset", "delete"), "2 collections deleted");
+  assert.equal(partsWords([{ count: 2, entity_type: "schema", action: "create" }, { count: 347, entity_type: "record", action: "create" }]),
+    "347 records created, 2 schemas created");
+});
+
+test("runs of one workflow that follow each other fold into one story item", () => {
+  const run = (id, label) => ({ id, kind: "batch", batch: { kind: "workflow", label }, parts: [{ count: 1, entity_type: "record", action: "update" }] });
+  const lone = { id: "e", kind: "entry" };
+  const items = story([run("a", "tag"), run("b", "tag"), run("c", "tag"), lone, run("d", "tag"), run("f", "other")]);
+  assert.equal(items.length, 4);
+  assert.deepEqual(items[0].fold.events.map((e) => e.id), ["a", "b", "c"]);
+  assert.equal(items[1].event, lone);
+  assert.equal(items[2].event.id, "d");  // one run alone stays a line of its own
+  assert.equal(items[3].event.id, "f");
+  assert.deepEqual(addParts(items[0].fold.events), [{ entity_type: "record", action: "update", count: 3 }]);
+});
