@@ -111,6 +111,8 @@ def test_clone_copies_the_authority_and_says_what_next(lab: Lab, tmp_path: Path,
     head = authority.ok("GET", "/sync/devices")  # the authority knows the device now
     assert [(d["name"], d["state"]) for d in head] == [("laptop", "joined")]
     assert "pull entries" in shown  # the copy is the first sync's pull, drawn as remote sync draws it
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)  # the terminal's colour and cursor codes out
+    assert re.search(r"copy records\D*3/3", plain), plain  # the three records, counted against the snapshot's total
     counts = re.findall(r"(\d+)/(\d+)", shown)
     assert counts and counts[-1][0] == counts[-1][1] and int(counts[-1][0]) >= 5, shown
     # the clone answers as any device does

@@ -38,6 +38,10 @@ LIST_ROWS = "benchbook remote list-conflicts"
 
 # ------------------------------------------------------------------------------ what is shown
 
+STAGES = {"push": "push entries", "pull": "pull entries", "copy": "copy records"}
+"""The bar's words for each stage of a sync (:data:`benchbook.remote.syncing.Progress`)."""
+
+
 class SyncBar:
     """A :data:`benchbook.remote.syncing.Progress` callback (``bar(stage, done, total)``) that draws
     the sync on a rich ``progress`` (:func:`benchbook.cli.progress.bar`): one line per stage as the
@@ -55,7 +59,7 @@ class SyncBar:
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if stage != self.stage or (self.task is not None and self.done >= self.total):
-            self.task = self.progress.add_task(f"{stage} entries", total=total)
+            self.task = self.progress.add_task(STAGES.get(stage, stage), total=total)
             self.stage = stage
         self.done, self.total = done, max(done, total)
         self.progress.update(self.task, completed=done, total=self.total, refresh=True)

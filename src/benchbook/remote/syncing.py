@@ -139,12 +139,13 @@ def _copy(db: Database, authority: Authority, progress: Progress) -> int:
             return 0
         row = state.get(s)
         stage, head, after = row.copy_stage or copy.RECORDS, row.copy_head, row.copy_after
-    copied = 0
+    copied, total = 0, None  # total: the first page's count of the snapshot's records (not known on a resume)
     while stage == copy.RECORDS:
         with collector.paused():  # thousands of rows parsed: no cycles among them (domain.collector)
             page = authority.snapshot(copy.RECORDS, after, copy.PAGE)
         rows = page["tables"]["records"]
         head = int(page["head"]) if head is None else head
+        total = int(page["total"]) if page.get("total") is not None else total
         with db.session() as s:
             stale = after is None or copy.lacks_catalog(s, rows)
         snap = authority.snapshot("catalog") if stale else None
@@ -156,7 +157,7 @@ def _copy(db: Database, authority: Authority, progress: Progress) -> int:
             copied += copy.add_records(s, rows)
             row = state.get(s)
             row.copy_stage, row.copy_head, row.copy_after = stage, head, after
-        progress("copy", copied, max(copied, head))
+        progress("copy", copied, max(copied, total if total is not None else head))
     head = head or 0
     pulled = 0
     with db.session() as s:

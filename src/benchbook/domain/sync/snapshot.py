@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import DateTime, Text, cast, delete, select
+from sqlalchemy import DateTime, Text, cast, delete, func, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain import collector
@@ -135,7 +135,8 @@ def records_page(session: Session, after: str | None, limit: int = PAGE) -> dict
     """One page of the ``records`` snapshot: ``{kind, tables: {records: [row, …]}, head, next}``,
     every column of each record (deleted ones too; purged ones are gone; times as text), ordered
     by the depth of their schema and then by id, so that a parent comes before its children;
-    ``after`` is ``"<depth>:<record id>"`` (a page's ``next``; none for the first page). Raises
+    ``after`` is ``"<depth>:<record id>"`` (a page's ``next``; none for the first page, which
+    also has ``total``, the number of record rows of the whole snapshot). Raises
     ``Invalid`` for another ``after``."""
     head = feed.number(session)
     limit = max(1, min(limit, MAX_PAGE))
@@ -155,7 +156,10 @@ def records_page(session: Session, after: str | None, limit: int = PAGE) -> dict
         if len(rows) >= limit:
             next_cursor = f"{d}:{rows[-1]['id']}"
             break
-    return {"kind": "records", "tables": {"records": rows}, "head": head, "next": next_cursor}
+    page = {"kind": "records", "tables": {"records": rows}, "head": head, "next": next_cursor}
+    if not after:  # the first page says how many rows the whole copy holds (a progress bar's total)
+        page["total"] = int(session.scalar(select(func.count()).select_from(Record)) or 0)
+    return page
 
 
 @collector.paused()
