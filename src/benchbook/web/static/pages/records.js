@@ -13,6 +13,7 @@ import { catalogue, FilterBuilder, parseFilter, errorPathOf, asRoot, compact } f
 import { ColumnChooser, columnsParam, sortKeyOf, cellValue, toCsv, download } from "../lib/records-table.js";
 import { NewRecord } from "../lib/records-new.js";
 import { DeleteSelected } from "../lib/delete-referenced.js";
+import { RecordsChart, ViewSwitch } from "../lib/records-chart.js";
 
 const LIMITS = [25, 50, 100, 200, 500];
 
@@ -59,8 +60,9 @@ function Table({ collection, schemas, types, query, path }) {
   if (!cat || !schemaNames.includes(schema)) {
     return html`<section class="page records">${head}<${ErrorBox} error=${new Error(`The collection ${name} has no schema '${schema}'.`)} /></section>`;
   }
-  return html`<section class="page records">${head}
-    <${SchemaTable} key=${schema} collection=${collection} cat=${cat} types=${types} query=${query} path=${path} set=${set} schema=${schema} /></section>`;
+  return html`<section class="page records">${head}<${ViewSwitch} path=${path} query=${query} />
+    ${query.chart ? html`<${RecordsChart} key=${schema} collection=${collection} cat=${cat} query=${query} path=${path} />`
+      : html`<${SchemaTable} key=${schema} collection=${collection} cat=${cat} types=${types} query=${query} path=${path} set=${set} schema=${schema} />`}</section>`;
 }
 
 function useViewExpansion(name, schema, query, path) {

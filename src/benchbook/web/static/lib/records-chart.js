@@ -1,0 +1,255 @@
+// The records table's chart view (#/c/<collection>?schema=…&chart=histogram|scatter|counts):
+// the listed records (same schema, filter, search and parent as the table, read through the list
+// endpoint's paging up to CHART_CAP records) as a histogram of a numeric field, a scatter of two
+// numeric fields coloured by a choice field, or counts per choice. Drawn by uPlot; every chart
+// has its numbers as a table (the text alternative).
+import uPlot from "uplot";
+import { html, useEffect, useRef } from "./html.js";
+import { get } from "./api.js";
+import { href, navigate, seg } from "./router.js";
+import { useLoad, Loading, ErrorBox, formatCount, ScrollRegion } from "./ui.js";
+import { parseFilter, describeLeaf } from "./records-filter.js";
+
+export const CHART_CAP = 10000;
+const PAGE = 1000;
+const COLOURS = ["#1f4f9e", "#b34d00", "#1b6b34", "#7a2a8c", "#8a6d00", "#a4161a", "#00707a", "#545d70"];
+const KINDS = [["histogram", "Histogram"], ["scatter", "Scatter"], ["counts", "Counts per choice"]];
+
+// ---- pure helpers -------------------------------------------------------------------------
+
+const isNum = (v) => typeof v === "number" && Number.isFinite(v);
+
+// values → [{lo, hi, count}]: `bins` equal bins from min to max (the last one closed), integer
+// fields get whole-number edges when they span fewer values than bins.
+export function binValues(values, bins = 10, integer = false) {
+  const xs = values.filter(isNum);
+  if (!xs.length) return [];
+  const lo = Math.min(...xs);
+  const hi = Math.max(...xs);
+  if (lo === hi) return [{ lo, hi, count: xs.length }];
+  let n = bins;
+  let width = (hi - lo) / n;
+  if (integer) {
+    width = Math.max(1, Math.ceil((hi - lo + 1) / bins));
+    n = Math.ceil((hi - lo + 1) / width);
+  }
+  const out = Array.from({ length: n }, (_, i) => ({ lo: lo + i * width, hi: lo + (i + 1) * width - (integer ? 1 : 0), count: 0 }));
+  for (const x of xs) out[Math.min(n - 1, Math.floor((x - lo) / width))].count += 1;
+  if (!integer) out[n - 1].hi = hi;
+  return out;
+}
+
+// items → [{label, count}] per choice present (in the field's order, then any other value or "(none)").
+export function countBy(items, key, choices = []) {
+  const counts = new Map(choices.map((c) => [String(c), 0]));
+  for (const r of items) {
+    const v = r.data ? r.data[key] : undefined;
+    const label = v === null || v === undefined || v === "" ? "(none)" : String(v);
+    counts.set(label, (counts.get(label) || 0) + 1);
+  }
+  return [...counts].filter(([, count]) => count).map(([label, count]) => ({ label, count }));
+}
+
+// items → [{label, points: [[x, y], …]}] grouped by the colour field (one group when none).
+export function groupPoints(items, xKey, yKey, byKey, choices = []) {
+  const groups = new Map(choices.map((c) => [String(c), []]));
+  for (const r of items) {
+    const d = r.data || {};
+    if (!isNum(d[xKey]) || !isNum(d[yKey])) continue;
+    const v = byKey ? d[byKey] : "all";
+    const label = v === null || v === undefined || v === "" ? "(none)" : String(v);
+    if (!groups.has(label)) groups.set(label, []);
+    groups.get(label).push([d[xKey], d[yKey]]);
+  }
+  return [...groups].filter(([, points]) => points.length).map(([label, points]) => ({ label, points }));
+}
+
+const fmt = (x) => (Number.isInteger(x) ? formatCount(x) : Number(x.toFixed(2)).toString());
+export const axisTitle = (f) => {
+  const unit = f.restrictions && f.restrictions.unit;
+  const label = f.label || f.name;
+  return unit && !label.includes(`(${unit})`) ? `${label} (${unit})` : label;
+};
+
+// ---- components ---------------------------------------------------------------------------
+
+// The "Table | Chart" switch: two links, the chart one keeping the table's query.
+export function ViewSwitch({ path, query }) {
+  const table = { ...query, chart: undefined, cx: undefined, cy: undefined, cby: undefined, bins: undefined };
+  return html`<nav class="tabs view-switch" aria-label="Show as">
+    <a href=${href(path, table)} aria-current=${query.chart ? undefined : "page"}>Table</a>
+    <a href=${href(path, { ...query, chart: query.chart || "histogram", page: undefined })} aria-current=${query.chart ? "page" : undefined}>Chart</a>
+  </nav>`;
+}
+
+function useAllRecords(name, schema, query) {
+  return useLoad(async (signal) => {
+    const common = { schema, filter: parseFilter(query.filter) || undefined, search: query.q || undefined,
+      parent_record_id: query.parent || undefined };
+    const items = [];
+    let total = 0;
+    for (let offset = 0; offset < CHART_CAP; offset += PAGE) {
+      const page = await get(`/collections/${seg(name)}/records`, { ...common, limit: PAGE, offset }, { signal });
+      items.push(...page.items);
+      total = page.total_exact === false ? Math.max(page.total, items.length + 1) : page.total;
+      if (page.items.length < PAGE) { total = page.total_exact === false ? items.length : total; break; }
+    }
+    return { items: items.slice(0, CHART_CAP), total };
+  }, [name, schema, query.filter, query.q, query.parent]);
+}
+
+export function RecordsChart({ collection, cat, query, path }) {
+  const name = collection.name;
+  const schema = cat.schema.name;
+  const kind = KINDS.some(([k]) => k === query.chart) ? query.chart : "histogram";
+  const numeric = cat.own.filter((f) => ["integer", "float"].includes(f.type));
+  const choice = cat.own.filter((f) => f.restrictions && Array.isArray(f.restrictions.choices) && f.restrictions.choices.length);
+  const byName = Object.fromEntries(cat.own.map((f) => [f.name, f]));
+  const pick = (key, list, fallback) => (list.some((f) => f.name === key) ? key : fallback);
+  const cx = pick(query.cx, numeric, numeric[0] && numeric[0].name);
+  const cy = pick(query.cy, numeric, numeric[1] ? numeric[1].name : cx);
+  const cby = query.cby === "" ? "" : pick(query.cby, choice, choice[0] ? choice[0].name : "");
+  const bins = Math.min(100, Math.max(2, parseInt(query.bins, 10) || 10));
+  const set = (changes) => navigate(path, { ...query, ...changes }, { replace: true });
+  const data = useAllRecords(name, schema, query);
+  const tree = parseFilter(query.filter);
+  const leaves = [];
+  const walk = (t) => { if (!t) return; if (t.and || t.or) (t.and || t.or).forEach(walk); else if (t.not) walk(t.not); else leaves.push(t); };
+  walk(tree);
+  const items = data.data ? data.data.items : [];
+  const shown = data.data ? items.length : 0;
+  const total = data.data ? data.data.total : 0;
+
+  const select = (label, value, list, onChange, none) => html`<label class="inline">${label}
+    <select aria-label=${label} value=${value} onChange=${(e) => onChange(e.target.value)}>
+      ${none ? html`<option value="">${none}</option>` : null}
+      ${list.map((f) => html`<option value=${f.name}>${f.label || f.name}</option>`)}</select></label>`;
+
+  let body = null;
+  if (data.data) {
+    if (kind === "histogram") {
+      const f = byName[cx];
+      body = f ? html`<${Histogram} field=${f} bins=${binValues(items.map((r) => (r.data || {})[cx]), bins, f.type === "integer")}
+        withValue=${items.filter((r) => isNum((r.data || {})[cx])).length} />` : html`<p class="muted">This schema has no numeric field.</p>`;
+    } else if (kind === "scatter") {
+      body = numeric.length ? html`<${Scatter} x=${byName[cx]} y=${byName[cy]} by=${cby ? byName[cby] : null}
+        groups=${groupPoints(items, cx, cy, cby, cby ? byName[cby].restrictions.choices : [])} />` : html`<p class="muted">This schema has no numeric field.</p>`;
+    } else {
+      const f = byName[cby];
+      body = f ? html`<${Counts} field=${f} items=${countBy(items, cby, f.restrictions.choices)} />`
+        : html`<p class="muted">This schema has no field with choices.</p>`;
+    }
+  }
+
+  return html`<div class="records-chart" aria-busy=${data.loading ? "true" : "false"}>
+    ${leaves.length || query.q || query.parent ? html`<p class="muted chart-query" data-testid="chart-query">Records where
+      ${[...leaves.map((l) => describeLeaf(cat, l)), query.q ? `the search “${query.q}” matches` : null,
+        query.parent ? `the parent is ${query.parent}` : null].filter(Boolean).join("; ")}
+      (<a href=${href(path, { ...query, chart: undefined, cx: undefined, cy: undefined, cby: undefined, bins: undefined })}>change in the table</a>)</p>` : null}
+    <div class="toolbar chart-controls">
+      <label class="inline">Chart
+        <select aria-label="Chart" value=${kind} onChange=${(e) => set({ chart: e.target.value })}>
+          ${KINDS.map(([k, l]) => html`<option value=${k}>${l}</option>`)}</select></label>
+      ${kind !== "counts" && numeric.length ? select(kind === "scatter" ? "X axis" : "Field", cx, numeric, (v) => set({ cx: v })) : null}
+      ${kind === "histogram" ? html`<label class="inline">Bins
+        <input aria-label="Bins" type="number" min="2" max="100" value=${bins} onChange=${(e) => set({ bins: e.target.value })} /></label>` : null}
+      ${kind === "scatter" && numeric.length ? select("Y axis", cy, numeric, (v) => set({ cy: v })) : null}
+      ${kind === "scatter" ? select("Colour by", cby, choice, (v) => set({ cby: v }), "— none —") : null}
+      ${kind === "counts" ? select("Field", cby, choice, (v) => set({ cby: v })) : null}
+    </div>
+    ${data.loading && !data.data ? html`<${Loading} />` : null}
+    <${ErrorBox} error=${data.error} onRetry=${data.reload} />
+    ${data.data ? html`<p class="muted" data-testid="chart-count">${shown < total
+      ? `Showing the first ${formatCount(shown)} of ${formatCount(total)} records (a chart reads at most ${formatCount(CHART_CAP)}).`
+      : `${formatCount(shown)} record${shown === 1 ? "" : "s"}.`}</p>` : null}
+    ${body}
+  </div>`;
+}
+
+function usePlot(make, deps) {
+  const box = useRef(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return undefined;
+    const width = () => Math.max(160, el.clientWidth);
+    const [opts, series] = make(width());
+    const plot = new uPlot(opts, series, el);
+    const observer = new ResizeObserver(() => plot.setSize({ width: width(), height: opts.height }));
+    observer.observe(el);
+    return () => { observer.disconnect(); plot.destroy(); };
+  }, deps);
+  return box;
+}
+
+function NumbersTable({ caption, heads, rows }) {
+  return html`<details class="chart-data"><summary>The numbers (${caption})</summary>
+    <${ScrollRegion} label=${`${caption} (scrolls)`}><table class="grid" aria-label=${caption}>
+      <thead><tr>${heads.map((h, i) => html`<th scope="col" class=${i ? "num" : ""}>${h}</th>`)}</tr></thead>
+      <tbody>${rows.map((r) => html`<tr><th scope="row">${r[0]}</th>${r.slice(1).map((c) => html`<td class="num">${c}</td>`)}</tr>`)}</tbody>
+    </table><//></details>`;
+}
+
+function Histogram({ field, bins, withValue }) {
+  const title = axisTitle(field);
+  const caption = `${title}: records per bin`;
+  const box = usePlot((width) => {
+    const xs = bins.map((b) => (b.lo + b.hi) / 2);
+    const span = bins.length > 1 ? xs[1] - xs[0] : 1;
+    return [{ width, height: 240, legend: { show: false },
+      scales: { x: { time: false, auto: false, range: () => [xs[0] - span / 2, xs[xs.length - 1] + span / 2] },
+        y: { range: (u, min, max) => [0, Math.max(1, max) * 1.1] } },
+      axes: [{ label: title }, { label: "Records", size: 50 }],
+      series: [{}, { label: "Records", stroke: COLOURS[0], fill: COLOURS[0] + "99",
+        paths: uPlot.paths.bars({ size: [0.9, 200] }), points: { show: false } }] },
+    [xs, bins.map((b) => b.count)]];
+  }, [JSON.stringify(bins), title]);
+  if (!bins.length) return html`<p class="muted">No listed record has a ${field.label || field.name}.</p>`;
+  return html`<h2 class="chart-title">${caption}</h2>
+    <div class="chart" ref=${box} role="img" aria-label=${`Histogram of ${title}: ${formatCount(withValue)} records with a value in ${bins.length} bins`}></div>
+    <${NumbersTable} caption=${caption} heads=${[title, "Records"]}
+      rows=${bins.map((b) => [b.lo === b.hi ? fmt(b.lo) : `${fmt(b.lo)} – ${fmt(b.hi)}`, formatCount(b.count)])} />`;
+}
+
+function Scatter({ x, y, by, groups }) {
+  const xt = axisTitle(x);
+  const yt = axisTitle(y);
+  const caption = `${yt} against ${xt}${by ? ` by ${by.label || by.name}` : ""}`;
+  const box = usePlot((width) => {
+    const all = groups.flatMap((g, gi) => g.points.map(([px, py]) => [px, py, gi])).sort((a, b) => a[0] - b[0]);
+    const xs = all.map((p) => p[0]);
+    const ys = groups.map((_, gi) => all.map((p) => (p[2] === gi ? p[1] : null)));
+    return [{ width, height: 300, legend: { show: false }, cursor: { show: false },
+      scales: { x: { time: false } },
+      axes: [{ label: xt }, { label: yt, size: 60 }],
+      series: [{}, ...groups.map((g, gi) => ({ label: g.label, stroke: COLOURS[gi % COLOURS.length], paths: () => null,
+        points: { show: true, size: 5, width: 1, fill: COLOURS[gi % COLOURS.length] + "aa" } }))] },
+    [xs, ...ys]];
+  }, [JSON.stringify(groups), xt, yt]);
+  if (!groups.length) return html`<p class="muted">No listed record has both ${x.label || x.name} and ${y.label || y.name}.</p>`;
+  const stats = (pts, i) => { const v = pts.map((p) => p[i]); return `${fmt(Math.min(...v))} – ${fmt(Math.max(...v))}`; };
+  return html`<h2 class="chart-title">${caption}</h2>
+    ${by ? html`<ul class="chart-legend" aria-label=${`Colours: ${by.label || by.name}`}>${groups.map((g, gi) => html`<li>
+      <span class="swatch" style=${`background: ${COLOURS[gi % COLOURS.length]}`}></span>${g.label} (${formatCount(g.points.length)})</li>`)}</ul>` : null}
+    <div class="chart" ref=${box} role="img" aria-label=${`Scatter of ${caption}: ${groups.map((g) => `${g.label} ${formatCount(g.points.length)}`).join(", ")} records`}></div>
+    <${NumbersTable} caption=${caption} heads=${[by ? by.label || by.name : "Records", "Records", `${xt} range`, `${yt} range`]}
+      rows=${groups.map((g) => [g.label, formatCount(g.points.length), stats(g.points, 0), stats(g.points, 1)])} />`;
+}
+
+function Counts({ field, items }) {
+  const title = field.label || field.name;
+  const caption = `Records per ${title}`;
+  const box = usePlot((width) => {
+    const xs = items.map((_, i) => i);
+    return [{ width, height: 240, legend: { show: false },
+      scales: { x: { time: false, auto: false, range: () => [-0.5, items.length - 0.5] },
+        y: { range: (u, min, max) => [0, Math.max(1, max) * 1.1] } },
+      axes: [{ label: title, splits: () => xs, values: (u, splits) => splits.map((s) => (items[s] ? items[s].label : "")) },
+        { label: "Records", size: 50 }],
+      series: [{}, { label: "Records", stroke: COLOURS[0], fill: COLOURS[0] + "99",
+        paths: uPlot.paths.bars({ size: [0.6, 120] }), points: { show: false } }] },
+    [xs, items.map((i) => i.count)]];
+  }, [JSON.stringify(items), title]);
+  return html`<h2 class="chart-title">${caption}</h2>
+    <div class="chart" ref=${box} role="img" aria-label=${`${caption}: ${items.map((i) => `${i.label} ${formatCount(i.count)}`).join(", ")}`}></div>
+    <${NumbersTable} caption=${caption} heads=${[title, "Records"]} rows=${items.map((i) => [i.label, formatCount(i.count)])} />`;
+}
