@@ -75,3 +75,16 @@ def test_a_deleted_field_comes_back_with_its_values(page: Any, empty_server: str
     item.get_by_role("button", name="Restore").click()
     until(lambda: httpx.get(f"{base}/api/records/{ids[0]}").json()["data"].get("volume") == 2.5,
                "the field's value to be back")
+
+
+def test_a_deleted_record_page_writes_its_plan_in_sentences(page: Any, empty_server: str) -> None:
+    base = empty_server
+    ids = make(base, "dish", ["D-1"])
+    httpx.delete(f"{base}/api/records/{ids[0]}", headers={"origin": base}).raise_for_status()
+    open_app(page, base, f"/r/{ids[0]}")
+    plan = page.locator(".warn-box .plan-box")
+    plan.wait_for()
+    text = plan.inner_text()
+    assert "Restoring brings back the record D-1 into the collection dishs." in text
+    assert "{" not in text and "can_restore" not in text
+    assert page.locator("pre.plan").count() == 0

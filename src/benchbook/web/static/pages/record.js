@@ -6,6 +6,7 @@ import { html, useState } from "../lib/html.js";
 import { get, patch, post, del, enc, ApiError } from "../lib/api.js";
 import { href, seg, navigate } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Confirm, notify, useTitle, formatTime } from "../lib/ui.js";
+import { PlanText } from "../lib/plans.js";
 import { FieldControl, ShowValue, toText, toValue } from "../lib/record-editor.js";
 import { FilePreview } from "../lib/record-files.js";
 import { EntryList } from "../lib/entries.js";
@@ -100,7 +101,7 @@ function DeletedAround({ record, schema, reload }) {
   return html`
     ${record.deleted_at ? html`<div class="warn-box" role="status">
       <p>This record was deleted ${formatTime(record.deleted_at)}.</p>
-      ${plan.data ? html`<pre class="plan">${JSON.stringify(plan.data, null, 2)}</pre>` : null}
+      ${plan.data ? html`<${PlanText} plan=${plan.data} />` : null}
       <button type="button" onClick=${async () => { if (await restore.run()) { notify("Restored", "ok"); reload(); } }}>Restore this record</button>
       <${ErrorBox} error=${restore.error} /></div>` : null}
     ${(record.deleted_above || []).length ? html`<div class="warn-box" role="status">
