@@ -22,6 +22,8 @@ test("the catalogue resolves own, inherited (nearest owner wins), ref and descen
   assert.deepEqual(cat.descendants.map((s) => s.name), ["egg"]);
   assert.deepEqual(cat.defaultColumns, ["natural_name", "name", "species", "nest"]);
   assert.equal(catalogue(SCHEMAS, "nope"), null);
+  const named = SCHEMAS.map((x) => (x.name === "island" ? { ...x, display_template: "{name}" } : x));
+  assert.deepEqual(catalogue(named, "island").defaultColumns, ["natural_name", "area"]);  // name is the Name column already
   assert.deepEqual(catalogue(SCHEMAS, "penguin", ["penguin"]).descendants, []);  // egg not in the collection
 });
 

@@ -55,8 +55,10 @@ export function catalogue(schemas, schemaName, collectionSchemas) {
   for (const f of own) columns[f.name] = { key: f.name, label: f.label || f.name, kind: "own", field: f, sort: f.name };
   for (const c of inherited) columns[c.key] = { ...c, kind: "inherited" };
   for (const c of refs) columns[c.key] = { ...c, kind: "ref" };
+  // A field the display template shows alone ("{name}") is the Name column already: not twice.
+  const named = /^\{\s*([A-Za-z0-9_]+)\s*\}$/.exec((schema.display_template || "").trim());
   return { schema, own, ancestors, inherited, refs, descendants, children, columns,
-    defaultColumns: ["natural_name", ...own.map((f) => f.name)] };
+    defaultColumns: ["natural_name", ...own.map((f) => f.name).filter((n) => !named || named[1] !== n)] };
 }
 
 // The fields a filter leaf may name: [{group label, schema (undefined for own), fields}].

@@ -24,18 +24,28 @@ export default function Records({ params, query, path }) {
     get(`/collections/${seg(name)}`, {}, { signal }),
     get("/schemas", {}, { signal }),
     get("/schemas/field-types", {}, { signal }),
-  ]), [name]);
+    // Which schema holds the records: a collection opens on it, not on its first schema.
+    query.schema ? Promise.resolve(null) : get(`/collections/${seg(name)}/record-counts`, {}, { signal }).catch(() => null),
+  ]), [name, !query.schema]);
   if (meta.loading && !meta.data) return html`<section class="page"><h1>${name}</h1><${Loading} /></section>`;
   if (meta.error) return html`<section class="page"><h1>${name}</h1><${ErrorBox} error=${meta.error} onRetry=${meta.reload} />
     <p><a href=${href("/")}>All collections</a></p></section>`;
-  const [collection, schemas, types] = meta.data;
-  return html`<${Table} collection=${collection} schemas=${schemas} types=${types} query=${query} path=${path} />`;
+  const [collection, schemas, types, counts] = meta.data;
+  return html`<${Table} collection=${collection} schemas=${schemas} types=${types} query=${query} path=${path}
+    fullest=${fullest(collection.schemas || [], counts)} />`;
 }
 
-function Table({ collection, schemas, types, query, path }) {
+// The schema of `names` holding the most records by `counts` (RecordCountsResponse; the first
+// schema on a tie, or when the counts are not known).
+function fullest(names, counts) {
+  const by = (counts && counts.counts) || {};
+  return names.reduce((best, n) => ((by[n] || 0) > (by[best] || 0) ? n : best), names[0]);
+}
+
+function Table({ collection, schemas, types, query, path, fullest: opening }) {
   const name = collection.name;
   const schemaNames = collection.schemas || [];
-  const schema = query.schema || schemaNames[0];
+  const schema = query.schema || opening || schemaNames[0];
   const cat = schema ? catalogue(schemas, schema, schemaNames) : null;
   const set = (changes, { keepPage = false, replace = false } = {}) => {
     const next = { ...query, view: undefined, ...changes };
@@ -256,10 +266,12 @@ function Grid({ cat, columns, items, sort, collection, selected, toggle, allTick
           const sortKey = sortKeyOf(col);
           const dir = sortOf(sortKey);
           const num = col.field && ["integer", "float"].includes(col.field.type);
+          const unit = col.field && col.field.restrictions && col.field.restrictions.unit;
+          const label = unit ? `${col.label} (${unit})` : col.label;  // the unit in the header, not in every cell
           return html`<th scope="col" aria-sort=${dir || (sortKey ? "none" : undefined)} class=${(num ? "num " : "") + col.kind}
               data-column=${key}>
             ${sortKey ? html`<button type="button" class="sort" title="Sort (shift-click adds a second sort)"
-              onClick=${(e) => onSort(sortKey, e.shiftKey)}>${col.label}${dir ? (dir === "ascending" ? " ▲" : " ▼") : ""}</button>` : col.label}</th>`;
+              onClick=${(e) => onSort(sortKey, e.shiftKey)}>${label}${dir ? (dir === "ascending" ? " ▲" : " ▼") : ""}</button>` : label}</th>`;
         })}
         ${cat.children.length ? html`<th scope="col">Children</th>` : null}
       </tr></thead>
