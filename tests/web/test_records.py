@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from tests.waiting import until
 from tests.web.conftest import PENGUINS
-from tests.web.pages import look, open_app
+from tests.web.pages import api_records, look, open_app
 
 DREAM_ADELIE = {"and": [{"field": "name", "op": "eq", "value": "Dream", "schema": "island"},
                         {"field": "species", "op": "eq", "value": "Adelie"}]}
@@ -26,14 +26,6 @@ def loaded(page: Any) -> None:
     """Wait until the table shows the records of the current location hash (not an older one's)."""
     page.wait_for_function("() => { const b = document.querySelector('.records-body');"
                            " return b && b.dataset.loadedFor === location.hash && !document.querySelector('main .loading'); }")
-
-
-def api_records(base: str, **params: Any) -> dict[str, Any]:
-    query = {k: json.dumps(v) if isinstance(v, dict) else v for k, v in params.items()}
-    response = httpx.get(f"{base}/api/collections/penguins/records", params=query)
-    response.raise_for_status()
-    result: dict[str, Any] = response.json()
-    return result
 
 
 def shown_ids(page: Any) -> list[str]:

@@ -8,19 +8,9 @@ import json
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
-from tests.web.pages import look, open_app
+from tests.web.pages import api_records, look, open_app
 
 GENTOO = {"field": "species", "op": "eq", "value": "Gentoo"}
-
-
-def api_records(base: str, **params: Any) -> dict[str, Any]:
-    query = {k: json.dumps(v) if isinstance(v, dict) else v for k, v in params.items()}
-    response = httpx.get(f"{base}/api/collections/penguins/records", params=query)
-    response.raise_for_status()
-    result: dict[str, Any] = response.json()
-    return result
 
 
 def numbers(page: Any, caption: str) -> list[list[str]]:
