@@ -48,7 +48,7 @@ def reported_to(progress: Progress | None) -> Iterator[None]:
 
 KEY_PATTERN = r"[A-Za-z0-9_-]{8,64}"
 """What a progress key is: 8 to 64 letters, digits, ``_`` or ``-`` (a client picks it at random;
-``docs/limits.md`` *Progress keys*)."""
+``docs/limits.md`` *Progress of a request*)."""
 KEYS_KEPT = 256
 """At most this many keys are kept: the oldest one goes when a new one comes."""
 KEPT_SECONDS = 600.0
@@ -64,11 +64,12 @@ class ProgressBoard:
     server process so that another request can read it (``GET /progress/{key}``; issue 36
     item 4: a command sent over ``--url`` draws its bar from it).
 
-    :meth:`recorder` gives the :data:`Progress` a request reports through; :meth:`reading` the
-    state of a key: ``{"key", "finished", "stages": [{"stage", "done", "total"}]}`` (stages in
-    the order they were first reported). Thread-safe: handlers report from their threads while
-    the event loop reads. Holds at most :data:`KEYS_KEPT` keys; an ended request's key is
-    forgotten :data:`KEPT_SECONDS` after it ended."""
+    :meth:`start` gives the :data:`Progress` a request reports through, :meth:`end` marks it
+    ended, and :meth:`reading` gives the state of a key: ``{"key", "finished", "stages":
+    [{"stage", "done", "total"}]}`` (stages in the order they were first reported). Thread-safe: handlers report from their threads while
+    the event loop reads. Holds at most :data:`KEYS_KEPT` keys (the oldest goes first, even
+    one still running: its request goes on, unread); an ended request's key is forgotten
+    :data:`KEPT_SECONDS` after it ended."""
 
     def __init__(self, kept: int = KEYS_KEPT, seconds: float = KEPT_SECONDS) -> None:
         self._kept, self._seconds = kept, seconds
