@@ -114,3 +114,16 @@ def test_every_bad_parameter_is_listed_with_its_place(api):
     assert set(errors) == {("query", "bogus"), ("query", "limit"), ("query", "offset")}
     assert errors[("query", "limit")]["input"] == "many" and errors[("query", "limit")]["type"] == "type"
     assert "unknown query parameter" in errors[("query", "bogus")]["msg"]
+
+
+def test_names_the_api_s_own_paths_use_are_refused(api):
+    """A collection or schema named ``deleted`` could not be reached (``GET /collections/deleted``
+    lists the deleted ones), so the name is refused on create and on rename, in the envelope."""
+    for path, body in (("/collections", {"name": "deleted"}), ("/schemas", {"name": "deleted"})):
+        answer = api.post(path, json=body)
+        assert answer.status_code == 422 and answer.json()["errors"][0]["loc"][-1] == "name", answer.text
+    api.ok("POST", "/schemas", 201, json={"name": "sample"})
+    api.ok("POST", "/collections", 201, json={"name": "lab", "schemas": ["sample"]})
+    assert api.patch("/collections/lab", json={"rename": "deleted"}).status_code == 422
+    assert api.patch("/schemas/sample", json={"rename": "deleted"}).status_code == 422
+    assert api.ok("GET", "/collections/lab")["name"] == "lab"

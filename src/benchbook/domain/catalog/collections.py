@@ -88,7 +88,16 @@ def _schemas_for(session: Session, names: list[str]) -> list[Schema]:
     return schemas
 
 
+RESERVED = frozenset({"deleted"})
+"""Names the API's own paths use beside ``/collections/{name}`` (GET /collections/deleted lists the deleted collections): a collection so
+named could not be reached there, so they are refused."""
+
+
 def _name_free(session: Session, name: str) -> None:
+    """Raises ``Invalid`` for a name of :data:`RESERVED` and ``Conflict`` for one a live collection has."""
+    if name in RESERVED:
+        raise Invalid(f"{name!r} names a path of the API (GET /collections/deleted lists the deleted collections): pick another name",
+                      [error_entry(["body", "name"], "reserved by the API's paths", "reserved", name)])
     if session.scalar(select(Collection.id).where(Collection.name == name, Collection.deleted_at.is_(None))):
         raise Conflict(f"a collection named {name!r} already exists")
 
