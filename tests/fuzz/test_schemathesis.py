@@ -209,13 +209,17 @@ STATIC_WORDS = _static_words()
 
 
 def _not_a_sibling(case: schemathesis.Case[Any]) -> None:
-    """A path parameter generated as one of :data:`STATIC_WORDS` gets a suffix, so the request
-    stays the case's own operation (any case: the collision is a routing fact, not a value's)."""
+    """A path parameter generated as one of :data:`STATIC_WORDS`, or empty (``GET /jobs/`` is
+    ``GET /jobs``: a stateful link can carry an empty value), gets a suffix, so the request stays
+    the case's own operation (any case: the collision is a routing fact, not a value's)."""
     segs = case.operation.path.strip("/").split("/")
     for i, seg in enumerate(segs):
         name = seg[1:-1] if seg.startswith("{") else None
-        if name and case.path_parameters and case.path_parameters.get(name) in STATIC_WORDS.get(("/".join(segs[:i]), name), ()):
-            case.path_parameters[name] = f"{case.path_parameters[name]}-x"
+        if not name or not case.path_parameters or name not in case.path_parameters:
+            continue
+        value = case.path_parameters[name]
+        if value == "" or value in STATIC_WORDS.get(("/".join(segs[:i]), name), ()):
+            case.path_parameters[name] = f"{value}-x"
 
 
 def _make_valid(case: schemathesis.Case[Any]) -> None:
