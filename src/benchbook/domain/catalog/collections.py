@@ -7,7 +7,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain.catalog.lookup import ancestors, find_collection, find_schema, schema_names
+from benchbook.domain.catalog.lookup import (
+    ancestors,
+    find_collection,
+    find_schema,
+    refuse_reserved,
+    schema_names,
+)
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
@@ -88,16 +94,10 @@ def _schemas_for(session: Session, names: list[str]) -> list[Schema]:
     return schemas
 
 
-RESERVED = frozenset({"deleted"})
-"""Names the API's own paths use beside ``/collections/{name}`` (GET /collections/deleted lists the deleted collections): a collection so
-named could not be reached there, so they are refused."""
-
-
 def _name_free(session: Session, name: str) -> None:
-    """Raises ``Invalid`` for a name of :data:`RESERVED` and ``Conflict`` for one a live collection has."""
-    if name in RESERVED:
-        raise Invalid(f"{name!r} names a path of the API (GET /collections/deleted lists the deleted collections): pick another name",
-                      [error_entry(["body", "name"], "reserved by the API's paths", "reserved", name)])
+    """Raises ``Invalid`` for a reserved name (:func:`.lookup.refuse_reserved`) and ``Conflict``
+    for one a live collection has."""
+    refuse_reserved(name, "collection")
     if session.scalar(select(Collection.id).where(Collection.name == name, Collection.deleted_at.is_(None))):
         raise Conflict(f"a collection named {name!r} already exists")
 

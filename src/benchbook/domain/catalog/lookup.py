@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import shared
-from benchbook.domain.errors import NotFound
+from benchbook.domain.errors import Invalid, NotFound, error_entry
 from benchbook.persistence.tables import Collection, CollectionSchema, Field, Schema
 
 
@@ -161,6 +161,20 @@ class SchemaCache:
                 self.session.scalars(select(Schema.name).where(Schema.parent_id == schema_id,
                                                                Schema.deleted_at.is_(None)).order_by(Schema.name))))
         return self._children[schema_id]
+
+
+RESERVED = frozenset({"deleted"})
+"""Names that ``/collections/{name}`` and ``/schemas/{name}`` cannot reach: ``GET
+/collections/deleted`` and ``GET /schemas/deleted`` list the deleted ones. A collection or a
+schema is never given one (the OpenAPI document refuses them too)."""
+
+
+def refuse_reserved(name: str, kind: str) -> None:
+    """Raises ``Invalid`` (``loc`` the body's ``name``) when ``name`` is one of :data:`RESERVED`;
+    ``kind`` is ``"collection"`` or ``"schema"``, for the message."""
+    if name in RESERVED:
+        raise Invalid(f"{name!r} names a path of the API (GET /{kind}s/{name} lists the deleted {kind}s): "
+                      "pick another name", [error_entry(["body", "name"], "reserved by the API's paths", "reserved", name)])
 
 
 def find_collection(session: Session, name_or_id: str, *, deleted: bool | None = False) -> Collection:

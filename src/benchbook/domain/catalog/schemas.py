@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.fields import add_field, field_response
-from benchbook.domain.catalog.lookup import fields_of, find_schema
+from benchbook.domain.catalog.lookup import fields_of, find_schema, refuse_reserved
 from benchbook.domain.catalog.naming import check_template
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
@@ -80,16 +80,10 @@ def field_types() -> list[dict[str, Any]]:
             for t in dtypes.FIELD_TYPES.values()]
 
 
-RESERVED = frozenset({"deleted", "field-types"})
-"""Names the API's own paths use beside ``/schemas/{name}`` (GET /schemas/deleted lists the deleted schemas; ``GET /schemas/field-types``):
-a schema so named could not be reached there, so they are refused."""
-
-
 def _name_free(session: Session, name: str, *, except_id: str | None = None) -> None:
-    """Raises ``Invalid`` for a name of :data:`RESERVED` and ``Conflict`` for one a live schema has."""
-    if name in RESERVED:
-        raise Invalid(f"{name!r} names a path of the API (GET /schemas/deleted lists the deleted schemas): pick another name",
-                      [error_entry(["body", "name"], "reserved by the API's paths", "reserved", name)])
+    """Raises ``Invalid`` for a reserved name (:func:`.lookup.refuse_reserved`) and ``Conflict``
+    for one a live schema has."""
+    refuse_reserved(name, "schema")
     clash = session.scalar(select(Schema.id).where(Schema.name == name, Schema.deleted_at.is_(None),
                                                     Schema.id != (except_id or "")))
     if clash:
