@@ -11,7 +11,7 @@ from connexion.context import scope
 
 from benchbook import __version__
 from benchbook.domain import abandon
-from benchbook.domain.errors import Abandoned, NotFound
+from benchbook.domain.errors import Abandoned, NotFound, error_entry
 from benchbook.handlers.uow import services
 
 HOLD_ENV = "BENCHBOOK_TEST_HOLD"
@@ -33,7 +33,7 @@ def get_progress(key: str) -> tuple[dict[str, Any], int]:
     reading = services().progress.reading(key)
     if reading is None:
         raise NotFound(f"no request with progress key {key} is known to this server (never sent, or ended "
-                       "more than 10 minutes ago)", [{"loc": ["path", "key"], "msg": "not known", "type": "not_found"}])
+                       "more than 10 minutes ago)", [error_entry(["path", "key"], "not known", "not_found", key)])
     return reading, 200
 
 

@@ -17,6 +17,7 @@ import re
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from benchbook.domain.errors import error_entry
 from benchbook.domain.progress import KEY_PATTERN, KeyInUse, ProgressBoard, reported_to
 from benchbook.http.envelope import send_error
 
@@ -43,14 +44,13 @@ class ProgressMiddleware:
         text = key.decode("latin-1")
         if not _KEY.fullmatch(text):
             await send_error(send, 422, "X-Progress-Key must be 8 to 64 letters, digits, '_' or '-'",
-                             errors=[{"loc": _LOC, "msg": "must be 8 to 64 letters, digits, '_' or '-'",
-                                      "type": "pattern", "input": None, "ctx": {}}])
+                             errors=[error_entry(_LOC, "must be 8 to 64 letters, digits, '_' or '-'", "pattern")])
             return
         try:
             report = self.board.start(text)
         except KeyInUse:
             await send_error(send, 409, f"a request with progress key {text} is still being handled: pick another key",
-                             errors=[{"loc": _LOC, "msg": "in use by a request still being handled", "type": "conflict", "input": None, "ctx": {}}])
+                             errors=[error_entry(_LOC, "in use by a request still being handled", "conflict")])
             return
         try:
             with reported_to(report):
