@@ -13,8 +13,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from benchbook.domain.records.labels import target_names
 from benchbook.domain.records.values import FILE_TYPES, REFERENCE_TYPES, as_list
-from benchbook.persistence.tables import Record, StoredFile
+from benchbook.persistence.tables import StoredFile
 
 CHUNK = 500
 """Values looked up per statement (bound parameters stay well under every backend's limit)."""
@@ -25,23 +26,22 @@ def _values(rows: list[dict[str, Any]], types: tuple[str, ...]) -> set[str]:
             for side in ("before", "after") for v in as_list(c.get(side)) if isinstance(v, str)}
 
 
-def _names(session: Session, column: Any, label: Any, wanted: set[str]) -> dict[str, str]:
+def _file_names(session: Session, hashes: set[str]) -> dict[str, str]:
+    """``{sha256: file name}`` of the files of ``hashes`` the store holds, :data:`CHUNK` a query."""
+    ordered = sorted(hashes)
     out: dict[str, str] = {}
-    ordered = sorted(wanted)
     for start in range(0, len(ordered), CHUNK):
-        for value, name in session.execute(select(column, label).where(column.in_(ordered[start:start + CHUNK]))):
-            if name:
-                out[str(value)] = str(name)
+        out.update((sha, name) for sha, name in session.execute(
+            select(StoredFile.sha256, StoredFile.filename).where(StoredFile.sha256.in_(ordered[start:start + CHUNK]))))
     return out
 
 
 def value_labels(session: Session, changes: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, str]]:
     """``{entry id: {value: label}}`` for the reference and file values of each entry's change
-    rows (``changes``: AuditChange rows by entry id, with ``dtype``), in two queries at most."""
-    records = _names(session, Record.id, Record.natural_name,
-                     set().union(*(_values(rows, REFERENCE_TYPES) for rows in changes.values())))
-    files = _names(session, StoredFile.sha256, StoredFile.filename,
-                   set().union(*(_values(rows, FILE_TYPES) for rows in changes.values())))
-    known = {**records, **files}
+    rows (``changes``: AuditChange rows by entry id, with ``dtype``): records' names through
+    :func:`benchbook.domain.records.labels.target_names`, files' from the store."""
+    records = target_names(session, set().union(*(_values(rows, REFERENCE_TYPES) for rows in changes.values())))
+    files = _file_names(session, set().union(*(_values(rows, FILE_TYPES) for rows in changes.values())))
+    known = {value: name for value, name in {**records, **files}.items() if name}
     return {entry_id: {v: known[v] for v in _values(rows, REFERENCE_TYPES + FILE_TYPES) if v in known}
             for entry_id, rows in changes.items()}
