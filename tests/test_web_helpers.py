@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import HANG
+
 ROOT = Path(__file__).resolve().parents[1]
 NODE = shutil.which("node")
 
@@ -19,7 +21,7 @@ NODE = shutil.which("node")
 def test_the_web_app_s_pure_helpers_pass_node_s_test_runner() -> None:
     files = sorted(str(p) for p in (ROOT / "tests" / "js").glob("*.test.js"))
     assert files, "no JavaScript tests found under tests/js"
-    done = subprocess.run([str(NODE), "--test", *files], check=False, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run([str(NODE), "--test", *files], check=False, cwd=ROOT, capture_output=True, text=True, timeout=HANG)
     report = done.stdout + done.stderr
     assert done.returncode == 0, report
     assert "# fail 0" in report and "# pass 0" not in report, report

@@ -96,14 +96,16 @@ function FileInput({ id, describedBy, field, onUploaded, onError, onBusy }) {
     ${picked && !sent ? html`<p class="muted" data-testid="uploaded">Uploaded ${picked.name} (${formatBytes(picked.size)})</p>` : null}</div>`;
 }
 
-// A stored file's name and size (GET /files/{sha256}/info), the start of its hash until they come.
-function FileName({ sha256 }) {
-  const [info, setInfo] = useState(null);
+// A stored file's name and size: what the record already says (`known`, its `file_labels`), else
+// asked (GET /files/{sha256}/info, for a file just uploaded); the start of its hash until then.
+function FileName({ sha256, known }) {
+  const [info, setInfo] = useState(known || null);
   useEffect(() => {
+    if (known) { setInfo(known); return undefined; }
     const ask = new AbortController();
     get(`/files/${enc(sha256)}/info`, {}, { signal: ask.signal }).then(setInfo, () => {});
     return () => ask.abort();
-  }, [sha256]);
+  }, [sha256, known]);
   return info ? html`<span>${info.filename || "a file"} (${formatBytes(info.size)})</span>` : html`<span>${sha256.slice(0, 12)}…</span>`;
 }
 
@@ -137,7 +139,7 @@ export function FieldControl({ field, draft, setDraft, error, record, labels, on
         return html`<${ReferencePicker} id=${id} describedBy=${d} field=${field} value=${value} collection=${record.collection}
           label=${labels[value] || (record.reference_labels || {})[value]} onChange=${(v, name) => { if (name) labels[v] = name; set(v); }} />`;
       case "file":
-        return html`<div>${value ? html`<p class="muted">Now: <${FileName} sha256=${String(value)} /></p>` : null}
+        return html`<div>${value ? html`<p class="muted">Now: <${FileName} sha256=${String(value)} known=${(record.file_labels || {})[value]} /></p>` : null}
           <${FileInput} id=${id} describedBy=${d} field=${field} onUploaded=${set} onBusy=${onUploading}
             onError=${(e) => notify(`Upload of a file for ${field.name} failed: ${e.message}`, "error")} /></div>`;
       default:
