@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import re
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -249,13 +250,21 @@ class _Gate:
 _GATES: dict[str, _Gate] = {}
 _GATES_GUARD = threading.Lock()
 _HELD = "benchbook.write_lock"
+_GATE_ATTR = "_benchbook_write_gate"
 
 
 def _gate(engine: Engine) -> _Gate:
+    """The gate of ``engine``'s file, kept on the engine after the first lookup (resolving the
+    file's real path costs a few system calls, and every write asks)."""
+    gate: _Gate | None = getattr(engine, _GATE_ATTR, None)
+    if gate is not None:
+        return gate
     key = os.path.realpath(engine.url.database) if engine.url.database not in (None, "", ":memory:") else \
         f"memory:{id(engine)}"
     with _GATES_GUARD:
-        return _GATES.setdefault(key, _Gate())
+        gate = _GATES.setdefault(key, _Gate())
+    setattr(engine, _GATE_ATTR, gate)
+    return gate
 
 
 def write_lock(session: Session, wait: float | None = None) -> None:
@@ -286,17 +295,19 @@ def write_lock(session: Session, wait: float | None = None) -> None:
     if not gate.lock.acquire(timeout=bound):
         raise DatabaseBusy(time.monotonic() - started)
     try:
+        # straight to the driver: three statements that change no table, sent on every write
+        # (SQLAlchemy's execution path costs more than SQLite does for them)
         left_ms = max(int((bound - (time.monotonic() - started)) * 1000), 1)
-        conn.exec_driver_sql(f"PRAGMA busy_timeout={left_ms}")
+        dbapi.execute(f"PRAGMA busy_timeout={left_ms}")  # type: ignore[union-attr]
         try:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            dbapi.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]
         finally:
-            conn.exec_driver_sql(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    except OperationalError as exc:
+            dbapi.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")  # type: ignore[union-attr]
+    except sqlite3.Error as exc:
         gate.lock.release()
         if is_locked_error(exc):
             raise DatabaseBusy(time.monotonic() - started) from None
-        raise
+        raise OperationalError("BEGIN IMMEDIATE", None, exc) from exc  # as SQLAlchemy would have raised it
     except BaseException:
         gate.lock.release()
         raise
