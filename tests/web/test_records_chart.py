@@ -74,3 +74,24 @@ def test_scatter_coloured_by_a_choice_names_the_labels(page: Any, demo_server: s
     rows = numbers(page, caption)
     assert {r[0]: int(r[1]) for r in rows} == {s: sum(1 for d in both if d["species"] == s) for s in ("Adelie", "Chinstrap", "Gentoo")}
     look(page, "records-chart-scatter")
+
+
+def test_counts_per_a_field_the_records_inherit(page: Any, demo_server: str) -> None:
+    """A penguin inherits its island's name: the chart counts penguins per island, as the API
+    counts the island's children, and colours a scatter by it."""
+    islands = api_records(demo_server, schema="island", limit=10)["items"]
+    per_island = {i["data"]["name"]: api_records(demo_server, schema="penguin", parent_record_id=i["id"], limit=0)["total"]
+                  for i in islands}
+    assert len(per_island) == 3 and sum(per_island.values()) == 344
+    open_app(page, demo_server, "/c/penguins?schema=penguin&chart=counts")
+    page.get_by_label("Field", exact=True).select_option(label="Name (Island)")
+    page.wait_for_url("**cby=name**")
+    caption = "Records per Name (Island)"
+    page.get_by_role("heading", name=caption).wait_for()
+    assert {r[0]: int(r[1]) for r in numbers(page, caption)} == per_island
+    page.get_by_label("Chart", exact=True).select_option("scatter")
+    page.get_by_label("Colour by", exact=True).select_option(label="Name (Island)")
+    legend = page.get_by_role("list", name="Colours: Name (Island)")
+    legend.wait_for()
+    assert [t.split(" (")[0].strip() for t in legend.get_by_role("listitem").all_inner_texts()] == sorted(per_island)
+    look(page, "records-chart-inherited")

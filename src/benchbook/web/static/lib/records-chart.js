@@ -1,75 +1,25 @@
 // The records table's chart view (#/c/<collection>?schema=…&chart=histogram|scatter|counts):
 // the listed records (same schema, filter, search and parent as the table, read through the list
 // endpoint's paging up to CHART_CAP records) as a histogram of a numeric field, a scatter of two
-// numeric fields coloured by a choice field, or counts per choice. Drawn by uPlot; every chart
-// has its numbers as a table (the text alternative).
+// numeric fields coloured by a text field, or counts per value of a text field. The fields are the schema's
+// own and those its records inherit from the records above them (asked of the list as `columns`,
+// answered under `derived`), so measurements can be coloured by their study's site. Drawn by
+// uPlot; every chart has its numbers as a table (the text alternative).
 import uPlot from "uplot";
 import { html, useEffect, useRef } from "./html.js";
 import { get } from "./api.js";
 import { href, navigate, seg } from "./router.js";
 import { useLoad, Loading, ErrorBox, formatCount, ScrollRegion } from "./ui.js";
 import { parseFilter, describeLeaf } from "./records-filter.js";
+import { axisTitle, binValues, chartFields, choicesOf, countBy, groupPoints, isNum, valueOf } from "./chart-data.js";
 
 export const CHART_CAP = 10000;
 const PAGE = 1000;
+// as many as chart-data.js GROUPS
 const COLOURS = ["#1f4f9e", "#b34d00", "#1b6b34", "#7a2a8c", "#8a6d00", "#a4161a", "#00707a", "#545d70"];
-const KINDS = [["histogram", "Histogram"], ["scatter", "Scatter"], ["counts", "Counts per choice"]];
-
-// ---- pure helpers -------------------------------------------------------------------------
-
-const isNum = (v) => typeof v === "number" && Number.isFinite(v);
-
-// values → [{lo, hi, count}]: `bins` equal bins from min to max (the last one closed), integer
-// fields get whole-number edges when they span fewer values than bins.
-export function binValues(values, bins = 10, integer = false) {
-  const xs = values.filter(isNum);
-  if (!xs.length) return [];
-  const lo = Math.min(...xs);
-  const hi = Math.max(...xs);
-  if (lo === hi) return [{ lo, hi, count: xs.length }];
-  let n = bins;
-  let width = (hi - lo) / n;
-  if (integer) {
-    width = Math.max(1, Math.ceil((hi - lo + 1) / bins));
-    n = Math.ceil((hi - lo + 1) / width);
-  }
-  const out = Array.from({ length: n }, (_, i) => ({ lo: lo + i * width, hi: lo + (i + 1) * width - (integer ? 1 : 0), count: 0 }));
-  for (const x of xs) out[Math.min(n - 1, Math.floor((x - lo) / width))].count += 1;
-  if (!integer) out[n - 1].hi = hi;
-  return out;
-}
-
-// items → [{label, count}] per choice present (in the field's order, then any other value or "(none)").
-export function countBy(items, key, choices = []) {
-  const counts = new Map(choices.map((c) => [String(c), 0]));
-  for (const r of items) {
-    const v = r.data ? r.data[key] : undefined;
-    const label = v === null || v === undefined || v === "" ? "(none)" : String(v);
-    counts.set(label, (counts.get(label) || 0) + 1);
-  }
-  return [...counts].filter(([, count]) => count).map(([label, count]) => ({ label, count }));
-}
-
-// items → [{label, points: [[x, y], …]}] grouped by the colour field (one group when none).
-export function groupPoints(items, xKey, yKey, byKey, choices = []) {
-  const groups = new Map(choices.map((c) => [String(c), []]));
-  for (const r of items) {
-    const d = r.data || {};
-    if (!isNum(d[xKey]) || !isNum(d[yKey])) continue;
-    const v = byKey ? d[byKey] : "all";
-    const label = v === null || v === undefined || v === "" ? "(none)" : String(v);
-    if (!groups.has(label)) groups.set(label, []);
-    groups.get(label).push([d[xKey], d[yKey]]);
-  }
-  return [...groups].filter(([, points]) => points.length).map(([label, points]) => ({ label, points }));
-}
+const KINDS = [["histogram", "Histogram"], ["scatter", "Scatter"], ["counts", "Counts per value"]];
 
 const fmt = (x) => (Number.isInteger(x) ? formatCount(x) : Number(x.toFixed(2)).toString());
-export const axisTitle = (f) => {
-  const unit = f.restrictions && f.restrictions.unit;
-  const label = f.label || f.name;
-  return unit && !label.includes(`(${unit})`) ? `${label} (${unit})` : label;
-};
 
 // ---- components ---------------------------------------------------------------------------
 
@@ -82,10 +32,10 @@ export function ViewSwitch({ path, query }) {
   </nav>`;
 }
 
-function useAllRecords(name, schema, query) {
+function useAllRecords(name, schema, query, inherited) {
   return useLoad(async (signal) => {
     const common = { schema, filter: parseFilter(query.filter) || undefined, search: query.q || undefined,
-      parent_record_id: query.parent || undefined };
+      parent_record_id: query.parent || undefined, columns: inherited.length ? inherited : undefined };
     const items = [];
     let total = 0;
     for (let offset = 0; offset < CHART_CAP; offset += PAGE) {
@@ -95,23 +45,27 @@ function useAllRecords(name, schema, query) {
       if (page.items.length < PAGE) { total = page.total_exact === false ? items.length : total; break; }
     }
     return { items: items.slice(0, CHART_CAP), total };
-  }, [name, schema, query.filter, query.q, query.parent]);
+  }, [name, schema, query.filter, query.q, query.parent, inherited.join(",")]);
 }
 
 export function RecordsChart({ collection, cat, query, path }) {
   const name = collection.name;
   const schema = cat.schema.name;
   const kind = KINDS.some(([k]) => k === query.chart) ? query.chart : "histogram";
-  const numeric = cat.own.filter((f) => ["integer", "float"].includes(f.type));
-  const choice = cat.own.filter((f) => f.restrictions && Array.isArray(f.restrictions.choices) && f.restrictions.choices.length);
-  const byName = Object.fromEntries(cat.own.map((f) => [f.name, f]));
-  const pick = (key, list, fallback) => (list.some((f) => f.name === key) ? key : fallback);
-  const cx = pick(query.cx, numeric, numeric[0] && numeric[0].name);
-  const cy = pick(query.cy, numeric, numeric[1] ? numeric[1].name : cx);
-  const cby = query.cby === "" ? "" : pick(query.cby, choice, choice[0] ? choice[0].name : "");
+  const fields = chartFields(cat);
+  const numeric = fields.filter((e) => ["integer", "float"].includes(e.field.type));
+  const choice = fields.filter((e) => ["string", "boolean"].includes(e.field.type) || choicesOf(e.field).length);
+  const byKey = Object.fromEntries(fields.map((e) => [e.key, e]));
+  const pick = (key, list, fallback) => (list.some((e) => e.key === key) ? key : fallback);
+  const cx = pick(query.cx, numeric, numeric[0] && numeric[0].key);
+  const cy = pick(query.cy, numeric, numeric[1] ? numeric[1].key : cx);
+  const cby = query.cby === "" ? "" : pick(query.cby, choice, choice[0] ? choice[0].key : "");
   const bins = Math.min(100, Math.max(2, parseInt(query.bins, 10) || 10));
   const set = (changes) => navigate(path, { ...query, ...changes }, { replace: true });
-  const data = useAllRecords(name, schema, query);
+  const used = { histogram: [cx], scatter: [cx, cy, cby], counts: [cby] }[kind];
+  const inherited = [...new Set(used.filter((k) => byKey[k] && byKey[k].inherited))];
+  const read = (r, key) => valueOf(byKey[key])(r);
+  const data = useAllRecords(name, schema, query, inherited);
   const tree = parseFilter(query.filter);
   const leaves = [];
   const walk = (t) => { if (!t) return; if (t.and || t.or) (t.and || t.or).forEach(walk); else if (t.not) walk(t.not); else leaves.push(t); };
@@ -123,21 +77,22 @@ export function RecordsChart({ collection, cat, query, path }) {
   const select = (label, value, list, onChange, none) => html`<label class="inline">${label}
     <select aria-label=${label} value=${value} onChange=${(e) => onChange(e.target.value)}>
       ${none ? html`<option value="">${none}</option>` : null}
-      ${list.map((f) => html`<option value=${f.name}>${f.label || f.name}</option>`)}</select></label>`;
+      ${list.map((e) => html`<option value=${e.key}>${e.field.label || e.field.name}</option>`)}</select></label>`;
 
   let body = null;
   if (data.data) {
     if (kind === "histogram") {
-      const f = byName[cx];
-      body = f ? html`<${Histogram} field=${f} bins=${binValues(items.map((r) => (r.data || {})[cx]), bins, f.type === "integer")}
-        withValue=${items.filter((r) => isNum((r.data || {})[cx])).length} />` : html`<p class="muted">This schema has no numeric field.</p>`;
+      const f = byKey[cx] && byKey[cx].field;
+      body = f ? html`<${Histogram} field=${f} bins=${binValues(items.map((r) => read(r, cx)), bins, f.type === "integer")}
+        withValue=${items.filter((r) => isNum(read(r, cx))).length} />` : html`<p class="muted">This schema has no numeric field.</p>`;
     } else if (kind === "scatter") {
-      body = numeric.length ? html`<${Scatter} x=${byName[cx]} y=${byName[cy]} by=${cby ? byName[cby] : null}
-        groups=${groupPoints(items, cx, cy, cby, cby ? byName[cby].restrictions.choices : [])} />` : html`<p class="muted">This schema has no numeric field.</p>`;
+      body = numeric.length ? html`<${Scatter} x=${byKey[cx].field} y=${byKey[cy].field} by=${cby ? byKey[cby].field : null}
+        groups=${groupPoints(items, cx, cy, cby, cby ? choicesOf(byKey[cby].field) : [], read)} />`
+        : html`<p class="muted">This schema has no numeric field.</p>`;
     } else {
-      const f = byName[cby];
-      body = f ? html`<${Counts} field=${f} items=${countBy(items, cby, f.restrictions.choices)} />`
-        : html`<p class="muted">This schema has no field with choices.</p>`;
+      const f = byKey[cby] && byKey[cby].field;
+      body = f ? html`<${Counts} field=${f} items=${countBy(items, cby, choicesOf(f), read)} />`
+        : html`<p class="muted">This schema has no text field to count by.</p>`;
     }
   }
 
