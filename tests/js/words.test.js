@@ -1,7 +1,7 @@
 // Names and history words (lib/names.js, lib/history-words.js), without a browser.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { nameError, slugOf, viewNameOf, COLLECTION_RULE } from "../../src/benchbook/web/static/lib/names.js";
+import { nameError, slugOf, viewNameOf, identifierOf, nameFromWords, COLLECTION_RULE, SCHEMA_NAME } from "../../src/benchbook/web/static/lib/names.js";
 import { addParts, changeWords, partsWords, story } from "../../src/benchbook/web/static/lib/history-words.js";
 
 test("names come from the words typed", () => {
@@ -32,4 +32,14 @@ test("runs of one workflow that follow each other fold into one story item", () 
   assert.equal(items[2].event.id, "d");  // one run alone stays a line of its own
   assert.equal(items[3].event.id, "f");
   assert.deepEqual(addParts(items[0].fold.events), [{ entity_type: "record", action: "update", count: 3 }]);
+});
+
+test("schema and field names come from the words typed, which become the label", () => {
+  assert.deepEqual(nameFromWords("Tissue sample", "", "schema"), { name: "tissue_sample", label: "Tissue sample", derived: true });
+  assert.deepEqual(nameFromWords("Mass (g)", "Body mass", "field"), { name: "mass_g", label: "Body mass", derived: true });
+  assert.deepEqual(nameFromWords("2nd read", "", "field"), { name: "field_2nd_read", label: "2nd read", derived: true });
+  assert.deepEqual(nameFromWords("bill_mm", "", "field"), { name: "bill_mm", label: "", derived: false });
+  assert.deepEqual(nameFromWords("***", "", "field"), { name: "***", label: "***", derived: false });
+  assert.equal(identifierOf("x".repeat(80) + " y", "field", 63).length, 63);
+  assert.ok(SCHEMA_NAME.test(nameFromWords("Ünïcödé  Probe — 7", "", "schema").name));
 });

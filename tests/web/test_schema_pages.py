@@ -53,6 +53,38 @@ def test_create_a_schema_with_fields(page: Any, empty_server: str) -> None:
     look(page, "schemas")
 
 
+
+def test_words_typed_as_a_name_make_the_schema_s_and_field_s_names(page: Any, empty_server: str) -> None:
+    """Issue 37 item 6: "Tissue sample" typed as a schema's name is saved as tissue_sample with
+    the words as its label, the dialog saying so before it is sent; a field likewise; a name that
+    cannot be made says the rule in words, never the pattern."""
+    base = empty_server
+    open_app(page, base, "/schemas")
+    page.get_by_role("button", name="New schema").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Name").fill("Tissue sample")
+    assert "Saved as “tissue_sample”, labelled “Tissue sample”" in dialog.inner_text()
+    look(page, "schema-new-from-words")
+    dialog.get_by_role("button", name="Create schema").click()
+    page.wait_for_url("**#/schemas/tissue_sample")
+    schema = httpx.get(f"{base}/api/schemas/tissue_sample").json()
+    assert schema["label"] == "Tissue sample"
+    page.get_by_role("button", name="Add a field").click()
+    form = page.get_by_role("form", name="New field")
+    form.get_by_label("Field name").fill("Body mass (g)")
+    assert "Saved as “body_mass_g”, labelled “Body mass (g)”" in form.inner_text()
+    form.get_by_role("button", name="Add field").click()
+    page.locator("li[data-field=body_mass_g]").wait_for()
+    field = httpx.get(f"{base}/api/schemas/tissue_sample").json()["fields"][0]
+    assert (field["name"], field["label"]) == ("body_mass_g", "Body mass (g)")
+    page.get_by_role("button", name="Add a field").click()
+    form = page.get_by_role("form", name="New field")
+    form.get_by_label("Field name").fill("***")
+    form.get_by_role("button", name="Add field").click()
+    error = form.locator(".field-error").first
+    error.wait_for()
+    assert "lower-case letters, digits and _" in error.inner_text() and "^[" not in form.inner_text()
+
 def test_template_preview_and_collection_settings(page: Any, empty_server: str) -> None:
     base = empty_server
     origin = {"origin": base}

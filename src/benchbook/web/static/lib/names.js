@@ -18,10 +18,28 @@ export const COLLECTION_RULE = "A collection's name uses letters, digits, -, _ a
 export const VIEW_NAME = /^[a-z][a-z0-9_]{0,99}$/;
 export const VIEW_RULE = "A view's name uses lower-case letters, digits and _, and starts with a letter.";
 
-// A view's name from its label: a slug with `_`, starting with a letter.
-export function viewNameOf(label) {
+export const SCHEMA_NAME = /^[a-z][a-z0-9_]{0,62}$/;  // a field's name follows the same rule
+export const SCHEMA_RULE = "A schema's name uses lower-case letters, digits and _, and starts with a letter.";
+export const FIELD_RULE = "A field's name uses lower-case letters, digits and _, starts with a letter, and is unique in its schema.";
+
+// A name from words: a slug with `_`, at most `max` characters, starting with a letter (`prefix_`
+// put before one that starts with a digit); "" when nothing is left.
+export function identifierOf(label, prefix, max = 100) {
   const slug = slugOf(label, "_");
-  return slug && /^[a-z]/.test(slug) ? slug : slug ? `view_${slug}`.slice(0, 100) : "";
+  return (slug && /^[a-z]/.test(slug) ? slug : slug ? `${prefix}_${slug}` : "").slice(0, max).replace(/_+$/, "");
+}
+
+// A view's name from its label: a slug with `_`, starting with a letter.
+export const viewNameOf = (label) => identifierOf(label, "view", 100);
+
+// What a form sends for the words typed where a schema's or a field's name goes: the words as they
+// are when they already make a name, else the name made of them (`prefix` as in identifierOf) with
+// the words as the label when the form's label is empty. {name, label, derived}.
+export function nameFromWords(typed, label, prefix) {
+  const words = String(typed || "").trim();
+  if (!words || SCHEMA_NAME.test(words)) return { name: words, label, derived: false };
+  const name = identifierOf(words, prefix, 63);
+  return { name: name || words, label: label || words, derived: Boolean(name) };
 }
 
 // The API's refusal of a name said in words: its pattern message replaced by `rule`.

@@ -3,6 +3,7 @@
 // that caused it (its `loc` names the restriction).
 import { html, useState } from "./html.js";
 import { Field } from "./ui.js";
+import { FIELD_RULE, nameError, nameFromWords } from "./names.js";
 
 const RESTRICTION = {
   choices: { label: "Choices", hint: "Comma-separated allowed values.", list: true },
@@ -51,6 +52,8 @@ export function FieldForm({ field, types, schemas, onSave, onCancel, error }) {
   // The refusal is shown once: next to the control it names, else under the form.
   const shown = new Set(Object.keys(errors).filter((k) => k && (["name", "rename", "label", "type", "default", "restrictions"].includes(k)
     || (type && type.restrictions.includes(k)))));
+  // words typed as the name make one ("Body mass (g)" → body_mass_g), and the label of a new field
+  const named = nameFromWords(form.name, form.label.trim() || (field ? field.label || "" : ""), "field");
   const submit = (e) => {
     e.preventDefault();
     let def;
@@ -58,15 +61,17 @@ export function FieldForm({ field, types, schemas, onSave, onCancel, error }) {
     const restrictions = parseRestrictions(form.type, Object.fromEntries(Object.entries(withTarget(form.restrictions))
       .filter(([k]) => (type ? type.restrictions : []).includes(k))));
     const body = field
-      ? { ...(form.name !== field.name ? { rename: form.name } : {}), label: form.label || null, required: form.required, restrictions,
+      ? { ...(named.name !== field.name ? { rename: named.name } : {}), label: form.label || null, required: form.required, restrictions,
         ...(form.default !== "" ? { default: def } : {}) }
-      : { name: form.name, label: form.label || undefined, type: form.type, required: form.required, restrictions,
+      : { name: named.name, label: named.label || undefined, type: form.type, required: form.required, restrictions,
         ...(form.default !== "" ? { default: def } : {}) };
     onSave(body);
   };
   return html`<form class="field-form card" onSubmit=${submit} aria-label=${field ? `Edit field ${field.name}` : "New field"}>
     <div class="form-row">
-      <${Field} label="Field name" error=${errors.name || errors.rename}>${(id, d) => html`<input id=${id} aria-describedby=${d} required value=${form.name} onInput=${set("name")} />`}<//>
+      <${Field} label="Field name" error=${nameError(errors.name || errors.rename, FIELD_RULE)}
+        hint=${named.derived ? `Saved as “${named.name}”${field || form.label.trim() ? "" : `, labelled “${named.label}”`}.` : undefined}>
+        ${(id, d) => html`<input id=${id} aria-describedby=${d} required value=${form.name} onInput=${set("name")} />`}<//>
       <${Field} label="Field label" error=${errors.label}>${(id, d) => html`<input id=${id} aria-describedby=${d} value=${form.label} onInput=${set("label")} />`}<//>
       <${Field} label="Type" error=${errors.type} hint=${type ? type.description : undefined}>${(id, d) => html`<select id=${id} aria-describedby=${d}
         value=${form.type} disabled=${!!field} onChange=${set("type")}>${types.map((t) => html`<option value=${t.name}>${t.label} (${t.name})</option>`)}</select>`}<//>

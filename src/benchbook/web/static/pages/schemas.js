@@ -4,19 +4,23 @@ import { html, useState } from "../lib/html.js";
 import { get, post } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, Modal, notify, useTitle } from "../lib/ui.js";
+import { SCHEMA_RULE, nameError, nameFromWords } from "../lib/names.js";
 
 function NewSchema({ schemas, onClose }) {
   const [form, setForm] = useState({ name: "", label: "", parent: "", description: "" });
-  const action = useAction(() => post("/schemas", { name: form.name, label: form.label || undefined,
+  const named = nameFromWords(form.name, form.label.trim(), "schema");  // "Tissue sample" → tissue_sample
+  const action = useAction(() => post("/schemas", { name: named.name, label: named.label || undefined,
     parent: form.parent || undefined, description: form.description || undefined, fields: [] }));
   const errors = action.error && action.error.fieldErrors ? action.error.fieldErrors() : {};
   const set = (k) => (e) => setForm({ ...form, [k]: e.target.value });
   return html`<${Modal} title="New schema" onClose=${onClose}>
     <form class="dialog-body" onSubmit=${async (e) => { e.preventDefault(); const s = await action.run();
       if (s) { notify(`Created schema ${s.name}: now add its fields`, "ok"); navigate("/schemas/" + seg(s.name)); } }}>
-      <${Field} label="Name" error=${errors.name} hint="Lower-case letters, digits and _; used in the API and in imports.">
-        ${(id, d) => html`<input id=${id} aria-describedby=${d} required value=${form.name} onInput=${set("name")} />`}<//>
-      <${Field} label="Label" error=${errors.label} hint="What people see; default: from the name.">
+      <${Field} label="Name" error=${nameError(errors.name, SCHEMA_RULE)} hint=${named.derived
+        ? `Saved as “${named.name}”${form.label.trim() ? "" : `, labelled “${named.label}”`}. ${SCHEMA_RULE}`
+        : `${SCHEMA_RULE} Used in the API and in imports; words such as “Tissue sample” make one.`}>
+        ${(id, d) => html`<input id=${id} aria-describedby=${d} required value=${form.name} onInput=${set("name")} autofocus />`}<//>
+      <${Field} label="Label" error=${errors.label} hint="What people see; default: the words typed as the name.">
         ${(id, d) => html`<input id=${id} aria-describedby=${d} value=${form.label} onInput=${set("label")} />`}<//>
       <${Field} label="Parent schema" error=${errors.parent} hint="Its records are nested under a record of the parent (study → sample).">
         ${(id, d) => html`<select id=${id} aria-describedby=${d} value=${form.parent} onChange=${set("parent")}>
