@@ -161,8 +161,8 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
       <a class="button" href=${exportHref} download=${`${name}-${schema}.csv`}
         title="Every record this query matches (all pages), with the columns shown">Export CSV${data ? ` (${formatCount(total)}${bounded ? "+" : ""})` : ""}</a>
       <button type="button" onClick=${() => setDialog({ kind: "new" })}>New record</button>
-      ${selected.size ? html`<span class="selection" role="status"><strong>${selected.size} selected</strong></span>
-        <button type="button" class="danger" onClick=${() => setDialog({ kind: "delete" })}>Delete selected…</button>
+      <span class="selection" role="status">${selected.size ? html`<strong>${selected.size} selected</strong>` : null}</span>
+      ${selected.size ? html`<button type="button" class="danger" onClick=${() => setDialog({ kind: "delete" })}>Delete selected…</button>
         <button type="button" onClick=${() => setDialog({ kind: "run" })}>Run a workflow on selected…</button>
         <button type="button" onClick=${() => download(`${name}-${schema}-selected.csv`,
           toCsv(cat, columns, items.filter((r) => selected.has(r.id))))}>Export selected</button>
@@ -233,21 +233,30 @@ function ParentChip({ id, onRemove }) {
     <button type="button" class="icon" aria-label="Remove the parent condition" onClick=${onRemove}>×</button></span></p>`;
 }
 
+// One Tab stop for the whole body: the active row (tabindex 0; the others and every control
+// inside a row are -1). On a focused row: Up/Down, Home/End and PageUp/PageDown (10 rows) move,
+// Space ticks it (as a click on its checkbox does), Enter opens the record.
+const PAGE_STEP = 10;
+
 function Grid({ cat, columns, items, sort, collection, selected, toggle, allTicked, toggleAll, onSort }) {
   const [active, setActive] = useState(0);
   const body = useRef(null);
   const rows = () => (body.current ? [...body.current.querySelectorAll("tr[data-id]")] : []);
   const onKey = (e) => {
     const tr = e.target.closest && e.target.closest("tr[data-id]");
-    if (!tr) return;
+    if (!tr || e.altKey || e.ctrlKey || e.metaKey) return;
     const list = rows();
     const at = list.indexOf(tr);
+    const onRow = e.target === tr;
     let next = null;
     if (e.key === "ArrowDown") next = Math.min(list.length - 1, at + 1);
     else if (e.key === "ArrowUp") next = Math.max(0, at - 1);
-    else if (e.key === "Home" && e.target === tr) next = 0;
-    else if (e.key === "End" && e.target === tr) next = list.length - 1;
-    else if (e.key === "Enter" && e.target === tr) { e.preventDefault(); navigate(`/r/${seg(tr.dataset.id)}`); return; }
+    else if (e.key === "PageDown") next = Math.min(list.length - 1, at + PAGE_STEP);
+    else if (e.key === "PageUp") next = Math.max(0, at - PAGE_STEP);
+    else if (e.key === "Home" && onRow) next = 0;
+    else if (e.key === "End" && onRow) next = list.length - 1;
+    else if (e.key === "Enter" && onRow) { e.preventDefault(); navigate(`/r/${seg(tr.dataset.id)}`); return; }
+    else if (e.key === " " && onRow) { e.preventDefault(); toggle(tr.dataset.id); return; }
     if (next === null) return;
     e.preventDefault();
     setActive(next);
@@ -277,8 +286,8 @@ function Grid({ cat, columns, items, sort, collection, selected, toggle, allTick
       </tr></thead>
       <tbody ref=${body} onKeyDown=${onKey}>
         ${items.map((r, i) => html`<tr key=${r.id} data-id=${r.id} tabindex=${i === Math.min(active, items.length - 1) ? 0 : -1}
-            onFocus=${(e) => { if (e.target === e.currentTarget) setActive(i); }} class=${selected.has(r.id) ? "ticked" : ""}>
-          <td class="tick"><input type="checkbox" aria-label=${`Select ${r.natural_name || r.id}`} checked=${selected.has(r.id)}
+            onFocusIn=${() => setActive(i)} class=${selected.has(r.id) ? "ticked" : ""}>
+          <td class="tick"><input type="checkbox" tabindex="-1" aria-label=${`Select ${r.natural_name || r.id}`} checked=${selected.has(r.id)}
             onChange=${() => toggle(r.id)} /></td>
           ${columns.map((key) => {
             const col = cat.columns[key];
@@ -294,7 +303,7 @@ function Grid({ cat, columns, items, sort, collection, selected, toggle, allTick
         </tr>`)}
       </tbody>
     </table>
-    <p id="grid-keys" class="sr-only">Arrow keys move through the rows; Enter opens the record.</p>
+    <p id="grid-keys" class="sr-only">The rows are one Tab stop: arrow keys, Page Up, Page Down, Home and End move through them; Space ticks the row; Enter opens the record.</p>
   </div>`;
 }
 
