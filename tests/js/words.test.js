@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { nameError, slugOf, viewNameOf, identifierOf, nameFromWords, COLLECTION_RULE, SCHEMA_NAME } from "../../src/benchbook/web/static/lib/names.js";
-import { addParts, changeWords, partsWords, story } from "../../src/benchbook/web/static/lib/history-words.js";
+import { addParts, changeWords, partsWords, story, storyPage } from "../../src/benchbook/web/static/lib/history-words.js";
 
 test("names come from the words typed", () => {
   assert.equal(slugOf("Lab samples 2024"), "lab-samples-2024");
@@ -32,6 +32,20 @@ test("runs of one workflow that follow each other fold into one story item", () 
   assert.equal(items[2].event.id, "d");  // one run alone stays a line of its own
   assert.equal(items[3].event.id, "f");
   assert.deepEqual(addParts(items[0].fold.events), [{ entity_type: "record", action: "update", count: 3 }]);
+});
+
+test("a page of the story ends after its lines, a fold of runs kept whole across reads", () => {
+  const run = (id) => ({ id, kind: "batch", batch: { kind: "workflow", label: "tag" }, parts: [] });
+  const lone = (id) => ({ id, kind: "entry" });
+  const runs = Array.from({ length: 30 }, (_, i) => run(`r${i}`));
+  assert.equal(storyPage(runs, 2, false), null);  // the fold may go on: read more
+  const whole = storyPage([...runs, lone("x"), lone("y")], 2, false);
+  assert.equal(whole.items.length, 2);
+  assert.equal(whole.items[0].fold.events.length, 30);
+  assert.equal(whole.used, 31);  // the next page starts at "y"
+  const capped = storyPage(runs, 2, true);  // the read cap: the fold goes on on the next page
+  assert.deepEqual([capped.items.length, capped.used], [1, 30]);
+  assert.deepEqual(storyPage([lone("a")], 25, true), { items: [{ event: lone("a"), run: null }], used: 1 });
 });
 
 test("schema and field names come from the words typed, which become the label", () => {

@@ -32,6 +32,21 @@ export function story(events) {
   return out;
 }
 
+const eventsIn = (items) => items.reduce((n, it) => n + (it.fold ? it.fold.events.length : 1), 0);
+
+// A page of the story: its first `lines` story items of `events` (newest first), once the event
+// after them is known to start a new item, or when no more events will be read (`last`: the list
+// ended, or the read cap was reached). {items, used: how many of `events` they hold}, or null:
+// read more (the last item, a fold of runs, may go on in events not read yet).
+export function storyPage(events, lines, last) {
+  const items = story(events);
+  if (items.length > lines) {
+    const shown = items.slice(0, lines);
+    return { items: shown, used: eventsIn(shown) };
+  }
+  return last ? { items, used: events.length } : null;
+}
+
 // The parts of several batches added up, for a folded line.
 export function addParts(events) {
   const sums = new Map();

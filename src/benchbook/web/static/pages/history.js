@@ -1,15 +1,21 @@
 // The history as events (#/history): one line per event, a batch one line that says what it did
 // ("penguin-tag: 344 records updated") and opens to its entries, runs of one workflow that follow
-// each other folded into one line; filters (action, kind of thing, workflow runs shown or hidden,
-// collection, schema, record, time) and `q` in the hash query; paging. `?schema=<name>` and `?record=<id>` show one schema's or record's history.
+// each other folded into one line however many there are (a page is LINES lines, reading on until
+// its last fold of runs ends, at most MAX_READ events; an open fold lists its runs RUNS_SHOWN at a
+// time); filters (action, kind of thing, workflow runs shown or hidden, collection, schema, record,
+// time) and `q` in the hash query; paging by the event a page starts at (`from`, with the starts of
+// the newer pages in `back`). `?schema=<name>` and `?record=<id>` show one schema's or record's history.
 import { html, useState } from "../lib/html.js";
 import { get } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, Loading, ErrorBox, Field, useTitle, formatTime, formatCount } from "../lib/ui.js";
 import { EntryLine } from "../lib/entries.js";
-import { addParts, partsWords, story } from "../lib/history-words.js";
+import { addParts, partsWords, storyPage } from "../lib/history-words.js";
 
-const PAGE = 25;
+const LINES = 25;
+const READ = 100;
+const MAX_READ = 2000;
+const RUNS_SHOWN = 25;
 const ACTIONS = ["create", "update", "delete", "restore", "purge"];
 const KINDS = ["record", "schema", "field", "dataset", "view"];
 
@@ -55,19 +61,23 @@ function EventLine({ event }) {
 // Runs of one workflow that follow each other: one line ("penguin-tag ran 25 times: 25 records
 // updated"), opening to the runs.
 function FoldedRuns({ fold }) {
+  const [shown, setShown] = useState(RUNS_SHOWN);
   const first = fold.events[fold.events.length - 1];
   const last = fold.events[0];
+  const left = fold.events.length - shown;
   return html`<li><details class="card event runs-fold" data-testid="runs-fold">
     <summary><span class="badge">workflow runs</span>${" "}<strong>${fold.label}</strong> ran ${fold.events.length} times:${" "}
       ${partsWords(addParts(fold.events))} · <time datetime=${first.timestamp}>${formatTime(first.timestamp)}</time>
       ${" "}to <time datetime=${last.timestamp}>${formatTime(last.timestamp)}</time></summary>
-    <ul class="plain events">${fold.events.map((ev) => html`<${EventLine} key=${ev.id} event=${ev} />`)}</ul>
+    <ul class="plain events">${fold.events.slice(0, shown).map((ev) => html`<${EventLine} key=${ev.id} event=${ev} />`)}</ul>
+    ${left > 0 ? html`<button type="button" onClick=${() => setShown(shown + RUNS_SHOWN)}>
+      Show ${formatCount(Math.min(left, RUNS_SHOWN))} more runs (${formatCount(left)} not shown)</button>` : null}
   </details></li>`;
 }
 
 function Filters({ query }) {
   const [q, setQ] = useState(query.q || "");
-  const set = (changes) => navigate("/history", { ...query, ...changes, page: undefined });
+  const set = (changes) => navigate("/history", { ...query, ...changes, from: undefined, back: undefined });
   return html`<form class="history-filters" role="search" aria-label="Filter the history"
       onSubmit=${(e) => { e.preventDefault(); set({ q: q || undefined }); }}>
     <div class="form-row">
@@ -88,27 +98,44 @@ function Filters({ query }) {
   </form>`;
 }
 
+// A page of the history from the event at `from`: events read READ at a time until the page's
+// LINES story lines are known whole (or MAX_READ were read). {items, used, total}.
+async function readPage(params, from, signal) {
+  const events = [];
+  for (;;) {
+    const got = await get("/audit/events", { ...params, limit: READ, offset: from + events.length }, { signal });
+    events.push(...got.items);
+    const last = got.items.length < READ || from + events.length >= got.total || events.length >= MAX_READ;
+    const page = storyPage(events, LINES, last);
+    if (page) return { ...page, total: got.total };
+  }
+}
+
 export default function History({ query }) {
   useTitle("History");
-  const page = Math.max(1, parseInt(query.page, 10) || 1);
+  const from = Math.max(0, parseInt(query.from, 10) || 0);
+  const back = (query.back || "").split(",").filter((x) => /^\d+$/.test(x));
   const tree = historyTree(query);
-  const state = useLoad((signal) => get("/audit/events", { filter: tree || undefined, q: query.q || undefined,
-    limit: PAGE, offset: (page - 1) * PAGE }, { signal }), [JSON.stringify(query)]);
+  const state = useLoad((signal) => readPage({ filter: tree || undefined, q: query.q || undefined }, from, signal),
+    [JSON.stringify(query)]);
   const data = state.data;
-  const pages = data ? Math.max(1, Math.ceil(data.total / PAGE)) : 1;
+  const to = data ? from + data.used : from;
+  const go = (start, trail) => navigate("/history", { ...query, from: start || undefined,
+    back: trail.length ? trail.slice(-50).join(",") : undefined, page: undefined });
   const heading = query.record ? "History of a record" : query.schema ? `History of schema ${query.schema}` : "History";
   return html`<section class="page history">
     <div class="page-head"><h1>${heading}</h1>${data ? html`<span class="muted">${formatCount(data.total)} events</span>` : null}</div>
     <${Filters} key=${query.q || ""} query=${query} />
     <${ErrorBox} error=${state.error} onRetry=${state.reload} />
     ${state.loading && !data ? html`<${Loading} />` : null}
-    ${data ? html`<ul class="plain events" aria-label="events">${story(data.items).map((it) => it.fold
+    ${data ? html`<ul class="plain events" aria-label="events">${data.items.map((it) => it.fold
       ? html`<${FoldedRuns} key=${it.fold.events[0].id} fold=${it.fold} />` : html`<${EventLine} key=${it.event.id} event=${it.event} />`)}</ul>
       ${!data.items.length ? html`<p class="muted">No change matches.</p>` : null}
       <nav class="pager" aria-label="pages of the history">
-        <button type="button" disabled=${page <= 1} onClick=${() => navigate("/history", { ...query, page: page - 1 })}>Newer</button>
-        <span>Page ${page} of ${pages}</span>
-        <button type="button" disabled=${page >= pages} onClick=${() => navigate("/history", { ...query, page: page + 1 })}>Older</button>
+        <button type="button" disabled=${from === 0} onClick=${() => go(0, [])}>Newest</button>
+        <button type="button" disabled=${from === 0} onClick=${() => go(back.length ? Number(back[back.length - 1]) : 0, back.slice(0, -1))}>Newer</button>
+        <span>${data.items.length ? `Events ${formatCount(from + 1)}–${formatCount(to)} of ${formatCount(data.total)}` : ""}</span>
+        <button type="button" disabled=${to >= data.total} onClick=${() => go(to, [...back, String(from)])}>Older</button>
       </nav>` : null}
   </section>`;
 }
