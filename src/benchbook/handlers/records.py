@@ -8,7 +8,7 @@ from starlette.responses import StreamingResponse
 from benchbook.domain.catalog import views
 from benchbook.domain.history import restore
 from benchbook.domain.progress import reporting
-from benchbook.domain.records import exports, lists
+from benchbook.domain.records import deleted, exports, lists
 from benchbook.domain.records import writes as domain
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.rows import find_record
@@ -128,3 +128,13 @@ def purge_record(record_id: str) -> tuple[None, int]:
 def list_referrers(record_id: str) -> tuple[list[Body], int]:
     with read() as s:
         return RecordShaper(s).shape(restore.referrers(s, record_id)), 200
+
+
+def list_deleted_records(limit: int = 50, offset: int = 0) -> tuple[Body, int]:
+    with read() as s:
+        return deleted.list_deleted(s, limit=limit, offset=offset), 200
+
+
+def purge_deleted(body: Body) -> tuple[Body, int]:
+    with write() as ctx:
+        return deleted.purge_deleted(ctx, body["op"]), 200
