@@ -1,10 +1,12 @@
 """Issue 37 items 7 and 9 in Chromium: the records table's body is one Tab stop (the active row;
 the checkboxes and links inside rows are not Tab stops), Space ticks the focused row as a click on
-its checkbox does, arrow and page keys move the active row."""
+its checkbox does, arrow and page keys move the active row; Escape cancels a record's Edit as the
+Cancel button does (after closing an open reference picker first)."""
 from __future__ import annotations
 
 from typing import Any
 
+import httpx
 from playwright.sync_api import expect
 
 from tests.web.pages import look, open_app
@@ -72,3 +74,65 @@ def test_the_rows_are_one_tab_stop_and_space_ticks_the_focused_row(page: Any, de
     expect(page.locator(".records-actions .selection")).to_have_text("2 selected")
     assert page.locator("table.records-grid tbody tr").nth(3).get_attribute("tabindex") == "0"
     look(page, "records-keys")
+
+
+def focused_name(page: Any) -> str:
+    """The focused element's tag and text, e.g. ``BUTTON Edit values``."""
+    text: str = page.evaluate("() => document.activeElement.tagName + ' ' + document.activeElement.textContent.trim()")
+    return text
+
+
+def test_escape_cancels_edit_and_the_focus_returns_to_edit_values(page: Any, demo_server: str) -> None:
+    penguin = httpx.get(f"{demo_server}/api/collections/penguins/records",
+                        params={"schema": "penguin", "limit": 1, "sort": "natural_name", "where": "sex=male"}).json()["items"][0]
+    before = penguin["data"]["bill_length_mm"]
+    open_app(page, demo_server, f"/r/{penguin['id']}")
+    shown_before = page.locator("dd[data-field=bill_length_mm]").inner_text()
+    page.get_by_role("button", name="Edit values").click()
+    field = page.get_by_label("Bill length (mm)")
+    field.fill("99.9")
+    look(page, "record-editing")
+    field.press("Escape")
+    expect(page.get_by_role("button", name="Edit values")).to_be_focused()
+    expect(page.get_by_role("button", name="Save")).to_have_count(0)
+    assert page.locator("dd[data-field=bill_length_mm]").inner_text() == shown_before
+    assert httpx.get(f"{demo_server}/api/records/{penguin['id']}").json()["data"]["bill_length_mm"] == before
+    page.keyboard.press("Enter")  # Edit values again: the draft was dropped
+    expect(page.get_by_label("Bill length (mm)")).to_have_value(str(before))
+    # the Cancel button does the same, focus included
+    page.get_by_label("Bill length (mm)").fill("12")
+    page.get_by_role("button", name="Cancel").click()
+    expect(page.get_by_role("button", name="Edit values")).to_be_focused()
+    assert httpx.get(f"{demo_server}/api/records/{penguin['id']}").json()["data"]["bill_length_mm"] == before
+
+
+def test_escape_closes_an_open_reference_picker_first_and_the_edit_stays(page: Any, demo_server: str) -> None:
+    origin = {"origin": demo_server}
+    httpx.post(f"{demo_server}/api/schemas", headers=origin, json={
+        "name": "probe", "display_template": "{code}", "fields": [
+            {"name": "code", "type": "string"}, {"name": "source", "type": "reference", "restrictions": {"schema": "probe"}}]},
+    ).raise_for_status()
+    httpx.post(f"{demo_server}/api/collections", headers=origin, json={"name": "probes", "schemas": ["probe"]}).raise_for_status()
+    made = [httpx.post(f"{demo_server}/api/collections/probes/records", headers=origin,
+                       json={"schema_name": "probe", "data": {"code": code}}).json() for code in ("P-1", "P-2")]
+    open_app(page, demo_server, f"/r/{made[1]['id']}")
+    page.get_by_role("button", name="Edit values").click()
+    page.get_by_label("code").fill("P-2 changed")
+    picker = page.get_by_role("searchbox", name="source")
+    picker.fill("P-1")
+    picker.press("Enter")  # asks at once
+    matches = page.get_by_role("list", name="records for source")
+    expect(matches.get_by_role("button", name="P-1")).to_be_visible()
+    picker.press("Escape")  # closes the list; the edit stays
+    expect(matches).to_have_count(0)
+    expect(page.get_by_role("button", name="Save")).to_be_visible()
+    expect(picker).to_be_focused()
+    expect(picker).to_have_value("P-1")
+    picker.press("Escape")  # then clears what was typed; the edit still stays
+    expect(picker).to_have_value("")
+    expect(page.get_by_label("code")).to_have_value("P-2 changed")
+    picker.press("Escape")  # with the picker closed and empty, Escape cancels the edit
+    expect(page.get_by_role("button", name="Edit values")).to_be_focused()
+    assert page.locator("dd[data-field=code]").inner_text() == "P-2"
+    stored = httpx.get(f"{demo_server}/api/records/{made[1]['id']}").json()["data"]
+    assert stored["code"] == "P-2" and not stored.get("source")

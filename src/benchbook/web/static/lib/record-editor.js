@@ -32,7 +32,8 @@ export function toText(field, value) {
 
 // Type-ahead: the records matching what is typed (by natural name, of the field's target
 // schema, that this collection may reference: `reachable_from`) are listed as the user types;
-// Enter or Find asks at once.
+// Enter or Find asks at once. Escape closes the list of matches (then clears the text) and stops
+// there, so that the record form around it (pages/record.js) does not cancel the edit.
 const TYPE_AHEAD_MS = 200;
 
 function ReferencePicker({ id, describedBy, field, value, label, collection, onChange }) {
@@ -54,7 +55,12 @@ function ReferencePicker({ id, describedBy, field, value, label, collection, onC
     const t = setTimeout(() => search(q), TYPE_AHEAD_MS);
     return () => clearTimeout(t);
   }, [q]);
-  return html`<div class="ref-picker">
+  const onKeyDown = (e) => {
+    if (e.key !== "Escape" || e.defaultPrevented || (!options && !error && !q)) return;
+    e.preventDefault();
+    if (options || error) { asked.current += 1; setOptions(null); setError(null); } else setQ("");
+  };
+  return html`<div class="ref-picker" onKeyDown=${onKeyDown}>
     <p class="muted">Now: ${!value ? "none" : value.length === 26 ? html`<a href=${href("/r/" + seg(value))}>${label || value}</a>`
       : html`<span>${value}</span> (a key or name: the record it names is linked when saved)`}</p>
     <div class="toolbar">

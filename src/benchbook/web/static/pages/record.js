@@ -2,7 +2,7 @@
 // messages next to each field), files with preview, children by schema, referrers, what is
 // deleted above it or of its fields (with their restore actions), delete, its history, and a
 // notice when syncs left open conflicts on it.
-import { html, useState } from "../lib/html.js";
+import { html, useState, useEffect, useRef } from "../lib/html.js";
 import { get, patch, post, del, enc, ApiError } from "../lib/api.js";
 import { href, seg, navigate } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Confirm, notify, useTitle, formatTime } from "../lib/ui.js";
@@ -32,6 +32,22 @@ function Values({ record, schema, onSaved }) {
   const [draft, setDraft] = useState(initial);
   const [labels] = useState({});
   const [uploading, setUploading] = useState(0);  // file uploads in progress: Save waits for them
+  // Cancel and Escape leave edit mode with the draft dropped and the focus back on "Edit values"
+  const editButton = useRef(null);
+  const backToEdit = useRef(false);
+  useEffect(() => {
+    if (editing || !backToEdit.current) return;
+    backToEdit.current = false;
+    if (editButton.current) editButton.current.focus();
+  }, [editing]);
+  const cancel = () => { backToEdit.current = true; setEditing(false); save.clear(); };
+  // Escape anywhere in the form cancels, unless something inside it (the reference picker's list)
+  // took the key first to close itself (preventDefault).
+  const onKeyDown = (e) => {
+    if (e.key !== "Escape" || e.defaultPrevented || e.isComposing) return;
+    e.preventDefault();
+    cancel();
+  };
   const save = useAction(async () => {
     const data = {};
     for (const f of fields) {
@@ -46,7 +62,7 @@ function Values({ record, schema, onSaved }) {
   if (!editing) {
     return html`<section aria-labelledby="values-h">
       <div class="section-head"><h2 id="values-h">Values</h2>
-        ${record.deleted_at ? null : html`<button type="button" onClick=${() => { setDraft(initial()); save.clear(); setEditing(true); }}>Edit values</button>`}</div>
+        ${record.deleted_at ? null : html`<button type="button" ref=${editButton} onClick=${() => { setDraft(initial()); save.clear(); setEditing(true); }}>Edit values</button>`}</div>
       <dl class="props">${fields.map((f) => html`<dt>${f.label || f.name}</dt>
         <dd data-field=${f.name}><${ShowValue} field=${f} value=${record.data[f.name]} record=${record} /></dd>`)}</dl>
       ${fields.filter((f) => ["file", "file_list"].includes(f.type) && record.data[f.name]).map((f) => html`
@@ -56,7 +72,7 @@ function Values({ record, schema, onSaved }) {
   }
   return html`<section aria-labelledby="values-h">
     <h2 id="values-h">Edit values</h2>
-    <form class="record-form" onSubmit=${async (e) => {
+    <form class="record-form" onKeyDown=${onKeyDown} onSubmit=${async (e) => {
       e.preventDefault();
       if (uploading) return;  // Enter in a field while a file is still uploading
       const saved = await save.run();
@@ -68,7 +84,7 @@ function Values({ record, schema, onSaved }) {
       ${save.error && !unplaced ? html`<p class="field-error" role="alert">Some values were refused: see the messages next to them.</p>` : null}
       <div class="toolbar">
         <button type="submit" class="primary" disabled=${save.busy || uploading > 0}>${save.busy ? "Saving…" : uploading ? "Uploading…" : "Save"}</button>
-        <button type="button" onClick=${() => { setEditing(false); save.clear(); }}>Cancel</button>
+        <button type="button" onClick=${cancel} aria-keyshortcuts="Escape">Cancel</button>
       </div>
     </form>
   </section>`;
