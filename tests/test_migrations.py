@@ -211,3 +211,60 @@ def test_history_stored_once_by_0008(tmp_path: Path) -> None:
 def test_postgres_history_stored_once_by_0008(tmp_path: Path, fresh_pg: str) -> None:
     project = Project.init(tmp_path / "once")
     history_stored_once(Project(root=project.root, settings={**project.settings, "database": {"url": fresh_pg}}))
+
+
+VERSIONS = Path(__file__).resolve().parents[1] / "src" / "benchbook" / "persistence" / "migrations" / "versions"
+
+
+def test_every_migration_carries_what_it_needs() -> None:
+    """Issue 39 item 7: a migration imports nothing of the live code (tables, triggers, helpers)
+    but the migrations' own frozen column types, so editing live code never changes what an old
+    migration does."""
+    import ast
+
+    scripts = sorted(VERSIONS.glob("[0-9]*.py"))
+    assert len(scripts) >= 29
+    for script in scripts:
+        for node in ast.walk(ast.parse(script.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                assert not name.startswith("benchbook") or name.startswith("benchbook.persistence.migrations."), \
+                    f"{script.name} imports {name}"
+
+
+def triggers_made(engine: Engine) -> list[Any]:
+    """The database's triggers (and PostgreSQL's trigger functions) as their SQL."""
+    with engine.connect() as conn:
+        if engine.dialect.name == "sqlite":
+            return sorted(conn.execute(text("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")).all())
+        return sorted(conn.execute(text(
+            "SELECT t.tgname, pg_get_triggerdef(t.oid), p.prosrc FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid "
+            "WHERE NOT t.tgisinternal")).all())
+
+
+def doctor_makes_the_same_triggers(url: str) -> None:
+    from benchbook.persistence import audit_days, entry_triggers, record_counts
+
+    db = open_database(url)  # upgrades the new database to the head
+    try:
+        migrated = triggers_made(db.engine)
+        assert migrated, "the head keeps entries and counts with triggers"
+        with db.engine.begin() as conn:  # what benchbook doctor makes when they are missing
+            entry_triggers.recreate(conn)
+            record_counts.repair(conn)
+            audit_days.repair(conn)
+        assert triggers_made(db.engine) == migrated
+    finally:
+        db.engine.dispose()
+
+
+def test_the_migrated_triggers_are_those_the_live_code_makes(tmp_path: Path) -> None:
+    """The migrations' frozen statements and the live code that repairs the triggers agree at
+    the head: a change to either without the other (and a new migration) fails here."""
+    doctor_makes_the_same_triggers(f"sqlite:///{tmp_path / 'triggers.db'}")
+
+
+@pytest.mark.postgres
+def test_postgres_migrated_triggers_are_those_the_live_code_makes(fresh_pg: str) -> None:
+    doctor_makes_the_same_triggers(fresh_pg)

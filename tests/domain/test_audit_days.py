@@ -24,7 +24,9 @@ from benchbook.domain.records.writes import create_record, delete_records, updat
 from benchbook.maintenance.doctor import present_indexes
 from benchbook.persistence import audit_days
 from benchbook.persistence.db import Database, alembic_config, upgrade
-from benchbook.persistence.tables import AUDIT_DAY_INDEX, AuditDay, AuditEntry, Record
+from benchbook.persistence.tables import AuditDay, AuditEntry, Record
+
+AUDIT_DAY_INDEX = "ix_audit_entries_day"  # made by migration 0018, dropped by 0021 on SQLite
 
 MOMENTS = [datetime(2024, 3, d, h, m, tzinfo=UTC) for d, h, m in
            ((1, 0, 0), (1, 9, 30), (1, 23, 59), (2, 0, 0), (2, 12, 0), (3, 6, 15), (4, 0, 0))]

@@ -35,7 +35,9 @@ from benchbook.domain.records.writes import create_record, delete_records
 from benchbook.maintenance.doctor import present_indexes
 from benchbook.persistence import record_counts as kept_counts
 from benchbook.persistence.db import Database, alembic_config, upgrade
-from benchbook.persistence.tables import GROWTH_INDEX, Collection, Record, RecordCount, RecordDay, Schema
+from benchbook.persistence.tables import Collection, Record, RecordCount, RecordDay, Schema
+
+GROWTH_INDEX = "ix_records_created_day"  # made by migration 0007, dropped by 0020 on SQLite
 
 
 @pytest.fixture

@@ -1,10 +1,11 @@
-"""The triggers that keep a record's create and delete entries true (migrations 0017 and 0023,
-``domain.history.own_values``): before any statement changes a record's values, its name or its
-parent, or removes the row, the database copies what the record holds into every create entry
-(``new_data``) and delete entry (``old_data``) of the record still without its values: the
-values (``data``) and, where the entry does not hold them (from 0023 on),
-``natural_name`` and ``parent_record_id``. Used by the migrations and by ``benchbook doctor``,
-which recreates them when they are missing.
+"""The triggers that keep a record's create and delete entries true (made by migrations 0017,
+0023 and 0025; ``domain.history.own_values``): before any statement changes a record's values,
+its name or its parent, or removes the row, the database copies what the record holds into every
+create entry (``new_data``) and delete entry (``old_data``) of the record still without its
+values: the values (``data``) and, where the entry does not hold them, ``natural_name`` and
+``parent_record_id``; and the name and parent into each restore entry without them. Used by
+``benchbook doctor``, which recreates them when they are missing; the migrations carry their own
+copies of the statements they sent (issue 39 item 7), so changing these needs a new migration.
 """
 from __future__ import annotations
 
@@ -26,36 +27,33 @@ FUNCTION = "benchbook_keep_own_values"
 
 
 RESTORE = "restore"
-"""A record's restore entry: its ``old_data`` and ``new_data`` both hold the record's identity;
-from migration 0025 on without ``id``, ``dataset_id``, name and parent (:data:`LAYOUT` 25), which
-are read as for a create (the entry's columns; the record's name and parent until they change)."""
+"""A record's restore entry: its ``old_data`` and ``new_data`` both hold the record's identity,
+without ``id``, ``dataset_id``, name and parent (migration 0025), which are read as for a create
+(the entry's columns; the record's name and parent until they change)."""
 EDIT = "update"
 """A record's edit: both columns hold the record's identity (name and parent as they were then)
 and the values that changed; from migration 0026 on without ``id`` and ``dataset_id``, which
 are the entry's own columns."""
 BOTH = ("old_data", "new_data")
 """The columns of a restore entry or an edit that each hold the record's identity."""
-LAYOUT = 25
-"""The newest trigger layout: 17 copies the values into create and delete entries (migration
-0017); 23 the name and parent with them (0023); 25 also the name and parent into restore entries
-(0025)."""
+COLUMNS = ("data", "natural_name", "parent_id")
+"""The ``records`` columns whose change fires the update trigger."""
 
 
-def _keep(dialect: str, layout: int) -> str:
-    """The trigger's statements: the record's values (and from 23 on its name and parent) added
-    to each entry still without its values, and (from 25 on) the name and parent to each restore
-    entry without them. A key an entry holds keeps its value (SQLite's ``json_insert``,
-    PostgreSQL's ``||`` whose right-hand side wins): an entry written before 0023 keeps the name
-    and parent it was written with, whatever the record's are now."""
-    more = [(key, f"OLD.{column}") for key, column in FROM_RECORD] if layout >= 23 else []
+def _keep(dialect: str) -> str:
+    """The trigger's statements: the record's values, name and parent added to each create and
+    delete entry still without its values, and the name and parent to each restore entry without
+    them. A key an entry holds keeps its value (SQLite's ``json_insert``, PostgreSQL's ``||``
+    whose right-hand side wins): an entry written before 0023 keeps the name and parent it was
+    written with, whatever the record's are now."""
+    more = [(key, f"OLD.{column}") for key, column in FROM_RECORD]
     data = [("data", json_sql.json_value(dialect, "OLD.data")), *more]
     keep = [f"UPDATE audit_entries SET {column} = {json_sql.with_missing(dialect, column, data)} "
             f"WHERE entity_type = 'record' AND entity_id = OLD.id AND action = '{action}' "
             f"AND {json_sql.lacks_key(dialect, column, 'data')};" for action, column in KINDS]
-    if layout >= 25:
-        both = ", ".join(f"{column} = {json_sql.with_missing(dialect, column, more)}" for column in BOTH)
-        keep.append(f"UPDATE audit_entries SET {both} WHERE entity_type = 'record' AND entity_id = OLD.id "
-                    f"AND action = '{RESTORE}' AND {json_sql.lacks_key(dialect, 'new_data', 'natural_name')};")
+    both = ", ".join(f"{column} = {json_sql.with_missing(dialect, column, more)}" for column in BOTH)
+    keep.append(f"UPDATE audit_entries SET {both} WHERE entity_type = 'record' AND entity_id = OLD.id "
+                f"AND action = '{RESTORE}' AND {json_sql.lacks_key(dialect, 'new_data', 'natural_name')};")
     return " ".join(keep)
 
 
@@ -79,30 +77,20 @@ def holding(dialect: str, action: str, column: str, alias: str | None = None, ke
     return f"{at}action = '{action}' AND {at}entity_type = 'record' AND {json_sql.has_key(dialect, at + column, key)}"
 
 
-def index_statements(dialect: str, key: str = "data") -> list[str]:
-    """The DDL creating :data:`INDEXES` (``key`` ``data``) or :data:`IDENTITY_INDEXES` (``id``)
-    on ``dialect``."""
-    names = INDEXES if key == "data" else IDENTITY_INDEXES
-    return [f"CREATE INDEX IF NOT EXISTS {names[action]} ON audit_entries (id) "
-            f"WHERE {holding(dialect, action, column, key=key)}" for action, column in KINDS]
-
-
-def create_statements(dialect: str, *, layout: int = LAYOUT) -> list[str]:
-    """The DDL creating the triggers (and PostgreSQL's function) of ``layout`` (:data:`LAYOUT`)
-    on ``dialect`` (``sqlite`` or ``postgresql``). From 23 on they fire on a change of the
-    record's values, ``natural_name`` or ``parent_id`` and copy :data:`FROM_RECORD` too; 17's
-    fire on a change of the values only."""
-    columns = "data, natural_name, parent_id" if layout >= 23 else "data"
+def create_statements(dialect: str) -> list[str]:
+    """The DDL creating the triggers (and PostgreSQL's function) on ``dialect`` (``sqlite`` or
+    ``postgresql``): they fire on a change of one of :data:`COLUMNS` and on a delete."""
+    columns = ", ".join(COLUMNS)
     if dialect == "postgresql":
         function = (f"CREATE OR REPLACE FUNCTION {FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-                    f"{_keep(dialect, layout)} IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END $$")
-        changed = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in columns.split(", "))
+                    f"{_keep(dialect)} IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END $$")
+        changed = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in COLUMNS)
         on_update = (f"CREATE TRIGGER {TRIGGERS[0]} BEFORE UPDATE OF {columns} ON records FOR EACH ROW "
                      f"WHEN ({changed}) EXECUTE FUNCTION {FUNCTION}()")
         on_delete = f"CREATE TRIGGER {TRIGGERS[1]} BEFORE DELETE ON records FOR EACH ROW EXECUTE FUNCTION {FUNCTION}()"
         return [function, on_update, on_delete]
-    changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in columns.split(", "))
-    keep = _keep(dialect, layout)
+    changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in COLUMNS)
+    keep = _keep(dialect)
     on_update = f"CREATE TRIGGER {TRIGGERS[0]} BEFORE UPDATE OF {columns} ON records WHEN {changed} BEGIN {keep} END"
     return [on_update, f"CREATE TRIGGER {TRIGGERS[1]} BEFORE DELETE ON records BEGIN {keep} END"]
 
@@ -121,51 +109,7 @@ def present(conn: Connection) -> set[str]:
 
 
 def recreate(conn: Connection) -> None:
-    """Drop what is left of the triggers and create them all again (:func:`create_statements`
-    of :data:`LAYOUT`), in ``conn``'s transaction."""
+    """Drop what is left of the triggers and create them all again (:func:`create_statements`),
+    in ``conn``'s transaction."""
     dialect = "postgresql" if conn.dialect.name == "postgresql" else "sqlite"
     triggers.replace(conn, drop_statements(dialect), create_statements(dialect))
-
-
-def _fill(dialect: str, action: str, columns: tuple[str, ...], lacking: str | None) -> list[str]:
-    """SQL writing the identity back into ``columns`` of every record ``action`` entry written
-    without it (the last of ``columns`` is the one tested): :data:`FROM_ENTRY` from the entry's
-    own columns where it lacks ``id``, and, with ``lacking``, :data:`FROM_RECORD` from the record
-    where it lacks that key (the name and parent are still the record's then). A key the entry
-    holds is left as it is."""
-    where = f"e.entity_type = 'record' AND e.action = '{action}'"
-    test = columns[-1]
-    own = [(key, f"e.{col}") for key, col in FROM_ENTRY]
-    set_own = ", ".join(f"{c} = {json_sql.with_missing(dialect, 'e.' + c, own)}" for c in columns)
-    out = [f"UPDATE audit_entries AS e SET {set_own} WHERE {where} AND {json_sql.lacks_key(dialect, 'e.' + test, 'id')}"]
-    if not lacking:
-        return out
-    if dialect == "postgresql":  # the record joined
-        record, source, found = [(key, f"r.{col}") for key, col in FROM_RECORD], " FROM records r", "r.id = e.entity_id"
-    else:  # SQLite before 3.33 has no UPDATE … FROM
-        record = [(key, f"(SELECT {col} FROM records r WHERE r.id = e.entity_id)") for key, col in FROM_RECORD]
-        source, found = "", "EXISTS (SELECT 1 FROM records r WHERE r.id = e.entity_id)"
-    set_record = ", ".join(f"{c} = {json_sql.with_missing(dialect, 'e.' + c, record)}" for c in columns)
-    lacks = json_sql.lacks_key(dialect, "e." + test, lacking)
-    return [*out, f"UPDATE audit_entries AS e SET {set_record}{source} WHERE {found} AND {where} AND {lacks}"]
-
-
-def fill_statements(dialect: str) -> list[str]:
-    """SQL writing the identity back into every create and delete entry written without it
-    (migration 0023's downgrade): :data:`FROM_ENTRY` from the entry's own columns, and
-    :data:`FROM_RECORD` from the record for an entry still without its values (one with values
-    had them copied in together)."""
-    return [statement for action, column in KINDS for statement in _fill(dialect, action, (column,), "data")]
-
-
-def fill_restore_statements(dialect: str) -> list[str]:
-    """SQL writing the identity back into both columns of every restore entry written without it
-    (migration 0025's downgrade): :data:`FROM_ENTRY` from the entry's columns, :data:`FROM_RECORD`
-    from the record while the entry lacks the name."""
-    return _fill(dialect, RESTORE, BOTH, "natural_name")
-
-
-def fill_edit_statements(dialect: str) -> list[str]:
-    """SQL writing ``id`` and ``dataset_id`` back into both columns of every record edit written
-    without them (migration 0026's downgrade), from the entry's own columns."""
-    return _fill(dialect, EDIT, BOTH, None)

@@ -588,14 +588,8 @@ def field_index_ddl(dialect: Dialect, field_id: str, type_: str) -> str | None:
     return f"CREATE INDEX IF NOT EXISTS {field_index_name(field_id)} ON records ({sql}) WHERE {sql} IS NOT NULL"
 
 
-# The records' creation day index (migration 0007, SQLite only, dropped by 0020): ``GET
-# /analytics/records/growth`` grouped every record by its UTC day, collection and schema from
-# it; since 0020 SQLite keeps those counts (``RecordDay``). Kept here for 0007 and for 0020's
-# downgrade. Not described by the models (``alembic check`` leaves ``ix_records_created_day``
-# alone, and ``ix_audit_entries_day``).
-
-GROWTH_INDEX = "ix_records_created_day"
-
+# The UTC day of a timestamp on SQLite, as the kept counts (``persistence.record_counts``,
+# ``persistence.audit_days``) and the analytics queries compute it.
 
 def sqlite_day(column: Any) -> ColumnElement[Any]:
     """The UTC day ``YYYY-MM-DD`` of a :class:`UTCDateTime` column on SQLite, which keeps it as
@@ -603,32 +597,6 @@ def sqlite_day(column: Any) -> ColumnElement[Any]:
     date function per row). Literal arguments, not bound ones, so the growth index's expression
     and the analytics queries' are the same expression to SQLite's planner."""
     return func.substr(column, literal_column("1"), literal_column("10"))
-
-
-def growth_index_ddl(dialect: Dialect) -> str | None:
-    """``CREATE INDEX`` for the records' creation day, collection, schema and creation time
-    (None on PostgreSQL, which aggregates the table by hash instead; migration 0007 says why)."""
-    if dialect.name != "sqlite":
-        return None
-    day = str(sqlite_day(Record.created_at).compile(dialect=dialect)).replace("records.", "")
-    return f"CREATE INDEX IF NOT EXISTS {GROWTH_INDEX} ON records ({day}, dataset_id, schema_id, created_at)"
-
-
-AUDIT_DAY_INDEX = "ix_audit_entries_day"
-"""The history entries' day index (migration 0018, SQLite only, dropped by 0021): ``GET
-/analytics/audit/events`` counted entries by UTC day, action and entity type from it; since
-0021 SQLite keeps those counts (:class:`AuditDay`). Kept here for 0018 and 0021's downgrade."""
-
-
-def audit_day_index_ddl(dialect: Dialect) -> str | None:
-    """``CREATE INDEX`` for the history entries' UTC day, action, entity type and time (None on
-    PostgreSQL, which aggregates the table by hash; migration 0018 says why). The time is there
-    because SQLite 3.40 counts an index on an expression as covering only when it also holds
-    the columns the expression reads."""
-    if dialect.name != "sqlite":
-        return None
-    day = str(sqlite_day(AuditEntry.timestamp).compile(dialect=dialect)).replace("audit_entries.", "")
-    return f"CREATE INDEX IF NOT EXISTS {AUDIT_DAY_INDEX} ON audit_entries ({day}, action, entity_type, timestamp)"
 
 
 @event.listens_for(Field, "after_insert")

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-import benchbook.persistence.tables
+from benchbook.persistence.migrations.frozen_types import UTCDateTime
 
 revision = '0001'
 down_revision = None
@@ -26,7 +26,7 @@ def upgrade() -> None:
     sa.Column('label', sa.Text(), nullable=True),
     sa.Column('ref', sa.String(length=64), nullable=True),
     sa.Column('actor', sa.String(length=200), nullable=True),
-    sa.Column('created_at', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', UTCDateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_audit_batches'))
     )
     op.create_table('collections',
@@ -35,9 +35,9 @@ def upgrade() -> None:
     sa.Column('description', sa.Text(), nullable=True),
     sa.Column('scope', sa.String(length=10), nullable=False),
     sa.Column('timezone', sa.String(length=64), nullable=True),
-    sa.Column('created_at', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('updated_at', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('deleted_at', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', UTCDateTime(timezone=True), nullable=False),
+    sa.Column('updated_at', UTCDateTime(timezone=True), nullable=False),
+    sa.Column('deleted_at', UTCDateTime(timezone=True), nullable=True),
     sa.Column('delete_op', sa.String(length=32), nullable=True),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_collections'))
     )
@@ -49,7 +49,7 @@ def upgrade() -> None:
     sa.Column('filename', sa.Text(), nullable=False),
     sa.Column('size', sa.Integer(), nullable=False),
     sa.Column('content_type', sa.String(length=200), nullable=True),
-    sa.Column('created_at', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('created_at', UTCDateTime(timezone=True), nullable=False),
     sa.PrimaryKeyConstraint('sha256', name=op.f('pk_files'))
     )
     op.create_table('schemas',
@@ -60,9 +60,9 @@ def upgrade() -> None:
     sa.Column('parent_id', sa.String(length=32), nullable=True),
     sa.Column('display_template', sa.Text(), nullable=True),
     sa.Column('unique_keys', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
-    sa.Column('created_at', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('updated_at', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('deleted_at', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', UTCDateTime(timezone=True), nullable=False),
+    sa.Column('updated_at', UTCDateTime(timezone=True), nullable=False),
+    sa.Column('deleted_at', UTCDateTime(timezone=True), nullable=True),
     sa.Column('delete_op', sa.String(length=32), nullable=True),
     sa.ForeignKeyConstraint(['parent_id'], ['schemas.id'], name=op.f('fk_schemas_parent_id_schemas')),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_schemas'))
@@ -75,7 +75,7 @@ def upgrade() -> None:
     sa.Column('action', sa.String(length=10), nullable=False),
     sa.Column('entity_type', sa.String(length=10), nullable=False),
     sa.Column('entity_id', sa.String(length=32), nullable=False),
-    sa.Column('timestamp', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=False),
+    sa.Column('timestamp', UTCDateTime(timezone=True), nullable=False),
     sa.Column('actor', sa.String(length=200), nullable=True),
     sa.Column('changes', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
     sa.Column('old_data', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=True),
@@ -112,8 +112,8 @@ def upgrade() -> None:
     sa.Column('restrictions', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
     sa.Column('default', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=True),
     sa.Column('position', sa.Integer(), nullable=False),
-    sa.Column('created_at', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('deleted_at', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', UTCDateTime(timezone=True), nullable=False),
+    sa.Column('deleted_at', UTCDateTime(timezone=True), nullable=True),
     sa.ForeignKeyConstraint(['schema_id'], ['schemas.id'], name=op.f('fk_fields_schema_id_schemas'), ondelete='CASCADE'),
     sa.PrimaryKeyConstraint('id', name=op.f('pk_fields'))
     )
@@ -128,9 +128,9 @@ def upgrade() -> None:
     sa.Column('parent_id', sa.String(length=32), nullable=True),
     sa.Column('data', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=False),
     sa.Column('natural_name', sa.Text(), nullable=True),
-    sa.Column('created_at', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('updated_at', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=False),
-    sa.Column('deleted_at', benchbook.persistence.tables.UTCDateTime(timezone=True), nullable=True),
+    sa.Column('created_at', UTCDateTime(timezone=True), nullable=False),
+    sa.Column('updated_at', UTCDateTime(timezone=True), nullable=False),
+    sa.Column('deleted_at', UTCDateTime(timezone=True), nullable=True),
     sa.Column('delete_op', sa.String(length=32), nullable=True),
     sa.ForeignKeyConstraint(['dataset_id'], ['collections.id'], name=op.f('fk_records_dataset_id_collections'), ondelete='CASCADE'),
     sa.ForeignKeyConstraint(['parent_id'], ['records.id'], name=op.f('fk_records_parent_id_records'), ondelete='CASCADE'),

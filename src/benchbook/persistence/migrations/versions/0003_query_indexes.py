@@ -25,12 +25,35 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy import text
 
-from benchbook.persistence.tables import field_index_ddl, field_index_name
-
 revision = "0003_query_indexes"
 down_revision = "0002_search"
 branch_labels = None
 depends_on = None
+
+# frozen (issue 39 item 7): the statements as this migration was written to send them; never edited
+_TEXT = ("string", "url", "date", "datetime")
+_FLOAT = ("integer", "float")
+
+
+def _expression(dialect: str, field_id: str, type_: str) -> str | None:
+    """The typed value a field's index holds, as the record queries compute it (None: not indexed)."""
+    cast = "FLOAT" if type_ in _FLOAT else "VARCHAR" if type_ in _TEXT else None
+    if cast is None:
+        return None
+    if dialect == "postgresql":
+        return f"(CAST(data ->> '{field_id}' AS {cast}))"
+    return f"CAST(JSON_EXTRACT(data, '$.\"{field_id}\"') AS {cast})"
+
+
+def field_index_name(field_id: str) -> str:
+    return f"ix_records_field_{field_id.lower()}"
+
+
+def field_index_ddl(dialect: str, field_id: str, type_: str) -> str | None:
+    sql = _expression(dialect, field_id, type_)
+    if sql is None:
+        return None
+    return f"CREATE INDEX IF NOT EXISTS {field_index_name(field_id)} ON records ({sql}) WHERE {sql} IS NOT NULL"
 
 
 def upgrade() -> None:
@@ -42,7 +65,7 @@ def upgrade() -> None:
         op.create_index(f"ix_records_{column}", "records", columns, sqlite_where=where, postgresql_where=where)
     bind = op.get_bind()
     for field_id, type_ in bind.execute(text("SELECT id, type FROM fields")).all():
-        ddl = field_index_ddl(bind.dialect, field_id, type_)
+        ddl = field_index_ddl(bind.dialect.name, field_id, type_)
         if ddl:
             op.execute(ddl)
 

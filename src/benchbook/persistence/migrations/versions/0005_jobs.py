@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from benchbook.persistence.tables import JSONType, UTCDateTime
+from benchbook.persistence.migrations.frozen_types import JSONType, UTCDateTime
 
 revision = "0005_jobs"
 down_revision = "0004_plugins"

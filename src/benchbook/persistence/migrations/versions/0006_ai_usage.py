@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from benchbook.persistence.tables import UTCDateTime
+from benchbook.persistence.migrations.frozen_types import UTCDateTime
 
 revision = "0006_ai_usage"
 down_revision = "0005_jobs"

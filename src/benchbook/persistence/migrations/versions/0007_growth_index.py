@@ -18,18 +18,20 @@ from __future__ import annotations
 
 from alembic import op
 
-from benchbook.persistence.tables import GROWTH_INDEX, growth_index_ddl
-
 revision = "0007_growth_index"
 down_revision = "0006_ai_usage"
 branch_labels = None
 depends_on = None
 
+# frozen (issue 39 item 7): the statements as this migration was written to send them; never edited
+GROWTH_INDEX = "ix_records_created_day"
+SQLITE_DDL = ('CREATE INDEX IF NOT EXISTS ix_records_created_day ON records (substr(created_at, 1, 10), '
+              'dataset_id, schema_id, created_at)')
+
 
 def upgrade() -> None:
-    ddl = growth_index_ddl(op.get_bind().dialect)
-    if ddl:
-        op.execute(ddl)
+    if op.get_bind().dialect.name == "sqlite":  # PostgreSQL aggregates the table by hash instead
+        op.execute(SQLITE_DDL)
 
 
 def downgrade() -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from benchbook.persistence.tables import JSONType, UTCDateTime
+from benchbook.persistence.migrations.frozen_types import JSONType, UTCDateTime
 
 revision = "0009_views"
 down_revision = "0008_history_once"

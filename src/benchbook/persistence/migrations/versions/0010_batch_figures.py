@@ -18,7 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 from alembic import op
 
-from benchbook.persistence.tables import JSONType, UTCDateTime
+from benchbook.persistence.migrations.frozen_types import JSONType, UTCDateTime
 
 revision = "0010_batch_figures"
 down_revision = "0009_views"

@@ -17,14 +17,31 @@ Create Date: 2026-11-26
 from __future__ import annotations
 
 from alembic import op
-from sqlalchemy import text
-
-from benchbook.persistence.tables import field_statistics_ddl, field_statistics_name
+from sqlalchemy import Dialect, text
 
 revision = "0014_field_statistics"
 down_revision = "0013_search_values"
 branch_labels = None
 depends_on = None
+
+# frozen (issue 39 item 7): the statements as this migration was written to send them; never edited
+_TEXT = ("string", "url", "date", "datetime")
+_FLOAT = ("integer", "float")
+
+
+def field_statistics_name(field_id: str) -> str:
+    return f"st_records_field_{field_id.lower()}"
+
+
+def field_statistics_ddl(dialect: Dialect, field_id: str, type_: str) -> str | None:
+    """``CREATE STATISTICS`` on the expression of the field's index (PostgreSQL 14 or later)."""
+    if dialect.name != "postgresql" or (dialect.server_version_info or (0,)) < (14,):
+        return None
+    cast = "FLOAT" if type_ in _FLOAT else "VARCHAR" if type_ in _TEXT else None
+    if cast is None:
+        return None
+    return (f"CREATE STATISTICS IF NOT EXISTS {field_statistics_name(field_id)} "
+            f"ON ((CAST(data ->> '{field_id}' AS {cast}))) FROM records")
 
 
 def upgrade() -> None:

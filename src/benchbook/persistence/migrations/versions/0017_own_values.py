@@ -31,23 +31,65 @@ from __future__ import annotations
 
 from alembic import op
 
-from benchbook.persistence.entry_triggers import (
-    INDEXES,
-    KINDS,
-    create_statements,
-    drop_statements,
-    index_statements,
-)
-
 revision = "0017_own_values"
 down_revision = "0016_sort_indexes"
 branch_labels = None
 depends_on = None
 
+# frozen (issue 39 item 7): the statements as this migration was written to send them; never edited
+KINDS = (("create", "new_data"), ("delete", "old_data"))
+INDEXES = {'create': 'ix_audit_entries_created_values', 'delete': 'ix_audit_entries_deleted_values'}
+CREATE = {
+    "sqlite": (
+        ('CREATE TRIGGER records_keep_own_values_update BEFORE UPDATE OF data ON records WHEN OLD.data IS '
+         "NOT NEW.data BEGIN UPDATE audit_entries SET new_data = json_insert(new_data, '$.data', "
+         "json(OLD.data)) WHERE entity_type = 'record' AND entity_id = OLD.id AND action = 'create' AND "
+         "json_type(new_data, '$.data') IS NULL; UPDATE audit_entries SET old_data = "
+         "json_insert(old_data, '$.data', json(OLD.data)) WHERE entity_type = 'record' AND entity_id = "
+         "OLD.id AND action = 'delete' AND json_type(old_data, '$.data') IS NULL; END"),
+        ('CREATE TRIGGER records_keep_own_values_delete BEFORE DELETE ON records BEGIN UPDATE '
+         "audit_entries SET new_data = json_insert(new_data, '$.data', json(OLD.data)) WHERE entity_type "
+         "= 'record' AND entity_id = OLD.id AND action = 'create' AND json_type(new_data, '$.data') IS "
+         "NULL; UPDATE audit_entries SET old_data = json_insert(old_data, '$.data', json(OLD.data)) WHERE "
+         "entity_type = 'record' AND entity_id = OLD.id AND action = 'delete' AND json_type(old_data, "
+         "'$.data') IS NULL; END"),
+        ('CREATE INDEX IF NOT EXISTS ix_audit_entries_created_values ON audit_entries (id) WHERE action = '
+         "'create' AND entity_type = 'record' AND json_type(new_data, '$.data') IS NOT NULL"),
+        ('CREATE INDEX IF NOT EXISTS ix_audit_entries_deleted_values ON audit_entries (id) WHERE action = '
+         "'delete' AND entity_type = 'record' AND json_type(old_data, '$.data') IS NOT NULL"),
+    ),
+    "postgresql": (
+        ('CREATE OR REPLACE FUNCTION benchbook_keep_own_values() RETURNS trigger LANGUAGE plpgsql AS $$ '
+         "BEGIN UPDATE audit_entries SET new_data = jsonb_build_object('data', OLD.data) || new_data "
+         "WHERE entity_type = 'record' AND entity_id = OLD.id AND action = 'create' AND NOT (new_data ? "
+         "'data'); UPDATE audit_entries SET old_data = jsonb_build_object('data', OLD.data) || old_data "
+         "WHERE entity_type = 'record' AND entity_id = OLD.id AND action = 'delete' AND NOT (old_data ? "
+         "'data'); IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END $$"),
+        ('CREATE TRIGGER records_keep_own_values_update BEFORE UPDATE OF data ON records FOR EACH ROW '
+         'WHEN (OLD.data IS DISTINCT FROM NEW.data) EXECUTE FUNCTION benchbook_keep_own_values()'),
+        ('CREATE TRIGGER records_keep_own_values_delete BEFORE DELETE ON records FOR EACH ROW EXECUTE '
+         'FUNCTION benchbook_keep_own_values()'),
+        ('CREATE INDEX IF NOT EXISTS ix_audit_entries_created_values ON audit_entries (id) WHERE action = '
+         "'create' AND entity_type = 'record' AND new_data ? 'data'"),
+        ('CREATE INDEX IF NOT EXISTS ix_audit_entries_deleted_values ON audit_entries (id) WHERE action = '
+         "'delete' AND entity_type = 'record' AND old_data ? 'data'"),
+    ),
+}
+DROP = {
+    "sqlite": (
+        'DROP TRIGGER IF EXISTS records_keep_own_values_update',
+        'DROP TRIGGER IF EXISTS records_keep_own_values_delete',
+    ),
+    "postgresql": (
+        'DROP TRIGGER IF EXISTS records_keep_own_values_update ON records',
+        'DROP TRIGGER IF EXISTS records_keep_own_values_delete ON records',
+        'DROP FUNCTION IF EXISTS benchbook_keep_own_values()',
+    ),
+}
+
 
 def upgrade() -> None:
-    dialect = "postgresql" if op.get_bind().dialect.name == "postgresql" else "sqlite"
-    for statement in (*create_statements(dialect, layout=17), *index_statements(dialect)):
+    for statement in CREATE["postgresql" if op.get_bind().dialect.name == "postgresql" else "sqlite"]:
         op.execute(statement)
 
 
@@ -64,7 +106,7 @@ def downgrade() -> None:
                        f"WHERE entity_type = 'record' AND action = '{action}' "
                        f"AND json_type({column}, '$.data') IS NULL "
                        "AND EXISTS (SELECT 1 FROM records WHERE records.id = audit_entries.entity_id)")
-    for statement in drop_statements("postgresql" if postgresql else "sqlite"):
+    for statement in DROP["postgresql" if postgresql else "sqlite"]:
         op.execute(statement)
     for name in INDEXES.values():
         op.execute(f"DROP INDEX IF EXISTS {name}")

@@ -19,18 +19,20 @@ from __future__ import annotations
 
 from alembic import op
 
-from benchbook.persistence.tables import AUDIT_DAY_INDEX, audit_day_index_ddl
-
 revision = "0018_audit_day_index"
 down_revision = "0017_own_values"
 branch_labels = None
 depends_on = None
 
+# frozen (issue 39 item 7): the statements as this migration was written to send them; never edited
+AUDIT_DAY_INDEX = "ix_audit_entries_day"
+SQLITE_DDL = ('CREATE INDEX IF NOT EXISTS ix_audit_entries_day ON audit_entries (substr(timestamp, 1, '
+              '10), action, entity_type, timestamp)')
+
 
 def upgrade() -> None:
-    ddl = audit_day_index_ddl(op.get_bind().dialect)
-    if ddl:
-        op.execute(ddl)
+    if op.get_bind().dialect.name == "sqlite":  # PostgreSQL aggregates the table by hash instead
+        op.execute(SQLITE_DDL)
 
 
 def downgrade() -> None:

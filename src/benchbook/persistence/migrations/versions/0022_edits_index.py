@@ -12,13 +12,16 @@ Create Date: 2026-11-26
 from __future__ import annotations
 
 from alembic import op
-
-from benchbook.persistence.tables import EDITS, EDITS_INDEX
+from sqlalchemy import text
 
 revision = "0022_edits_index"
 down_revision = "0021_audit_days"
 branch_labels = None
 depends_on = None
+
+# frozen (issue 39 item 7): the statements as this migration was written to send them; never edited
+EDITS = text("action = 'update'")
+EDITS_INDEX = "ix_audit_entries_edits"
 
 
 def upgrade() -> None:

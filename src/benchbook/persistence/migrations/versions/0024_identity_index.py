@@ -16,17 +16,32 @@ from __future__ import annotations
 
 from alembic import op
 
-from benchbook.persistence.entry_triggers import IDENTITY_INDEXES, index_statements
-
 revision = "0024_identity_index"
 down_revision = "0023_identity_once"
 branch_labels = None
 depends_on = None
 
+# frozen (issue 39 item 7): the statements as this migration was written to send them; never edited
+IDENTITY_INDEXES = {'create': 'ix_audit_entries_created_identity', 'delete': 'ix_audit_entries_deleted_identity'}
+CREATE = {
+    "sqlite": (
+        ('CREATE INDEX IF NOT EXISTS ix_audit_entries_created_identity ON audit_entries (id) WHERE action '
+         "= 'create' AND entity_type = 'record' AND json_type(new_data, '$.id') IS NOT NULL"),
+        ('CREATE INDEX IF NOT EXISTS ix_audit_entries_deleted_identity ON audit_entries (id) WHERE action '
+         "= 'delete' AND entity_type = 'record' AND json_type(old_data, '$.id') IS NOT NULL"),
+    ),
+    "postgresql": (
+        ('CREATE INDEX IF NOT EXISTS ix_audit_entries_created_identity ON audit_entries (id) WHERE action '
+         "= 'create' AND entity_type = 'record' AND new_data ? 'id'"),
+        ('CREATE INDEX IF NOT EXISTS ix_audit_entries_deleted_identity ON audit_entries (id) WHERE action '
+         "= 'delete' AND entity_type = 'record' AND old_data ? 'id'"),
+    ),
+}
+
 
 def upgrade() -> None:
     dialect = "postgresql" if op.get_bind().dialect.name == "postgresql" else "sqlite"
-    for statement in index_statements(dialect, key="id"):
+    for statement in CREATE[dialect]:
         op.execute(statement)
 
 

@@ -16,12 +16,27 @@ from __future__ import annotations
 
 from alembic import op
 
-from benchbook.persistence.entry_triggers import fill_edit_statements
-
 revision = "0026_edit_identity"
 down_revision = "0025_restore_identity"
 branch_labels = None
 depends_on = None
+
+# frozen (issue 39 item 7): the statements as this migration was written to send them; never edited
+# back: edits' entries filled in again
+DOWN = {
+    "sqlite": (
+        ("UPDATE audit_entries AS e SET old_data = json_insert(e.old_data, '$.id', e.entity_id, "
+         "'$.dataset_id', e.dataset_id), new_data = json_insert(e.new_data, '$.id', e.entity_id, "
+         "'$.dataset_id', e.dataset_id) WHERE e.entity_type = 'record' AND e.action = 'update' AND "
+         "json_type(e.new_data, '$.id') IS NULL"),
+    ),
+    "postgresql": (
+        ("UPDATE audit_entries AS e SET old_data = jsonb_build_object('id', e.entity_id, 'dataset_id', "
+         "e.dataset_id) || e.old_data, new_data = jsonb_build_object('id', e.entity_id, 'dataset_id', "
+         "e.dataset_id) || e.new_data WHERE e.entity_type = 'record' AND e.action = 'update' AND NOT "
+         "(e.new_data ? 'id')"),
+    ),
+}
 
 
 def upgrade() -> None:
@@ -29,5 +44,5 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for statement in fill_edit_statements("postgresql" if op.get_bind().dialect.name == "postgresql" else "sqlite"):
+    for statement in DOWN["postgresql" if op.get_bind().dialect.name == "postgresql" else "sqlite"]:
         op.execute(statement)

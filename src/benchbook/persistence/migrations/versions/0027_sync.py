@@ -22,7 +22,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from benchbook.persistence.tables import JSONType, UTCDateTime
+from benchbook.persistence.migrations.frozen_types import JSONType, UTCDateTime
 
 revision = "0027_sync"
 down_revision = "0026_edit_identity"
