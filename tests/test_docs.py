@@ -197,6 +197,41 @@ def test_a_wrong_command_is_found(cli: click.Group) -> None:
     assert resolve(cli, "benchbook --nope demo")[2] == ["--nope is not an option of benchbook itself"]
 
 
+# ------------------------------------------------------------------------ bench commands
+
+BENCH_SHOWN = [ROOT / "README.md", ROOT / "docs" / "performance.md"]
+"""The docs whose ``python bench/….py`` commands are the current ones (``docs/runs/`` keeps
+older runs' commands as they were run)."""
+
+
+def bench_commands() -> list[tuple[str, int, str]]:
+    """Every ``(file, line, command)`` running ``python bench/<file>.py`` in :data:`BENCH_SHOWN`."""
+    found = []
+    for path in BENCH_SHOWN:
+        for number, line, _ in prose_lines(path.read_text(encoding="utf-8")):
+            for match in re.finditer(r"(?:\.venv/bin/)?python3? (bench/\w+\.py)(?: [^`|#]*)?", line):
+                found.append((rel(path), number, match.group(0).strip()))
+    return found
+
+
+BENCH = bench_commands()
+
+
+@pytest.mark.parametrize(("file", "line", "command"), BENCH, ids=[f"{f}:{n}:{c[:60]}" for f, n, c in BENCH])
+def test_bench_command_exists(file: str, line: int, command: str) -> None:
+    """The benchmark exists and declares every ``--option`` the command gives it."""
+    script = ROOT / command.split()[1]
+    assert script.exists(), f"{file}:{line}: `{command}`: no {rel(script)}"
+    source = script.read_text(encoding="utf-8")
+    unknown = [w for w in shlex.split(command)[2:] if w.startswith("--") and f'"{w.partition("=")[0]}"' not in source]
+    assert unknown == [], f"{file}:{line}: `{command}`: {rel(script)} declares no {', '.join(unknown)}"
+
+
+def test_the_docs_show_bench_commands() -> None:
+    assert {c.split()[1] for f, _, c in BENCH if f == "docs/performance.md"} >= {
+        "bench/records.py", "bench/imports.py", "bench/automation.py", "bench/sync.py"}
+
+
 # ----------------------------------------------------------------------------------- links
 
 def anchor(heading: str) -> str:
