@@ -244,12 +244,16 @@ def anchor(heading: str) -> str:
 
 
 def anchors(path: Path) -> set[str]:
-    """The anchors of ``path``'s headings (a repeated one as GitHub numbers it: ``x``, ``x-1``)."""
+    """The anchors of ``path``'s headings (a repeated one as GitHub numbers it: ``x``, ``x-1``)
+    and of its HTML anchors (``<a id="x"></a>``, as ``docs/decisions.md`` marks each decision)."""
     seen: dict[str, int] = {}
     out: set[str] = set()
     for _, line, fenced in prose_lines(path.read_text(encoding="utf-8")):
+        if fenced:
+            continue
+        out.update(re.findall(r"<a\s+(?:id|name)=\"([^\"]+)\"", SPAN.sub("", line)))
         match = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
-        if fenced or not match:
+        if not match:
             continue
         base = anchor(match.group(1))
         count = seen.get(base, 0)
@@ -311,3 +315,18 @@ def references_to(path: Path) -> list[str]:
 @pytest.mark.parametrize("doc", [rel(p) for p in DOCS if p.name != "README.md" or p.parent != ROOT])
 def test_every_doc_is_reached(doc: str) -> None:
     assert references_to(ROOT / doc), f"{doc}: neither README.md nor another doc links to it or names it"
+
+
+def test_every_decision_is_in_the_index() -> None:
+    """``docs/decisions.md`` opens with one line per decision: every decision below (a top-level
+    list item) carries an anchor, and the index links to each anchor once."""
+    text = (ROOT / "docs" / "decisions.md").read_text(encoding="utf-8")
+    head, _, body = text.partition("\n## Storage\n")
+    items = [line for line in body.splitlines() if line.startswith("- ")]
+    unmarked = [line[:60] for line in items if not re.match(r'^- <a id="[^"]+"></a>', line)]
+    assert unmarked == [], f"docs/decisions.md: decisions without an anchor: {unmarked}"
+    marked = [re.match(r'^- <a id="([^"]+)"', line).group(1) for line in items]  # type: ignore[union-attr]
+    indexed = re.findall(r"^- \[.+\]\(#([^)]+)\)$", head, re.MULTILINE)
+    assert sorted(indexed) == sorted(marked), (
+        f"docs/decisions.md: not in the index: {sorted(set(marked) - set(indexed))}; "
+        f"indexed twice or to nothing: {sorted(a for a in set(indexed) if indexed.count(a) > 1 or a not in marked)}")
