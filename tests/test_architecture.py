@@ -52,3 +52,43 @@ def test_imports_keep_the_contracts_of_pyproject() -> None:
     done = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=HANG, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "broken" in done.stdout and "0 broken" in done.stdout
+
+
+def test_each_package_s_exceptions_have_one_root() -> None:
+    """Issue 39 item 4: every exception class defined in a package derives from that package's
+    one root (httpx's ``_exceptions.py`` as the model), and every kind of domain error has the
+    HTTP status the edge gives it."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import benchbook
+    from benchbook.domain.errors import BenchbookError
+    from benchbook.http.envelope import STATUS
+    from benchbook.maintenance import MaintenanceError
+    from benchbook.persistence.db import DatabaseBusy
+    from benchbook.plugin.errors import SDKError
+    from benchbook.runner.errors import RunnerError
+
+    from connexion.exceptions import ProblemException
+
+    # the HTTP edge raises domain errors, and Connexion's own for what Connexion's handlers answer
+    roots: dict[str, tuple[type[BaseException], ...]] = {
+        "benchbook.domain": (BenchbookError,), "benchbook.http": (BenchbookError, ProblemException),
+        "benchbook.runner": (RunnerError,), "benchbook.persistence": (DatabaseBusy,),
+        "benchbook.maintenance": (MaintenanceError,), "benchbook.plugin": (SDKError,)}
+    seen = 0
+    for info in pkgutil.walk_packages(benchbook.__path__, "benchbook."):
+        if ".migrations" in info.name or info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        root = next((r for prefix, r in roots.items() if info.name.startswith(prefix)), None)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ != info.name or not issubclass(cls, BaseException):
+                continue
+            seen += 1
+            assert root is not None, f"{info.name}.{cls.__name__}: exceptions of this package have no root"
+            assert issubclass(cls, root), f"{info.name}.{cls.__name__} does not derive from {root}"
+            if issubclass(cls, BenchbookError):
+                assert cls.kind in STATUS, f"{cls.__name__}.kind {cls.kind!r} has no HTTP status"
+    assert seen >= 15

@@ -89,8 +89,8 @@ def test_a_tool_error_is_fed_back_to_the_model(ai, fake_model: FakeModel):
         completion("That record does not exist."))
     got = ai.ok("POST", "/ai/chat", json={"messages": QUESTION})
     missing, bad_filter, bad_args, answer = got["messages"]
-    assert missing["is_error"] and missing["result"]["status"] == 404 and "not found" in missing["result"]["error"]
-    assert bad_filter["is_error"] and bad_filter["result"]["status"] == 404  # no field nope
+    assert missing["is_error"] and missing["result"]["kind"] == "not_found" and "not found" in missing["result"]["error"]
+    assert bad_filter["is_error"] and bad_filter["result"]["kind"] == "not_found"  # no field nope
     assert bad_filter["result"]["errors"][0]["loc"][:2] == ["query", "filter"]
     assert bad_args["is_error"] and bad_args["result"]["errors"][0]["loc"] == ["limit"]
     assert answer["content"] == "That record does not exist."

@@ -20,8 +20,8 @@ import yaml
 
 from benchbook.runner import drain as drain_module
 from benchbook.runner import engine, queue, workflows
+from benchbook.runner.errors import StepFailed
 from benchbook.runner.plugins import discovery
-from benchbook.runner.plugins.frames import StepFailed
 from benchbook.runner.plugins.pool import Pool
 from benchbook.runner.plugins.steps import StepRunner
 from tests.api.helpers import make_collection, make_record, make_schema

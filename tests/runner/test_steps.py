@@ -18,8 +18,9 @@ import pytest
 from benchbook.domain import plugins as registry
 from benchbook.domain.context import Ctx
 from benchbook.domain.history import entries
+from benchbook.runner.errors import StepFailed
 from benchbook.runner.plugins import discovery
-from benchbook.runner.plugins.frames import StepFailed, parse_plugin_line, violation
+from benchbook.runner.plugins.frames import parse_plugin_line, violation
 from benchbook.runner.plugins.rpc import HostOperations
 from benchbook.runner.plugins.steps import StepRunner
 from tests.api.helpers import make_collection, make_record, make_schema

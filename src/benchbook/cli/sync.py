@@ -113,7 +113,10 @@ def _stderr() -> Any:
 
 def _failure(exc: Exception) -> click.ClickException:
     """A domain error (or a busy database) as the CLI says an HTTP error: ``error <status>: <detail>``."""
-    status = getattr(exc, "status", None)
+    from benchbook.domain.errors import BenchbookError
+    from benchbook.http.envelope import status_of
+
+    status = status_of(exc) if isinstance(exc, BenchbookError) else None
     detail = getattr(exc, "detail", None) or str(exc)
     return click.ClickException(f"error {status}: {detail}" if status else detail)
 

@@ -24,8 +24,8 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import entries
 from benchbook.persistence.db import COMMAND_WAIT, DatabaseBusy, open_database, write_lock
+from benchbook.runner.errors import StepFailed
 from benchbook.runner.plugins import discovery
-from benchbook.runner.plugins.frames import StepFailed
 from benchbook.runner.plugins.rpc import HostOperations
 from benchbook.runner.plugins.steps import StepRunner
 from benchbook.settings.config import Project

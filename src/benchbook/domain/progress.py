@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from benchbook.domain.errors import Conflict
+
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: ``done`` of the ``total`` items of ``stage`` are done."""
 
@@ -55,7 +57,7 @@ KEPT_SECONDS = 600.0
 """How long a key is kept once its request has ended."""
 
 
-class KeyInUse(Exception):
+class KeyInUse(Conflict):
     """A request with this progress key is still being handled."""
 
 

@@ -39,7 +39,7 @@ from benchbook.http import web_routes
 from benchbook.http.abandonment import INFLIGHT, AbandonMiddleware
 from benchbook.http.device_uploads import DeviceUploadGuard
 from benchbook.http.document_served import ContractMiddleware
-from benchbook.http.envelope import error_body
+from benchbook.http.envelope import error_body, status_of
 from benchbook.http.guard import GuardMiddleware, outbound_operations
 from benchbook.http.pacing import PagingMiddleware
 from benchbook.http.progress_keys import ProgressMiddleware
@@ -84,7 +84,7 @@ def _error(request: ConnexionRequest, status: int, body: dict[str, Any],
 
 def _domain_error(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:
     assert isinstance(exc, BenchbookError)
-    return _error(request, exc.status, exc.body())
+    return _error(request, status_of(exc), exc.body())
 
 
 def _problem(request: ConnexionRequest, exc: Exception) -> ConnexionResponse:

@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse
 
 from benchbook.domain.errors import Unauthorized
 from benchbook.domain.sync import devices
-from benchbook.http.envelope import error_body
+from benchbook.http.envelope import error_body, status_of
 from benchbook.http.request_limits import SYNC_UPLOAD_PATH
 from benchbook.services import Services
 
@@ -53,6 +53,6 @@ class DeviceUploadGuard:
             try:
                 await run_in_threadpool(self._device, Headers(scope=scope).get("authorization"))
             except Unauthorized as exc:
-                await JSONResponse(exc.body(), status_code=exc.status)(scope, receive, send)
+                await JSONResponse(exc.body(), status_code=status_of(exc))(scope, receive, send)
                 return
         await self.app(scope, receive, send)

@@ -10,8 +10,19 @@ import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 
+from benchbook.domain.errors import BenchbookError
+
+STATUS = {"bad_request": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404, "conflict": 409,
+          "too_large": 413, "invalid": 422, "bad_gateway": 502, "abandoned": 503}
+"""The HTTP status of each kind of domain error (``BenchbookError.kind``; ``docs/errors.md``)."""
+
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 Header = tuple[bytes, bytes]
+
+
+def status_of(exc: BenchbookError) -> int:
+    """The HTTP status a domain error answers with (:data:`STATUS` of its ``kind``)."""
+    return STATUS[exc.kind]
 
 
 def error_body(detail: str, **extra: Any) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from benchbook.http.envelope import send_error
 HEADER = b"x-progress-key"
 """The request header naming a progress key (lower case, as ASGI gives header names)."""
 _KEY = re.compile(KEY_PATTERN)
-_LOC = ["header", "X-Progress-Key"]
+_LOC: list[str | int] = ["header", "X-Progress-Key"]
 
 
 class ProgressMiddleware:

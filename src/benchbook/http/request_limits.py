@@ -39,11 +39,11 @@ other fields (schema, key, options); the file itself is held to ``import_bytes``
 
 
 class BodyTooLarge(BenchbookError):
-    """A request body passed its limit (413). Raised from the ``receive`` channel while the
-    body streams in, so whoever is reading it (Connexion's validation, a handler) stops there;
-    the app maps it to the ``{detail}`` envelope like every domain error."""
+    """A request body passed its limit (kind ``too_large``: 413). Raised from the ``receive``
+    channel while the body streams in, so whoever is reading it (Connexion's validation, a
+    handler) stops there; the app maps it to the ``{detail}`` envelope like every domain error."""
 
-    status = 413
+    kind = "too_large"
 
 
 def body_limit(scope: Scope, limits: Limits) -> tuple[int, str]:

@@ -2,13 +2,15 @@
 
 ::
 
-    Exception
+    SDKError                      root of the SDK's exceptions
      ├── PluginError              fails the run: error frame {kind, message, retryable}, call_id null
      │    ├── PluginRpcError      a ctx RPC call failed (the host answered with an error frame,
      │    │                       or RPC is unavailable); kind comes from the host
      │    └── ProtocolError       a frame broke the wire protocol (kind "protocol_error")
-     └── PluginDefinitionError    (also a ValueError) a Plugin(...) declaration is not a valid
-                                  describe_result; raised when the plugin file is imported
+     ├── PluginDefinitionError    (also a ValueError) a Plugin(...) declaration is not a valid
+     │                            describe_result; raised when the plugin file is imported
+     └── tables.BadValue          (also a ValueError) a value does not fit its declared type or
+                                  the table envelope's format
 
 The ``kind`` values the SDK itself produces (the spec leaves all but ``capability_denied``
 open):
@@ -29,7 +31,11 @@ from __future__ import annotations
 from typing import Any
 
 
-class PluginError(Exception):
+class SDKError(Exception):
+    """Root of the SDK's exceptions."""
+
+
+class PluginError(SDKError):
     """Raise from a run function to fail the run with a chosen error ``kind``.
 
     ``raise PluginError("not_found", "no sample sheet in the record")`` ends the run with
@@ -74,7 +80,7 @@ class ProtocolError(PluginError):
         super().__init__("protocol_error", message, retryable=False)
 
 
-class PluginDefinitionError(ValueError):
+class PluginDefinitionError(SDKError, ValueError):
     """A ``Plugin(...)`` declaration (or its ``@plugin.run`` registration) is invalid: the
     describe_result it would send fails the frame schema, ``config_schema`` is not a valid JSON
     Schema, or a second run function is registered."""

@@ -39,6 +39,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchbook.plugin.errors import SDKError
 from benchbook.plugin.wire import TABLE_INLINE_ROWS, schema_problems
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ DTYPES_ATTR = "benchbook.dtypes"
 output column's dtype cannot be told from its values (an all-null ``object`` column)."""
 
 
-class BadValue(ValueError):
+class BadValue(SDKError, ValueError):
     """A value (from the wire or from plugin code) does not fit its declared type or the
     envelope format; the message says which and where."""
 

@@ -45,8 +45,8 @@ from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import AuditBatch, Job, Record, utcnow
 from benchbook.runner import engine
 from benchbook.runner.drain import RUN_WAIT, Claimed, Drain
-from benchbook.runner.engine import StepExecution, _Run, _Stop
-from benchbook.runner.plugins.frames import StepFailed
+from benchbook.runner.engine import StepExecution, _Run
+from benchbook.runner.errors import StepFailed, StopRun
 from benchbook.runner.plugins.steps import StepRunner
 from benchbook.runner.workflows import Step, Workflow
 from benchbook.settings.config import Project
@@ -195,7 +195,7 @@ class _Together:
             try:
                 run._check(self.s, index == 0)
                 kept.append(run)
-            except _Stop as stop:
+            except StopRun as stop:
                 runner.end_processes()
                 run._stopped(self.s, wf, index, stop.status)
         return kept

@@ -69,14 +69,6 @@ _CLAIM_ONE = _claiming(bindparam("job_id"))
 _OPEN_BATCH = insert(_BATCHES).values(kind="workflow")  # id, label, ref, actor, created_at given
 
 
-class Regroup(Exception):
-    """A run of an open group failed: the group is rolled back and that run runs alone."""
-
-    def __init__(self, job_id: str) -> None:
-        super().__init__(job_id)
-        self.job_id = job_id
-
-
 @dataclass(frozen=True)
 class Claimed:
     """A run just moved from ``pending`` to ``running``, with its history batch opened."""

@@ -29,7 +29,7 @@ of a run that is cancelled or deleted (spec: "record changes already made stay")
 writes are one history batch of kind ``workflow`` (label: the workflow's name, ref: the run's
 id); a run that wrote nothing leaves no batch.
 
-A step failing (:class:`~.plugins.frames.StepFailed`, a refused save, an ``if`` tree that does
+A step failing (:class:`~.errors.StepFailed`, a refused save, an ``if`` tree that does
 not compile) fails the run: ``error`` says which step and why, ``error_details`` is ``{kind,
 step, message}``. A step's integer output named ``problems`` counts into the run's ``problems``:
 the run still completes, "completed with N problems".
@@ -61,8 +61,8 @@ from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import Collection, Job, Record, Schema, utcnow
 from benchbook.plugin import values as sdk_values
 from benchbook.runner import step_outputs, triggers, workflows
-from benchbook.runner.drain import RUN_WAIT, Claimed, Drain, Regroup, claim, claim_in, drop_empty_batch
-from benchbook.runner.plugins.frames import StepFailed
+from benchbook.runner.drain import RUN_WAIT, Claimed, Drain, claim, claim_in, drop_empty_batch
+from benchbook.runner.errors import Regroup, StepFailed, StopRun
 from benchbook.runner.plugins.rpc import HostOperations
 from benchbook.runner.plugins.steps import StepRunner
 from benchbook.runner.workflows import Step, Workflow
@@ -76,14 +76,6 @@ LOG_LIMIT = 256 * 1024
 """Characters of a run's ``log`` kept; later lines are counted, not kept."""
 WRITING_CALLS = ("update_record", "create_record", "store_file")
 SCALAR_PORTS = ("integer", "float", "string", "boolean", "date", "datetime", "file")
-
-
-class _Stop(Exception):
-    """The run ends before its next step: ``status`` ``cancelled``, ``deleted`` or ``interrupted``."""
-
-    def __init__(self, status: str) -> None:
-        super().__init__(status)
-        self.status = status
 
 
 @dataclass
@@ -240,22 +232,22 @@ class _Run:
         return name
 
     def _check(self, s: Session, first: bool) -> None:
-        """Raise :class:`_Stop` when the run must end before its next step. Before the first
+        """Raise :class:`StopRun` when the run must end before its next step. Before the first
         step only the worker is asked: the run was claimed a moment ago, so a cancel or delete
         now finds it running, and its step in progress finishes first (spec *Run status*)."""
         if first:
             if self.should_stop():
-                raise _Stop("interrupted")
+                raise StopRun("interrupted")
             return
         row = s.execute(select(Job.cancel_requested).where(Job.id == self.job_id)).first()
         self._end_read(s)
         if row is None:
             self.deleted = True
-            raise _Stop("deleted")
+            raise StopRun("deleted")
         if row[0]:
-            raise _Stop("cancelled")
+            raise StopRun("cancelled")
         if self.should_stop():
-            raise _Stop("interrupted")
+            raise StopRun("interrupted")
 
     # ------------------------------------------------------------------ the run
     def go(self) -> str:
@@ -295,7 +287,7 @@ class _Run:
             for index, step in enumerate(wf.steps):
                 try:
                     self._check(s, index == 0)
-                except _Stop as stop:
+                except StopRun as stop:
                     runner.end_processes()  # an earlier step's last stderr lines reach the log first
                     return self._stopped(s, wf, index, stop.status)
                 failed = self._step(s, runner, wf, step, outputs, last=index == len(wf.steps) - 1)

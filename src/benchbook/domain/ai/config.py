@@ -175,10 +175,11 @@ def _allowed_hosts(value: Any) -> frozenset[str]:
 
 
 class HostNotAllowed(BenchbookError):
-    """An address the server may not send a request to (403): ``GET /ai/local/models`` asks only
-    this computer and the hosts of ``[ai] allowed_hosts`` (issue 33 item 10)."""
+    """An address the server may not send a request to (kind ``forbidden``): ``GET
+    /ai/local/models`` asks only this computer and the hosts of ``[ai] allowed_hosts`` (issue 33
+    item 10)."""
 
-    status = 403
+    kind = "forbidden"
 
 
 def check_local_server(url: str, allowed: frozenset[str]) -> None:

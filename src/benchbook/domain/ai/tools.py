@@ -2,9 +2,10 @@
 
 Each runs through the domain in a read session of its own with the API's rules (the same
 functions and checks as the matching ``GET`` operation), so a model sees exactly what the user
-could read. A refusal (404 unknown thing, 422 bad filter, …), an unknown tool or arguments
-that do not fit the tool's parameters are not errors of the chat: they are the tool's result,
-``{"error": …}``, fed back to the model. A result longer than :data:`RESULT_LIMIT` bytes of
+could read. A refusal (``{"error", "kind", "errors"}``: kind ``not_found`` for an unknown
+thing, ``invalid`` for a bad filter, … as ``domain/errors.py`` names them), an unknown tool or
+arguments that do not fit the tool's parameters are not errors of the chat: they are the tool's
+result, ``{"error": …}``, fed back to the model. A result longer than :data:`RESULT_LIMIT` bytes of
 JSON is cut, and says so.
 """
 from __future__ import annotations
@@ -170,4 +171,4 @@ def run(sessions: Sessions, name: str, arguments: str | dict[str, Any] | None) -
         with sessions() as session:
             return result_of(tool.run(session, args))
     except BenchbookError as exc:
-        return _error(exc.detail, status=exc.status, **({"errors": exc.errors} if exc.errors else {}))
+        return _error(exc.detail, kind=exc.kind, **({"errors": exc.errors} if exc.errors else {}))

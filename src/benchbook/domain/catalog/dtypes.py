@@ -40,8 +40,9 @@ _MIME = mimetypes.MimeTypes()  # built-in table only (no /etc/mime.types): same 
 R = dict[str, Any]
 
 
-class ValueProblem(ValueError):
-    """A value that cannot be stored for its field type or breaks a restriction.
+class ValueProblem(Invalid, ValueError):
+    """A value that cannot be stored for its field type or breaks a restriction (a ``ValueError``
+    too, as the parsers it wraps raise).
 
     ``msg`` (also ``str(exc)``) is the human message; ``type_`` the machine type (``"int_parsing"``,
     ``"too_long"``, ``"not_in_choices"``, ``"less_than_min"``, ``"date_parsing"``,

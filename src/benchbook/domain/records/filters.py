@@ -249,7 +249,7 @@ class _Compiler:
             raise leaf.bad(f"schema {leaf.schema.schema.name!r} is neither {self.bases[0].schema.name!r} "
                            "nor one of its ancestor or descendant schemas", "schema", Conflict)
         if not resolved and problem is not None:
-            raise leaf.bad(problem.msg, problem.type_, problem.kind)
+            raise leaf.bad(problem.msg, problem.type_, problem.error_class)
         if not resolved:
             where = (f"schema {leaf.schema.schema.name!r}" if leaf.schema else
                      f"schema {self.bases[0].schema.name!r}" if len(self.bases) == 1 else

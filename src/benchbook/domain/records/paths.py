@@ -38,14 +38,14 @@ NESTED_WALK = 8
 levels in one statement (SQLite's parser stack overflowed from 11 nested subqueries on)."""
 
 
-class PathError(Exception):
-    """A path that cannot be followed: ``msg``, its error ``type_`` and the error class the
-    caller raises (``Invalid``: 422, the path is wrong in itself; ``NotFound``: 404, it names a
-    field that does not exist)."""
+class PathError(Invalid):
+    """A path that cannot be followed: ``msg``, its error ``type_`` and ``error_class``, the
+    error the caller raises with the path's place in the request (``Invalid``: the path is wrong
+    in itself; ``NotFound``: it names a field that does not exist)."""
 
-    def __init__(self, msg: str, type_: str, kind: type[BenchbookError]) -> None:
+    def __init__(self, msg: str, type_: str, error_class: type[BenchbookError]) -> None:
         super().__init__(msg)
-        self.msg, self.type_, self.kind = msg, type_, kind
+        self.msg, self.type_, self.error_class = msg, type_, error_class
 
 
 @dataclass(frozen=True)

@@ -367,7 +367,7 @@ def _path_sort(cache: SchemaCache, target: SchemaMeta, steps: int, name: str, lo
     try:
         path = resolve_path(cache, target, name)
     except PathError as exc:
-        raise exc.kind(f"sort {spec!r}: {exc.msg}", [error_entry(loc, exc.msg, exc.type_, spec)]) from None
+        raise exc.error_class(f"sort {spec!r}: {exc.msg}", [error_entry(loc, exc.msg, exc.type_, spec)]) from None
     if path is None:
         msg = f"unknown field {name.partition('.')[0]!r} of schema {target.schema.name!r} (in {name!r})"
         raise NotFound(f"sort: {msg}", [error_entry(loc, msg, "unknown_field", spec)])

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from benchbook.domain.ids import new_id
-from benchbook.runner.plugins.frames import StepFailed
+from benchbook.runner.errors import StepFailed
 from benchbook.runner.plugins.host import LogSink, PluginProcess, RpcAnswer
 
 DEFAULT_MEMORY = "512m"

@@ -36,8 +36,9 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.plugins import Described, replace_all
 from benchbook.domain.progress import Progress, silent
+from benchbook.runner.errors import StepFailed
 from benchbook.runner.plugins import builtin, container
-from benchbook.runner.plugins.frames import StepFailed, violation
+from benchbook.runner.plugins.frames import violation
 from benchbook.runner.plugins.host import PluginProcess
 
 DESCRIBE_TIMEOUT = 20.0

@@ -30,6 +30,8 @@ from typing import Any
 
 import jsonschema
 
+from benchbook.runner.errors import StepFailed
+
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 """Longest line either side may send, newline included (16 MiB)."""
 BINARY_INLINE_THRESHOLD = 1_000_000
@@ -40,20 +42,6 @@ PLUGIN_TYPES = ("describe_result", "result", "error", "log", "rpc_call")
 """The frame types a plugin sends."""
 PLUGIN_FINAL = {"describe": ("describe_result", "error"), "run": ("result", "error")}
 """For each request the host sends, the frame types that end the plugin's turn."""
-
-
-class StepFailed(Exception):
-    """A plugin operation failed: ``kind`` (see the module docstring), ``message``, ``retryable``."""
-
-    def __init__(self, kind: str, message: str, retryable: bool = False) -> None:
-        super().__init__(f"{kind}: {message}")
-        self.kind = kind
-        self.message = message
-        self.retryable = retryable
-
-    def envelope(self) -> dict[str, Any]:
-        """The spec's error envelope ``{kind, message, retryable}``."""
-        return {"kind": self.kind, "message": self.message, "retryable": self.retryable}
 
 
 @cache

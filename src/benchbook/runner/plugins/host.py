@@ -40,11 +40,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, Self
 
+from benchbook.runner.errors import StepFailed
 from benchbook.runner.plugins import processes, scratch
 from benchbook.runner.plugins.frames import (
     MAX_FRAME_BYTES,
     PLUGIN_FINAL,
-    StepFailed,
     encode,
     parse_plugin_line,
 )

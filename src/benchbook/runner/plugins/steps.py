@@ -7,7 +7,7 @@ to a subprocess kept alive for the whole run (and, with a :class:`~.pool.Pool`, 
 it for later runs), tier 2 to a fresh container per operation, a
 built-in in process — answers the plugin's ``rpc_call`` frames through the capability check,
 checks the ``result`` against the declared outputs and decodes them back into Python values.
-Every failure is a :class:`~.frames.StepFailed` with its ``kind``.
+Every failure is a :class:`~benchbook.runner.errors.StepFailed` with its ``kind``.
 
 Use::
 
@@ -24,9 +24,10 @@ from typing import Any, Self
 import jsonschema
 
 from benchbook.plugin import values as sdk_values
+from benchbook.runner.errors import StepFailed
 from benchbook.runner.plugins import builtin, container, scratch
 from benchbook.runner.plugins.discovery import installed_in_process
-from benchbook.runner.plugins.frames import StepFailed, port_problems
+from benchbook.runner.plugins.frames import port_problems
 from benchbook.runner.plugins.host import LogSink, PluginProcess, RpcAnswer
 from benchbook.runner.plugins.pool import POISONING, Pool
 from benchbook.runner.plugins.rpc import enforcing, refusing_one_run_calls
