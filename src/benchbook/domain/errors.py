@@ -28,7 +28,7 @@ and the assistant's tool results' ways of saying it.
 
 The errors below :class:`Invalid` and :class:`Conflict` are raised by lower helpers and turned
 into a richer error by their callers; one that escapes still answers in the envelope, never 500.
-The body is the envelope of the OpenAPI document's ``Error`` schema (``docs/errors.md``).
+The body is the OpenAPI document's ``ErrorResponse`` (``ValidationErrorResponse`` with ``errors``).
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The error envelope every error answer of the HTTP edge carries: a JSON object with ``detail``
 (a message for people), plus ``errors`` for a refused request (each ``{loc, msg, type}``) or
-``request_id`` for an unexpected failure (spec *Errors* 1; ``docs/errors.md``). Written here
+``request_id`` for an unexpected failure (the OpenAPI document's ``ErrorResponse``,
+``ValidationErrorResponse`` and ``InternalErrorResponse``). Written here
 only: the app's error handlers, the middlewares that answer before Connexion (the guard, the
 request limits, the document, a device's upload, a server stopping), the web app's routes and
 the HTTP server's own 400 all build it with these functions."""
@@ -14,7 +15,7 @@ from benchbook.domain.errors import BenchbookError
 
 STATUS = {"bad_request": 400, "unauthorized": 401, "forbidden": 403, "not_found": 404, "conflict": 409,
           "too_large": 413, "invalid": 422, "bad_gateway": 502, "abandoned": 503}
-"""The HTTP status of each kind of domain error (``BenchbookError.kind``; ``docs/errors.md``)."""
+"""The HTTP status of each kind of domain error (``BenchbookError.kind``, ``domain/errors.py``)."""
 
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 Header = tuple[bytes, bytes]
