@@ -1,7 +1,8 @@
 """Issue 37 items 7 and 9 in Chromium: the records table's body is one Tab stop (the active row;
 the checkboxes and links inside rows are not Tab stops), Space ticks the focused row as a click on
 its checkbox does, arrow and page keys move the active row; Escape cancels a record's Edit as the
-Cancel button does (after closing an open reference picker first)."""
+Cancel button does (after closing an open reference picker first); on a narrow screen the records
+page's secondary controls fold behind one button so that the rows show on the first screen."""
 from __future__ import annotations
 
 from typing import Any
@@ -136,3 +137,47 @@ def test_escape_closes_an_open_reference_picker_first_and_the_edit_stays(page: A
     assert page.locator("dd[data-field=code]").inner_text() == "P-2"
     stored = httpx.get(f"{demo_server}/api/records/{made[1]['id']}").json()["data"]
     assert stored["code"] == "P-2" and not stored.get("source")
+
+
+FULLY_SHOWN = """() => { const bar = document.querySelector('.status-bar');
+  const bottom = bar ? bar.getBoundingClientRect().top : window.innerHeight;
+  return [...document.querySelectorAll('table.records-grid tbody tr')].filter(r => {
+    const box = r.getBoundingClientRect(); return box.top >= 0 && box.bottom <= bottom; }).length; }"""
+
+
+def test_on_a_narrow_screen_the_controls_fold_behind_one_button(page: Any, demo_server: str) -> None:
+    page.set_viewport_size({"width": 400, "height": 800})
+    open_app(page, demo_server, "/c/penguins?schema=penguin")
+    toggle = page.get_by_role("button", name="Filters and columns")
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    chooser = page.locator("details.column-chooser summary")
+    expect(chooser).to_be_hidden()
+    expect(page.get_by_role("button", name="Add condition")).to_be_hidden()
+    expect(page.get_by_role("combobox", name="Saved view")).to_be_hidden()
+    # what stays: the search box and New record; the rows start on the first screen
+    expect(page.get_by_role("searchbox", name="Search records")).to_be_visible()
+    expect(page.get_by_role("button", name="New record")).to_be_visible()
+    shown = page.evaluate(FULLY_SHOWN)
+    assert shown >= 5, f"{shown} rows fully on the first 400x800 screen"
+    look(page, "records-narrow")
+
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    expect(page.get_by_role("button", name="Add condition")).to_be_visible()
+    expect(page.get_by_role("combobox", name="Saved view")).to_be_visible()
+    expect(page.get_by_role("link", name="Export CSV (344)")).to_be_visible()
+    chooser.click()  # the controls work: take the Species column away
+    page.locator("details.column-chooser").get_by_label("Species").uncheck()
+    expect(page.locator("table.records-grid thead th[data-column=species]")).to_have_count(0)
+    page.keyboard.press("Escape")
+    expect(chooser).to_be_focused()
+    look(page, "records-narrow-open")
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    expect(chooser).to_be_hidden()
+
+    # wide, nothing is folded and the button is not there
+    page.set_viewport_size({"width": 1400, "height": 900})
+    expect(toggle).to_be_hidden()
+    expect(chooser).to_be_visible()
+    expect(page.get_by_role("button", name="Add condition")).to_be_visible()

@@ -10,6 +10,7 @@ import { useLoad, useAction, Loading, ErrorBox, Field, Modal, Confirm, notify, u
 import { pokeStatus } from "../lib/status.js";
 import { VIEW_NAME, VIEW_RULE, nameError, viewNameOf } from "../lib/names.js";
 import { catalogue, FilterBuilder, parseFilter, errorPathOf, asRoot, compact } from "../lib/records-filter.js";
+import { isGroup } from "../lib/filter-tree.js";
 import { ColumnChooser, columnsParam, sortKeyOf, cellValue, toCsv, download } from "../lib/records-table.js";
 import { NewRecord } from "../lib/records-new.js";
 import { DeleteSelected } from "../lib/delete-referenced.js";
@@ -136,6 +137,9 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
   const [selected, setSelected] = useState(() => new Set());
   useEffect(() => setSelected(new Set()), [data]);
   const [dialog, setDialog] = useState(null);
+  const [controls, setControls] = useState(false);  // below 700 px: the folded controls shown
+  const fold = `narrow-fold${controls ? " open" : ""}`;
+  const conditions = countLeaves(tree);
   const filterError = records.error && errorPathOf(records.error) !== null ? records.error : null;
 
   // the export holds the columns shown, in order (inherited and ref.target ones too), with the id first
@@ -146,20 +150,29 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
 
   return html`<div class="records-body" aria-busy=${records.loading ? "true" : "false"}
       data-loaded-for=${data && !records.loading ? data.hash : ""}>
-    ${cat.schema.description ? html`<p class="muted schema-description">${cat.schema.description}</p>` : null}
-    <${ViewsBar} views=${views} schema=${schema} collection=${name} query=${query} path=${path} viewError=${viewError}
-      state=${{ columns, filter: tree, sort, search: query.q || null, page_size: limit }} />
+    <button type="button" class="controls-toggle" aria-expanded=${controls ? "true" : "false"}
+      aria-controls="records-views records-filter records-columns" onClick=${() => setControls(!controls)}>
+      Filters and columns${conditions ? ` (${conditions} condition${conditions === 1 ? "" : "s"})` : ""}</button>
+    <div id="records-views" class=${fold}>
+      ${cat.schema.description ? html`<p class="muted schema-description">${cat.schema.description}</p>` : null}
+      <${ViewsBar} views=${views} schema=${schema} collection=${name} query=${query} path=${path} viewError=${viewError}
+        state=${{ columns, filter: tree, sort, search: query.q || null, page_size: limit }} />
+    </div>
     <${SearchBox} key=${query.q || ""} value=${query.q || ""} onSearch=${(q) => set({ q: q || undefined })} schema=${cat.schema} />
-    <${FilterBuilder} cat=${cat} types=${types} tree=${tree} errorPath=${filterError ? errorPathOf(filterError) : null}
-      onChange=${(t) => set({ filter: t ? JSON.stringify(t) : undefined })} />
+    <div id="records-filter" class=${fold}>
+      <${FilterBuilder} cat=${cat} types=${types} tree=${tree} errorPath=${filterError ? errorPathOf(filterError) : null}
+        onChange=${(t) => set({ filter: t ? JSON.stringify(t) : undefined })} />
+    </div>
     ${query.parent ? html`<${ParentChip} id=${query.parent} onRemove=${() => set({ parent: undefined })} />` : null}
     ${query.q && data && total === 0 && cat.ancestors.length ? html`<${InheritedSearchHint} name=${name} cat=${cat} q=${query.q}
       onUse=${(leafGroup) => set({ q: undefined, filter: JSON.stringify(compact({ and: [...(tree ? [asRoot(tree)] : []), leafGroup] })) })} />` : null}
     <${ErrorBox} error=${records.error} onRetry=${records.reload} />
     <div class="toolbar records-actions">
-      <${ColumnChooser} cat=${cat} columns=${columns} onChange=${(cols) => set({ columns: cols.join(",") }, { keepPage: true })} />
-      <a class="button" href=${exportHref} download=${`${name}-${schema}.csv`}
-        title="Every record this query matches (all pages), with the columns shown">Export CSV${data ? ` (${formatCount(total)}${bounded ? "+" : ""})` : ""}</a>
+      <span id="records-columns" class=${fold}>
+        <${ColumnChooser} cat=${cat} columns=${columns} onChange=${(cols) => set({ columns: cols.join(",") }, { keepPage: true })} />
+        <a class="button" href=${exportHref} download=${`${name}-${schema}.csv`}
+          title="Every record this query matches (all pages), with the columns shown">Export CSV${data ? ` (${formatCount(total)}${bounded ? "+" : ""})` : ""}</a>
+      </span>
       <button type="button" onClick=${() => setDialog({ kind: "new" })}>New record</button>
       <span class="selection" role="status">${selected.size ? html`<strong>${selected.size} selected</strong>` : null}</span>
       ${selected.size ? html`<button type="button" class="danger" onClick=${() => setDialog({ kind: "delete" })}>Delete selected…</button>
@@ -189,6 +202,12 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
     ${dialog && dialog.kind === "new" ? html`<${NewRecord} collection=${name} cat=${cat} types=${types} parent=${query.parent}
       onClose=${() => setDialog(null)} onDone=${(r) => { setDialog(null); notify(`Created ${r.natural_name || r.id}`, "ok"); records.reload(); }} />` : null}
   </div>`;
+}
+
+// The conditions (leaves) of a filter tree: what the folded controls' button counts.
+function countLeaves(node) {
+  if (!node) return 0;
+  return isGroup(node) ? (node.and || node.or).reduce((n, child) => n + countLeaves(child), 0) : 1;
 }
 
 function SearchBox({ value, onSearch, schema }) {
