@@ -73,7 +73,8 @@ def test_the_rows_are_one_tab_stop_and_space_ticks_the_focused_row(page: Any, de
     # a click on a checkbox ticks as Space does, and makes its row the Tab stop
     page.locator("table.records-grid tbody tr").nth(3).get_by_role("checkbox").click()
     expect(page.locator(".records-actions .selection")).to_have_text("2 selected")
-    assert page.locator("table.records-grid tbody tr").nth(3).get_attribute("tabindex") == "0"
+    expect(page.locator("table.records-grid tbody tr").nth(3)).to_have_attribute("tabindex", "0")
+    expect(page.locator("table.records-grid tbody tr[tabindex='0']")).to_have_count(1)
     look(page, "records-keys")
 
 
