@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 from sqlalchemy import func, select
 
-from benchbook.cli.output import Settings, send
 from benchbook.cli.progress import follow, send_followed
+from benchbook.cli.sending import Settings, send
 from benchbook.demo import build_demo
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import Job

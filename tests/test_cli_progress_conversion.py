@@ -11,9 +11,9 @@ import httpx
 import pytest
 from rich.console import Console
 
-from benchbook.cli import output
-from benchbook.cli.output import Settings, send
+from benchbook.cli import sending
 from benchbook.cli.progress import _storage_reader, send_followed
+from benchbook.cli.sending import Settings, send
 from benchbook.domain.history import storage as history_storage
 from tests.api.test_audit_history import _whole_edits, lab  # noqa: F401  (a fixture)
 
@@ -23,7 +23,7 @@ REQUEST = {"method": "GET", "url": "/api/audit/storage", "params": []}
 def test_in_process_the_bar_follows_the_conversion_to_its_end(api: Any, lab: dict[str, str],  # noqa: F811
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     _whole_edits(api, lab)  # 3 whole edits
-    monkeypatch.setattr(output, "locate_project", lambda _: api.project)  # its database, PostgreSQL too
+    monkeypatch.setattr(sending, "locate_project", lambda _: api.project)  # its database, PostgreSQL too
     settings = Settings(project=str(api.project.root))
     out = io.StringIO()
     answer = send_followed(settings, REQUEST, "audit.get_storage", lambda: send(settings, REQUEST, path="/audit/storage"),

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from benchbook.cli import output
-from benchbook.cli.output import Settings, send
+from benchbook.cli import sending
 from benchbook.cli.progress import send_followed
+from benchbook.cli.sending import Settings, send
 from benchbook.domain.progress import reported_to
 from tests import own_loop
 from tests.api.helpers import make_collection, make_record, make_schema
@@ -47,7 +47,7 @@ def request(settings: Settings, method: str, url: str, operation_id: str, body: 
 @pytest.fixture(autouse=True)
 def in_process_on_the_backend(api: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI's in-process app uses the test project as it is (its database, PostgreSQL too)."""
-    monkeypatch.setattr(output, "locate_project", lambda _: api.project)
+    monkeypatch.setattr(sending, "locate_project", lambda _: api.project)
 
 
 def lab(api: Any) -> list[str]:

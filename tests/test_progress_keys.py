@@ -12,8 +12,8 @@ import httpx
 import pytest
 from rich.console import Console
 
-from benchbook.cli.output import Settings, send
 from benchbook.cli.progress import send_followed
+from benchbook.cli.sending import Settings, send
 from benchbook.domain.progress import KeyInUse, ProgressBoard
 from benchbook.settings.config import Project
 from tests.api.helpers import make_collection, make_record, make_schema

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from benchbook.cli import generated, output
+from benchbook.cli import generated, sending
 from benchbook.cli.main import build_cli
 from benchbook.runner.workflows import STEP_KEYS, TRIGGERS, WORKFLOW_KEYS
 from tests.runner.automation_helpers import auto
@@ -48,7 +48,7 @@ def test_the_example_is_put_and_runs_as_the_doc_says(api: Any, auto: dict[str, A
     assert made["save"] == {"words": "stats.words", "chars": "stats.characters"}
     file = tmp_path / "workflow.yaml"
     file.write_text(text, encoding="utf-8")
-    monkeypatch.setattr(output, "locate_project", lambda _: api.project)  # its database, PostgreSQL too
+    monkeypatch.setattr(sending, "locate_project", lambda _: api.project)  # its database, PostgreSQL too
     cli = CliRunner().invoke(build_cli(), ["--project", str(api.project.root), "workflows", "put", name,
                                            "--file", str(file)])
     assert cli.exit_code == 0, cli.output

@@ -26,14 +26,15 @@ import functools
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
 from benchbook.cli.lazy import LazyGroup
-from benchbook.cli.output import NULL, Operation, Settings, read_body_option, run_request
 from benchbook.cli.pages import counts_exactly
+from benchbook.cli.sending import NULL, Operation, Settings, read_body_option, run_request
 from benchbook.cli.spelling import cli_spelling
 from benchbook.http import document as api_document
 
@@ -250,111 +251,153 @@ class ApiCommand(click.Command):
 
 
 def build_command(doc: dict[str, Any], path: str, method: str, op: dict[str, Any], name: str) -> ApiCommand:
-    """The click command for one operation (``op`` is the operation object at ``path``/``method``).
+    """The click command for one operation (``op`` is the operation object at ``path``/``method``):
+    an argument per path parameter, an option per query parameter and body property, and the
+    output options (``--table``, ``--count``, ``--output``) the response allows.
 
     Raises ``KeyError`` for dangling ``$ref``s.
     """
-    spec = Operation(str(op["operationId"]), method, path)
-    params: list[click.Parameter] = []
-    path_item = doc["paths"][path]
+    built = _Builder(doc, op, Operation(str(op["operationId"]), method, path))
     merged: dict[tuple[str, str], dict[str, Any]] = {}
-    for raw in [*(path_item.get("parameters") or []), *(op.get("parameters") or [])]:
+    for raw in [*(doc["paths"][path].get("parameters") or []), *(op.get("parameters") or [])]:
         p = deref(doc, raw)
         merged[(p["name"], p["in"])] = p
-    arg_help = []
-    for i, pname in enumerate(re.findall(r"{([^}]+)}", path)):
-        metavar = CLI_NAMES.get(pname, pname).upper()
-        spec.path_params.append((f"path_{i}", pname))
-        spec.cli_names[f"path.{pname}"] = metavar
-        params.append(click.Argument([f"path_{i}"], metavar=metavar, required=True))
-        description = _help_text((merged.get((pname, "path")) or {}).get("description"))
-        arg_help.append(f"  {metavar}  {description}".rstrip())
-    taken: set[str] = set()
-    from_files: list[TextFrom] = []
-    for i, ((pname, where), p) in enumerate(merged.items()):
-        if where != "query":
-            continue
-        dest = f"query_{i}"
-        schema = deref(doc, p.get("schema") or {})
-        spec.query.append((dest, pname, schema.get("type") == "array"))
-        flag = _flag_name(pname, taken, "query")
-        spec.cli_names[f"query.{pname}"] = f"--{flag}"
-        params.append(_query_option(doc, p, dest, flag))
-    content = (deref(doc, op.get("requestBody") or {}).get("content") or {})
-    json_media = next((m for m in content if m == "application/json" or m.endswith("+json")), None)
-    if json_media or "multipart/form-data" in content:
-        schema = deref(doc, (content.get(json_media or "multipart/form-data") or {}).get("schema") or {})
-        required = set(schema.get("required") or [])
-        spec.json_body, spec.multipart = bool(json_media), not json_media
-        for i, (prop, pschema) in enumerate((schema.get("properties") or {}).items()):
-            pschema = deref(doc, pschema)
-            dest = f"body_{i}"
-            flag = _flag_name(prop, taken, "body")
-            spec.cli_names[f"body.{prop}"] = f"--{flag}"
-            if spec.multipart and pschema.get("format") == "binary":
-                spec.files.append((dest, prop))
-                params.append(click.Option([f"--{flag}", dest], type=click.Path(exists=True, dir_okay=False),
-                                           required=prop in required,
-                                           help=_help_text(pschema.get("description")) or "File to send."))
-                continue
-            spec.body.append((dest, prop))
-            params.append(_body_option(doc, prop, pschema, dest, flag, prop in required))
-            if json_media and pschema.get("x-cli-file"):
-                option = params[-1]
-                option.help = (option.help or "").replace("here or in --body", f"here, in --{pschema['x-cli-file']} or "
-                                                          "in --body")
-                file_flag = _flag_name(str(pschema["x-cli-file"]), taken, "body")
-                from_files.append(TextFrom(f"{dest}_file", f"--{file_flag}", dest, f"--{flag}"))
-                params.append(click.Option([f"--{file_flag}", f"{dest}_file"], metavar="PATH", default=None,
-                                           type=click.Path(dir_okay=False, allow_dash=True),
-                                           help=f"Read --{flag} from this UTF-8 text file (- for stdin)."))
-        if json_media:
-            params.append(click.Option(["--body", "body_json"], metavar="JSON|@FILE", default=None,
-                                       help="The whole JSON body (an object), or @file.json / @- for stdin; "
-                                            "the options above override its keys."))
-    spec.raw_output = _raw_output(doc, op)
-    if not spec.raw_output and "table" not in taken:
-        params.append(click.Option(["--table", "as_table"], is_flag=True, default=False,
-                                   help="Show the JSON response as a table (same as the global --table)."))
-        spec.columns_flag = "--table-columns" if "columns" in taken else "--columns"  # records list has its own
-        params.append(click.Option([spec.columns_flag, "table_columns"], metavar="NAMES", default=None,
-                                   help="Columns of the table, comma-separated (implies --table); "
-                                        "without it the table says which columns it left out."))
-    limit_dest = next((dest for dest, name, _ in spec.query if name == "limit"), None)
-    if limit_dest and "count" not in taken and counts_exactly(_success_schema(doc, op)):
-        params.append(click.Option(["--count", "count_only"], is_flag=True, default=False,
-                                   help="Print only the exact number of matches (as --limit 0): a page's total "
-                                        "is a lower bound when counting took too long."))
-    if spec.raw_output:
-        params.append(click.Option(["--output", "-o", "output_file"], type=click.Path(dir_okay=False),
-                                   default=None, help="Write the response body to this file instead of stdout."))
-
-    for param in params:
+    built.path_arguments(path, merged)
+    built.query_options(merged)
+    built.body_options()
+    built.output_options()
+    spec = built.spec
+    for param in built.params:
         if isinstance(param, click.Option) and param.help:
             param.help = cli_spelling(param.help, spec.cli_names_by_http())
-
-    def callback(**values: Any) -> None:
-        ctx = click.get_current_context()
-        values["body_json"] = read_body_option(values.get("body_json"))
-        for source in from_files:
-            source.read_into(values)
-        if values.pop("count_only", False) and limit_dest:
-            values[limit_dest] = 0
-        settings = ctx.find_object(Settings) or Settings()
-        if values.pop("as_table", False):
-            settings = dataclasses.replace(settings, table=True)
-        columns = values.pop("table_columns", None)
-        if columns:
-            settings = dataclasses.replace(settings, table=True, columns=columns)
-        settings = dataclasses.replace(settings, columns_flag=spec.columns_flag)
-        run_request(settings, spec.request(values), output_file=values.get("output_file"), operation=spec)
-
     summary = str(op.get("summary") or "").strip()
     help_text = cli_spelling(_command_help(summary, str(op.get("description") or "")), spec.cli_names_by_http())
-    if arg_help:
-        help_text += "\n\n\b\nArguments:\n" + "\n".join(arg_help)
-    return ApiCommand(spec, name, callback=callback, params=params, help=help_text,
+    if built.arg_help:
+        help_text += "\n\n\b\nArguments:\n" + "\n".join(built.arg_help)
+    return ApiCommand(spec, name, callback=built.callback(), params=built.params, help=help_text,
                       short_help=summary.rstrip(".") or None)
+
+
+class _Builder:
+    """The parts of one operation's command as :func:`build_command` gathers them: the click
+    parameters, the flag names taken, the help lines of the arguments, the options read from
+    files, and ``spec``, which maps them back to the request."""
+
+    def __init__(self, doc: dict[str, Any], op: dict[str, Any], spec: Operation) -> None:
+        self.doc, self.op, self.spec = doc, op, spec
+        self.params: list[click.Parameter] = []
+        self.taken: set[str] = set()
+        self.arg_help: list[str] = []
+        self.from_files: list[TextFrom] = []
+        self.limit_dest: str | None = None
+
+    def path_arguments(self, path: str, merged: dict[tuple[str, str], dict[str, Any]]) -> None:
+        """One required argument per ``{name}`` of the path, in order."""
+        for i, pname in enumerate(re.findall(r"{([^}]+)}", path)):
+            metavar = CLI_NAMES.get(pname, pname).upper()
+            self.spec.path_params.append((f"path_{i}", pname))
+            self.spec.cli_names[f"path.{pname}"] = metavar
+            self.params.append(click.Argument([f"path_{i}"], metavar=metavar, required=True))
+            description = _help_text((merged.get((pname, "path")) or {}).get("description"))
+            self.arg_help.append(f"  {metavar}  {description}".rstrip())
+
+    def query_options(self, merged: dict[tuple[str, str], dict[str, Any]]) -> None:
+        """One option per query parameter."""
+        for i, ((pname, where), p) in enumerate(merged.items()):
+            if where != "query":
+                continue
+            dest = f"query_{i}"
+            schema = deref(self.doc, p.get("schema") or {})
+            self.spec.query.append((dest, pname, schema.get("type") == "array"))
+            flag = _flag_name(pname, self.taken, "query")
+            self.spec.cli_names[f"query.{pname}"] = f"--{flag}"
+            self.params.append(_query_option(self.doc, p, dest, flag))
+
+    def body_options(self) -> None:
+        """One option per property of a JSON or multipart body (a file path for a binary part),
+        ``--<x-cli-file>`` beside a property the document says may come from a file, and
+        ``--body`` for the whole JSON body."""
+        content = (deref(self.doc, self.op.get("requestBody") or {}).get("content") or {})
+        json_media = next((m for m in content if m == "application/json" or m.endswith("+json")), None)
+        if not json_media and "multipart/form-data" not in content:
+            return
+        schema = deref(self.doc, (content.get(json_media or "multipart/form-data") or {}).get("schema") or {})
+        required = set(schema.get("required") or [])
+        self.spec.json_body, self.spec.multipart = bool(json_media), not json_media
+        for i, (prop, pschema) in enumerate((schema.get("properties") or {}).items()):
+            pschema = deref(self.doc, pschema)
+            dest = f"body_{i}"
+            flag = _flag_name(prop, self.taken, "body")
+            self.spec.cli_names[f"body.{prop}"] = f"--{flag}"
+            if self.spec.multipart and pschema.get("format") == "binary":
+                self.spec.files.append((dest, prop))
+                self.params.append(click.Option([f"--{flag}", dest], type=click.Path(exists=True, dir_okay=False),
+                                                required=prop in required,
+                                                help=_help_text(pschema.get("description")) or "File to send."))
+                continue
+            self.spec.body.append((dest, prop))
+            self.params.append(_body_option(self.doc, prop, pschema, dest, flag, prop in required))
+            if json_media and pschema.get("x-cli-file"):
+                self._from_file(str(pschema["x-cli-file"]), dest, flag)
+        if json_media:
+            self.params.append(click.Option(["--body", "body_json"], metavar="JSON|@FILE", default=None,
+                                            help="The whole JSON body (an object), or @file.json / @- for stdin; "
+                                                 "the options above override its keys."))
+
+    def _from_file(self, name: str, dest: str, flag: str) -> None:
+        """``--<name> PATH`` reading the option just made (``--<flag>``) from a UTF-8 text file."""
+        option = self.params[-1]
+        option.help = (getattr(option, "help", None) or "").replace("here or in --body",
+                                                                     f"here, in --{name} or in --body")
+        file_flag = _flag_name(name, self.taken, "body")
+        self.from_files.append(TextFrom(f"{dest}_file", f"--{file_flag}", dest, f"--{flag}"))
+        self.params.append(click.Option([f"--{file_flag}", f"{dest}_file"], metavar="PATH", default=None,
+                                        type=click.Path(dir_okay=False, allow_dash=True),
+                                        help=f"Read --{flag} from this UTF-8 text file (- for stdin)."))
+
+    def output_options(self) -> None:
+        """``--table`` and ``--columns`` for a JSON answer, ``--count`` for a page whose total
+        may be a lower bound, ``--output`` for an answer that is not JSON."""
+        spec = self.spec
+        spec.raw_output = _raw_output(self.doc, self.op)
+        if not spec.raw_output and "table" not in self.taken:
+            self.params.append(click.Option(["--table", "as_table"], is_flag=True, default=False,
+                                            help="Show the JSON response as a table (same as the global --table)."))
+            spec.columns_flag = "--table-columns" if "columns" in self.taken else "--columns"  # records list's own
+            self.params.append(click.Option([spec.columns_flag, "table_columns"], metavar="NAMES", default=None,
+                                            help="Columns of the table, comma-separated (implies --table); "
+                                                 "without it the table says which columns it left out."))
+        self.limit_dest = next((dest for dest, name, _ in spec.query if name == "limit"), None)
+        if self.limit_dest and "count" not in self.taken and counts_exactly(_success_schema(self.doc, self.op)):
+            self.params.append(click.Option(["--count", "count_only"], is_flag=True, default=False,
+                                            help="Print only the exact number of matches (as --limit 0): a page's "
+                                                 "total is a lower bound when counting took too long."))
+        if spec.raw_output:
+            self.params.append(click.Option(["--output", "-o", "output_file"], type=click.Path(dir_okay=False),
+                                            default=None, help="Write the response body to this file instead of "
+                                                               "stdout."))
+
+    def callback(self) -> Callable[..., None]:
+        """The command's callback: the values read (files, ``--body``, ``--count``), the output
+        settings, then the request."""
+        spec, from_files, limit_dest = self.spec, self.from_files, self.limit_dest
+
+        def callback(**values: Any) -> None:
+            ctx = click.get_current_context()
+            values["body_json"] = read_body_option(values.get("body_json"))
+            for source in from_files:
+                source.read_into(values)
+            if values.pop("count_only", False) and limit_dest:
+                values[limit_dest] = 0
+            settings = ctx.find_object(Settings) or Settings()
+            if values.pop("as_table", False):
+                settings = dataclasses.replace(settings, table=True)
+            columns = values.pop("table_columns", None)
+            if columns:
+                settings = dataclasses.replace(settings, table=True, columns=columns)
+            settings = dataclasses.replace(settings, columns_flag=spec.columns_flag)
+            run_request(settings, spec.request(values), output_file=values.get("output_file"), operation=spec)
+        return callback
 
 
 def _success_schema(doc: dict[str, Any], op: dict[str, Any]) -> dict[str, Any]:

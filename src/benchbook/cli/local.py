@@ -11,8 +11,9 @@ import click
 from rich.console import Console
 from rich.progress import Progress
 
-from benchbook.cli.output import Settings, locate_project
 from benchbook.cli.progress import bar as progress_bar
+from benchbook.cli.project import locate_project
+from benchbook.cli.sending import Settings
 from benchbook.cli.serve import serve
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError

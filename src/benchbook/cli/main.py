@@ -20,7 +20,7 @@ import click
 
 from benchbook import __version__
 from benchbook.cli.lazy import LazyGroup
-from benchbook.cli.output import Settings
+from benchbook.cli.sending import Settings
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import click
 
-from benchbook.cli.output import Settings
 from benchbook.cli.progress import stages
+from benchbook.cli.sending import Settings
 from benchbook.domain.progress import silent
 from benchbook.maintenance import MaintenanceError
 from benchbook.maintenance import backup as backups

@@ -1,27 +1,19 @@
-"""Sending a generated command's request and showing the response.
-
-Requests go in-process (the whole app over ``httpx.ASGITransport``, no server) unless
-``--url`` names a running server. Responses: JSON pretty-printed (or a rich table with
-``--table``), other bodies (CSV, file bytes) written raw to stdout or ``--output FILE``;
-an HTTP error prints ``error <status>: <detail>`` (and any ``errors`` entries, each naming
-the parameter as the CLI spells it: ``--parent-record-id``, ``RECORD_ID``) to stderr and
-exits with status 1. ``--limit 0`` (or ``--count``) on a paginated list prints only its ``total``. History entries show record
+"""Showing a command's response: JSON pretty-printed (or a rich table with ``--table``), other
+bodies (CSV, file bytes) written raw to stdout or ``--output FILE``; an HTTP error prints
+``error <status>: <detail>`` (and any ``errors`` entries, each naming the parameter as the CLI
+spells it: ``--parent-record-id``, ``RECORD_ID``) to stderr and exits with status 1. ``--limit 0``
+(or ``--count``) on a paginated list prints only its ``total``. History entries show record
 values keyed by field label, not field id (:func:`readable_history`).
 
-httpx, rich and the app are imported when a request is sent or a table printed, not when the
-command tree is built (``benchbook --help`` stays fast).
+rich is imported when a table is printed, not when the command tree is built.
 """
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import sys
-from collections.abc import Coroutine
-from contextlib import ExitStack
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -30,216 +22,7 @@ from benchbook.cli.spelling import cli_spelling
 if TYPE_CHECKING:
     import httpx
 
-T = TypeVar("T")
-LOCAL_BASE = "http://127.0.0.1"
-TIMEOUT_SECONDS, CONNECT_SECONDS = 60.0, 10.0
-
-
-@dataclass
-class Settings:
-    """The global options every API command sees (``ctx.obj`` of the root group)."""
-
-    project: str | None = None
-    url: str | None = None
-    table: bool = False
-    columns: str | None = None  # --columns: comma-separated table columns
-    columns_flag: str = "--columns"  # how the command spells it (records list: --table-columns)
-
-
-class _Null:
-    """Marker for a body property given explicitly as JSON ``null``."""
-
-    def __repr__(self) -> str:
-        return "null"
-
-
-NULL = _Null()
-
-
-@dataclass
-class Operation:
-    """One API operation as the CLI sends it: where each click parameter goes."""
-
-    operation_id: str
-    method: str
-    path: str
-    path_params: list[tuple[str, str]] = field(default_factory=list)  # (dest, name)
-    query: list[tuple[str, str, bool]] = field(default_factory=list)  # (dest, name, is_array)
-    body: list[tuple[str, str]] = field(default_factory=list)  # (dest, property)
-    json_body: bool = False
-    multipart: bool = False
-    files: list[tuple[str, str]] = field(default_factory=list)  # (dest, part)
-    raw_output: bool = False
-    columns_flag: str = "--columns"  # the table's column chooser (--table-columns when the API has columns)
-    cli_names: dict[str, str] = field(default_factory=dict)  # "query.x" / "body.x" / "path.x" -> --x / X
-
-    def cli_names_by_http(self) -> dict[str, str]:
-        """HTTP parameter name → how the CLI spells it (``{"force": "--force"}``)."""
-        return {key.partition(".")[2]: cli for key, cli in self.cli_names.items()}
-
-    def request(self, values: dict[str, Any]) -> dict[str, Any]:
-        """``{method, url, params, json?, data?, files?}`` for httpx from the click ``values``
-        (keyed by the parameters' dests; ``body_json`` is the parsed ``--body``). ``None`` or an
-        empty tuple means "not given" and is not sent; :data:`NULL` is sent as JSON null.
-        Never raises for values click has converted.
-        """
-        from urllib.parse import quote
-
-        url = "/api" + self.path
-        for dest, name in self.path_params:
-            url = url.replace("{" + name + "}", quote(str(values[dest]), safe=""))
-        params: list[tuple[str, Any]] = []
-        for dest, name, is_array in self.query:
-            value = values.get(dest)
-            if is_array:
-                params.extend((name, _query_text(v)) for v in value or ())
-            elif value is not None:
-                params.append((name, _query_text(value)))
-        req: dict[str, Any] = {"method": self.method.upper(), "url": url, "params": params}
-        body = dict(values.get("body_json") or {})
-        for dest, prop in self.body:
-            value = values.get(dest)
-            if value is not None:
-                body[prop] = None if value is NULL else value
-        if self.json_body:
-            req["json"] = body
-        elif self.multipart:
-            req["data"] = {k: v if isinstance(v, str) else json.dumps(v) for k, v in body.items()}
-            req["files"] = {part: Path(values[dest]) for dest, part in self.files if values.get(dest)}
-        return req
-
-
-def _query_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def read_body_option(value: str | None) -> dict[str, Any] | None:
-    """The ``--body`` value parsed: JSON text, ``@file.json`` or ``@-`` (stdin); must be an object.
-
-    Raises ``click.BadParameter`` for an unreadable file, bad JSON or a non-object.
-    """
-    if value is None:
-        return None
-    text = value
-    if value.startswith("@"):
-        source = value[1:]
-        try:
-            text = sys.stdin.read() if source == "-" else Path(source).read_text()
-        except OSError as exc:
-            raise click.BadParameter(f"cannot read {source}: {exc.strerror}", param_hint="--body") from exc
-    try:
-        parsed = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise click.BadParameter(f"not valid JSON ({exc.msg} at position {exc.pos})",
-                                 param_hint="--body") from exc
-    if not isinstance(parsed, dict):
-        raise click.BadParameter("must be a JSON object", param_hint="--body")
-    return parsed
-
-
-
-def run_request(settings: Settings, request: dict[str, Any], output_file: str | None = None,
-                operation: Operation | None = None) -> None:
-    """Send ``request`` (``{method, url, params, json?, data?, files?}``; ``url`` starts with ``/api``)
-    and show the response as described in the module docstring; ``operation`` (the command's)
-    names parameters in errors the CLI's way.
-
-    Raises ``click.ClickException`` (exit 1) when the server cannot be reached and
-    ``SystemExit(1)`` (via ``ctx.exit``) for an HTTP error status.
-    """
-    path = operation.path if operation is not None else None
-    if operation is not None and sys.stderr.isatty():  # a progress bar is drawn only on a terminal
-        from benchbook.cli.progress import send_followed  # (rich: not imported for scripts)
-
-        response = send_followed(settings, request, operation.operation_id, lambda: send(settings, request, path=path))
-    else:
-        response = send(settings, request, path=path)
-    total_only = ("limit", "0") in [(k, str(v)) for k, v in request.get("params") or []]
-    show_response(response, table=settings.table, output_file=output_file, operation=operation,
-                  columns=settings.columns, total_only=total_only, columns_flag=settings.columns_flag)
-
-
-def send(settings: Settings, request: dict[str, Any], path: str | None = None) -> httpx.Response:
-    """The response to ``request``, fully read: from ``settings.url`` or in-process. ``path``,
-    the operation's documented path, lets an in-process app route (and import) only it.
-
-    Raises ``click.ClickException`` when a ``--url`` server cannot be reached.
-    """
-    import httpx
-
-    with ExitStack() as stack:
-        req = dict(request)
-        if req.get("files"):
-            req["files"] = {part: (path.name, stack.enter_context(Path(path).open("rb")))
-                            for part, path in req["files"].items()}
-        else:
-            req.pop("files", None)
-        if settings.url:
-            base = settings.url.rstrip("/")
-            base = base.removesuffix("/api")
-            try:
-                with httpx.Client(base_url=base, timeout=httpx.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS)) as client:
-                    return client.request(**req)
-            except httpx.HTTPError as exc:
-                raise click.ClickException(f"cannot reach {settings.url}: {exc}") from exc
-        return in_own_loop(_send_in_process(settings.project, req, path))
-
-
-def in_own_loop(work: Coroutine[Any, Any, T]) -> T:
-    """``work`` run to its end in an event loop of its own (``asyncio.run``); in a thread of
-    its own when this thread already runs a loop (a command called from a notebook's cell, or
-    from a test beside a browser driver), where ``asyncio.run`` refuses to start; the caller's
-    context variables go along (:func:`benchbook.domain.progress.reporting`)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    import contextvars
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1) as pool:  # the caller's context goes along (a command's bar)
-        return pool.submit(contextvars.copy_context().run, asyncio.run, work).result()
-
-
-async def _send_in_process(project_dir: str | None, request: dict[str, Any], path: str | None) -> httpx.Response:
-    import httpx
-
-    from benchbook.http.app import create_app
-
-    app = create_app(locate_project(project_dir), only_paths=frozenset({path}) if path else None)
-    try:
-        transport = httpx.ASGITransport(app=app)
-        timeout = httpx.Timeout(TIMEOUT_SECONDS, connect=CONNECT_SECONDS)
-        async with httpx.AsyncClient(transport=transport, base_url=LOCAL_BASE, timeout=timeout) as client:
-            response = await client.request(**request)
-            await response.aread()
-            return response
-    finally:
-        services = getattr(app, "services", None)
-        engine = getattr(getattr(services, "db", None), "engine", None)
-        if engine is not None:
-            engine.dispose()
-
-
-def locate_project(explicit: str | None) -> Any:
-    """:meth:`benchbook.settings.config.Project.locate` for a command: when no project is named and none
-    is found upwards, the default project is used, and the first time (when it is created) a
-    line on stderr says where it is and how to choose another (issue 14, item 14)."""
-    import os
-
-    from benchbook.settings.config import CONFIG_NAME, Project, default_project_root
-
-    if not explicit and not os.environ.get("BENCHBOOK_PROJECT"):
-        here = Path.cwd().resolve()
-        if not any((folder / CONFIG_NAME).exists() for folder in (here, *here.parents)):
-            default = default_project_root()
-            if not (default / CONFIG_NAME).exists():
-                click.echo(f"note: no benchbook project in {here} or above it; using the default project {default} "
-                           "(created now). `benchbook init DIR` makes a project elsewhere; --project DIR or "
-                           "BENCHBOOK_PROJECT chooses one.", err=True)
-    return Project.locate(explicit)
+    from benchbook.cli.sending import Operation
 
 
 def _is_json(response: httpx.Response) -> bool:

@@ -100,7 +100,7 @@ def send_followed(settings: Any, request: dict[str, Any], operation_id: str | No
     through the callback, over ``--url`` through ``GET /api/progress/{key}``), and stderr is a
     terminal; otherwise just ``send()``.
 
-    ``settings`` is the CLI's :class:`~benchbook.cli.output.Settings`: with ``url`` the status is
+    ``settings`` is the CLI's :class:`~benchbook.cli.sending.Settings`: with ``url`` the status is
     read through ``GET /api/automation``, else from the project's database in this process. After
     an :data:`AFTER` operation the bar waits until nothing waits or runs, or until no run has
     finished for :data:`STALL` seconds (then a line says how many still wait).

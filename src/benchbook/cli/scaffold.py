@@ -31,7 +31,7 @@ from string import Template
 
 import click
 
-from benchbook.cli.output import Settings
+from benchbook.cli.sending import Settings
 from benchbook.settings.config import Project
 
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,99}")

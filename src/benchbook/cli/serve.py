@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from benchbook.cli.output import Settings
+from benchbook.cli.sending import Settings
 from benchbook.domain.addresses import is_loopback
 from benchbook.settings.limits import Limits
 

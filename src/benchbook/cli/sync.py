@@ -26,7 +26,8 @@ from typing import Any, TypeVar
 import click
 
 from benchbook.cli.generated import ApiCommand, build_command, load_document
-from benchbook.cli.output import Settings, locate_project
+from benchbook.cli.project import locate_project
+from benchbook.cli.sending import Settings
 
 T = TypeVar("T")
 
@@ -166,7 +167,8 @@ def _sync_here(settings: Settings, as_json: bool) -> None:
 
 
 def _sync_over_http(settings: Settings, operation: Any, as_json: bool) -> None:
-    from benchbook.cli.output import send, show_response
+    from benchbook.cli.output import show_response
+    from benchbook.cli.sending import send
 
     response = send(settings, operation.request({}), path=operation.path)
     if as_json or response.status_code >= 400:

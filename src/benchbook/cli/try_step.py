@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from benchbook.cli.output import Settings
+from benchbook.cli.sending import Settings
 from benchbook.domain import plugins as registry
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
