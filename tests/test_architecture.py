@@ -62,6 +62,8 @@ def test_each_package_s_exceptions_have_one_root() -> None:
     import inspect
     import pkgutil
 
+    from connexion.exceptions import ProblemException
+
     import benchbook
     from benchbook.domain.errors import BenchbookError
     from benchbook.http.envelope import STATUS
@@ -69,8 +71,6 @@ def test_each_package_s_exceptions_have_one_root() -> None:
     from benchbook.persistence.db import DatabaseBusy
     from benchbook.plugin.errors import SDKError
     from benchbook.runner.errors import RunnerError
-
-    from connexion.exceptions import ProblemException
 
     # the HTTP edge raises domain errors, and Connexion's own for what Connexion's handlers answer
     roots: dict[str, tuple[type[BaseException], ...]] = {
