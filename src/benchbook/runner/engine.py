@@ -1,4 +1,5 @@
-"""Running one queued run: its workflow's steps, in order, on its record (spec *Run status*).
+"""Running one queued run: its workflow's steps, in order, on its record (docs/automation.md
+*Run status*).
 
 :func:`execute` claims a ``pending`` run (→ ``running``, committed, with its history batch),
 then for each step:
@@ -25,7 +26,8 @@ then for each step:
 
 So the writes of a run are committed step by step: a step that fails leaves nothing of its own
 behind (unless its plugin called ``commit``), while the steps before it stay, as do the changes
-of a run that is cancelled or deleted (spec: "record changes already made stay"). All of a run's
+of a run that is cancelled or deleted (docs/automation.md *Run status*: "record changes already
+made stay"). All of a run's
 writes are one history batch of kind ``workflow`` (label: the workflow's name, ref: the run's
 id); a run that wrote nothing leaves no batch.
 
@@ -234,7 +236,7 @@ class _Run:
     def _check(self, s: Session, first: bool) -> None:
         """Raise :class:`StopRun` when the run must end before its next step. Before the first
         step only the worker is asked: the run was claimed a moment ago, so a cancel or delete
-        now finds it running, and its step in progress finishes first (spec *Run status*)."""
+        now finds it running, and its step in progress finishes first (docs/automation.md *Run status*)."""
         if first:
             if self.should_stop():
                 raise StopRun("interrupted")

@@ -1,4 +1,4 @@
-"""Runs as the API shows and handles them (spec *Automation and runs*): WorkflowJobResponse,
+"""Runs as the API shows and handles them (docs/automation.md *The run list*): WorkflowJobResponse,
 the run list with its filters, the run filter tree (fields of :data:`FIELDS`, ``GET
 /jobs/filter-fields``; the tree form is the record and history filters'), cancel, delete and rerun, one by one and by ids or filter (at most :data:`MAX_MATCHED` runs). Failure groups are
 :mod:`benchbook.runner.failure_groups`.
@@ -22,7 +22,7 @@ from benchbook.persistence.tables import Job, Record, utcnow
 from benchbook.runner import queue, triggers, workflows
 
 MAX_MATCHED = 1000
-"""Most runs one rerun or delete by filter acts on (spec *Limits*)."""
+"""Most runs one rerun or delete by filter acts on (docs/limits.md *Runs and the plugin wire*)."""
 SORTABLE = ("workflow_name", "status", "trigger", "schema_name", "created_at")
 
 _TEXT = ["eq", "ne", "in", "contains"]
@@ -175,7 +175,7 @@ def conditions(session: Session, *, affected_record_id: str | None = None, affec
                filter: Any = None, record_id: str | None = None, search: str | None = None,
                status: str | None = None, trigger: str | None = None,
                workflow: str | None = None) -> list[ColumnElement[bool]]:
-    """Conditions for the run list filters (spec: *Run list filters*). Raises ``Invalid``."""
+    """Conditions for the run list filters (OpenAPI: ``GET /jobs``; docs/automation.md *The run list*). Raises ``Invalid``."""
     dialect = session.get_bind().dialect.name
     conds: list[ColumnElement[bool]] = []
     if affected_record_id:

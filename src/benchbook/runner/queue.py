@@ -30,7 +30,7 @@ FINISHED = ("completed", "failed", "cancelled")
 STATUSES = ("pending", "running", "completed", "failed", "cancelled")
 TRIGGERS = ("record_created", "record_updated", "manual")
 MAX_DEPTH = 10
-"""Workflow-triggered-by-workflow hops a chain may take (spec *Limits*)."""
+"""Workflow-triggered-by-workflow hops a chain may take (docs/limits.md *Runs and the plugin wire*)."""
 
 
 def enqueue(session: Session, *, workflow: str, record_id: str, schema_name: str, trigger: str, depth: int = 0,

@@ -1,4 +1,4 @@
-"""The automation switch (spec *Automation switch*, AutomationStatusResponse).
+"""The automation switch (docs/automation.md *The switch*; OpenAPI ``AutomationStatusResponse``).
 
 ``paused`` lives in the project's ``benchbook.toml`` (``[automation] paused``), so it survives a
 restart and applies to the server and every command-line session alike. Stopping pauses,

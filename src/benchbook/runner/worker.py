@@ -1,5 +1,5 @@
-"""The worker: drains the run queue, one run at a time, for one database (spec *What the service
-does* 4, *Limits*: "Runs execute one at a time").
+"""The worker: drains the run queue, one run at a time, for one database
+(docs/automation.md *The worker: one run at a time, one worker per project*).
 
 There is one :class:`Worker` per database per process (:func:`for_database`), and at most one
 worker drains a project at any moment across processes: it must hold the queue's lease

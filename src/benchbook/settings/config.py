@@ -76,7 +76,7 @@ class Project:
     @property
     def paused(self) -> bool:
         """``[automation] paused``, read from ``benchbook.toml`` now (not from :attr:`settings`):
-        the server and every command-line session share the switch (spec *Automation switch*)."""
+        the server and every command-line session share the switch (docs/automation.md *The switch*)."""
         return read_paused(self.root)
 
     @classmethod

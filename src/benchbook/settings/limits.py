@@ -1,9 +1,9 @@
 """The service's input limits (issue #13; written down in ``docs/limits.md``), read from the
 ``[limits]`` table of ``benchbook.toml``.
 
-The spec fixes few limits (spec *Limits*: ``GET /jobs`` ``limit`` at most 500, run ``ids`` and
-filter matches); the rest ("maximum file upload size", "maximum ``limit`` of lists other than
-``GET /jobs``": not shown) are chosen here so that no input can make one request use unbounded
+A few limits are fixed (docs/limits.md *Runs and the plugin wire*: ``GET /jobs`` ``limit`` at most
+500, run ``ids`` and filter matches); the rest (the largest upload, the largest ``limit`` of lists
+other than ``GET /jobs``) are chosen here so that no input can make one request use unbounded
 memory, time or disk. Each can be changed per project::
 
     [limits]
@@ -19,7 +19,7 @@ memory, time or disk. Each can be changed per project::
     filter_leaves = 100          # leaves of one filter tree
     filter_depth = 32            # nesting of and/or groups in one filter tree
     filter_values = 1000         # values of one ``in`` leaf
-    page_size = 1000             # largest list ``limit`` where the spec leaves it open
+    page_size = 1000             # largest list ``limit`` but ``GET /jobs``'s (fixed: 500)
     count_ms = 25                # time a record page may spend counting its matches for ``total``
     page_requests = 2            # record pages and summaries worked on at once (``benchbook.http.pacing``)
     import_bytes = 536870912     # one imported file, read whole (CLI, API)
@@ -174,9 +174,9 @@ def _string_problems(text: str, where: tuple[Any, ...], limits: Limits,
     return []
 
 
-#: The list ``limit`` parameters of the OpenAPI document whose maximum the spec leaves open
-#: (``components/parameters`` names, and ``GET /audit/events``'s own); ``GET /jobs`` keeps the
-#: spec's 500.
+#: The list ``limit`` parameters of the OpenAPI document whose maximum is ``page_size``
+#: (``components/parameters`` names, and ``GET /audit/events``'s own); ``GET /jobs`` keeps its
+#: fixed 500 (docs/limits.md *Runs and the plugin wire*).
 OPEN_PAGE_PARAMETERS = ("RecordLimit", "SearchLimit", "AuditLimit")
 
 
@@ -189,7 +189,7 @@ WITH_BODY = {"413": "PayloadTooLarge"}
 def apply_to_document(document: dict[str, Any], limits: Limits) -> None:
     """Write the configured limits into the OpenAPI ``document`` (in place), so that Connexion's
     validation applies them and the served document says what this server accepts: ``page_size``
-    as the ``maximum`` of every list ``limit`` the spec leaves open, and the refusals of
+    as the ``maximum`` of every list ``limit`` but ``GET /jobs``', and the refusals of
     :data:`EVERY_OPERATION` (and :data:`WITH_BODY`) among each operation's responses, where the
     document defines them in ``components/responses``."""
     defined = document.get("components", {}).get("responses", {})

@@ -1,4 +1,4 @@
-"""In-process plugins (tier BUILTIN, spec *Dispatch models*): no wire, the same
+"""In-process plugins (tier ``builtin``, plugin-protocol/README.md *Tiers*): no wire, the same
 ``describe_result`` shape; capabilities are metadata only and gate nothing.
 
 An in-process plugin is a :class:`benchbook.plugin.Plugin` (the Python SDK's declaration),

@@ -1,4 +1,4 @@
-"""The tier-2 host: a fresh container per operation (spec *Dispatch models*), started as
+"""The tier-2 host: a fresh container per operation (plugin-protocol/README.md *Tiers*), started as
 ``<runtime> run -i --rm --name NAME --memory M --cpus C IMAGE MODE`` with the mode
 (``describe`` or ``run``) as the first argument; exactly one frame in, the answer out, then
 the container exits. Memory, CPU and the timeout apply per operation; on a timeout the

@@ -35,7 +35,8 @@ from benchbook.runner.errors import StepFailed
 MAX_FRAME_BYTES = 16 * 1024 * 1024
 """Longest line either side may send, newline included (16 MiB)."""
 BINARY_INLINE_THRESHOLD = 1_000_000
-"""Bytes at or below this go inline as base64, larger ones through a scratch file (spec *Limits*)."""
+"""Bytes at or below this go inline as base64, larger ones through a scratch file
+(plugin-protocol/README.md, row *bytes*)."""
 TABLE_INLINE_ROWS = 5_000
 """Tables of at most this many rows go inline, larger ones as an NDJSON file."""
 PLUGIN_TYPES = ("describe_result", "result", "error", "log", "rpc_call")

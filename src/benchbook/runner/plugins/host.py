@@ -1,4 +1,5 @@
-"""The tier-1 host: one plugin subprocess kept alive for a whole run (spec *Dispatch models*).
+"""The tier-1 host: one plugin subprocess kept alive for a whole run (plugin-protocol/README.md
+*Tiers*).
 
 The child runs in its own session and process group with a minimal environment (never the
 database URL or any key), a marker (``BENCHBOOK_RUN_MARKER``) and its own scratch folder under

@@ -2,7 +2,7 @@
 run queue keeps each plugin's processes between runs, so that a run no longer pays for a
 process start (interpreter, SDK, the plugin's imports: about 0.1 to 0.5 s), only for its turns.
 
-The spec's tier 1 keeps a plugin's process for the whole run; a pool keeps it for the whole
+Tier 1 (plugin-protocol/README.md *Tiers*) keeps a plugin's process for the whole run; a pool keeps it for the whole
 drain. Its lifetime (``docs/plugin-authoring.md`` *Warm processes*):
 
 - **started on first use**: :meth:`Pool.take` hands out an idle process of the plugin, else

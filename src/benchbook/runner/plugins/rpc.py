@@ -1,4 +1,4 @@
-"""What a plugin may ask of the host during a run (spec *Capabilities*): the RPC methods
+"""What a plugin may ask of the host during a run (plugin-protocol/README.md *Capabilities*): the RPC methods
 ``get_file``, ``update_record``, ``create_record``, ``commit`` and ``call_tool``, whose tools
 are ``get_context_record``, ``find_records``, ``get_schema`` and ``store_file``.
 
@@ -62,7 +62,7 @@ def error_frame(call_id: str | None, kind: str, message: str, retryable: bool = 
 
 
 def enforcing(capabilities: list[str], answer: Callable[[Frame], Frame]) -> Callable[[Frame], Frame]:
-    """``answer`` behind the capability check (spec *Capabilities* 3–4)."""
+    """``answer`` behind the capability check (plugin-protocol/README.md *Capabilities* 3–4)."""
     allowed = set(capabilities)
 
     def checked(call: Frame) -> Frame:

@@ -153,7 +153,7 @@ class StepRunner:
         (and, in a ``batch``, the refusal of one-run calls). A poisoned process is ended."""
         tier = plugin["tier"]
         rpc = rpc_for(scratch) if rpc_for else None
-        if rpc and tier != "builtin":  # built-ins: capabilities are metadata only (spec Dispatch models)
+        if rpc and tier != "builtin":  # built-ins: capabilities are metadata only (plugin-protocol/README.md *Tiers*)
             rpc = enforcing(plugin["capabilities"], rpc)
         if rpc and batch:
             rpc = refusing_one_run_calls(rpc)
