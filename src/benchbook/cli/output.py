@@ -251,25 +251,27 @@ def table_columns(rows: list[dict[str, Any]], chosen: list[str] | None, width: i
         if unknown:
             raise click.UsageError(f"{flag}: no column {', '.join(unknown)}; the columns are {', '.join(seen)}")
         return chosen, {}
-    left: dict[str, list[str]] = {}
     scalar = [c for c in seen if all(_scalar(r.get(c)) for r in rows)]
-    left_nested = [c for c in seen if c not in scalar]
-    if left_nested:
-        left["lists or objects"] = left_nested
     shown = [c for c in scalar if any(r.get(c) is not None for r in rows)] or scalar
-    empty = [c for c in scalar if c not in shown]
-    if empty:
-        left["empty in every row"] = empty
+    left = {"lists or objects": [c for c in seen if c not in scalar],
+            "empty in every row": [c for c in scalar if c not in shown]}
+    fitted = _fitted(rows, shown, width)
+    left["no room"] = shown[len(fitted):]
+    return fitted, {reason: names for reason, names in left.items() if names}
+
+
+def _fitted(rows: list[dict[str, Any]], columns: list[str], width: int) -> list[str]:
+    """The first of ``columns`` that fit in ``width`` characters (at least one), each as wide as
+    its name or its longest cell up to 12 characters, plus its borders."""
     fitted: list[str] = []
     used = 4
-    for column in shown:
+    for column in columns:
         need = max(len(column), min(12, max((len(_cell(r.get(column))) for r in rows), default=0))) + 3
         if fitted and used + need > width:
-            left["no room"] = shown[len(fitted):]
             break
         fitted.append(column)
         used += need
-    return fitted, left
+    return fitted
 
 
 def print_table(data: Any, columns: list[str] | None = None, columns_flag: str = "--columns") -> None:
@@ -285,60 +287,69 @@ def print_table(data: Any, columns: list[str] | None = None, columns_flag: str =
     ``value`` column; a bare scalar is printed as is.
     """
     from rich.console import Console
-    from rich.table import Table
-
-    from benchbook.cli.pages import caption as page_caption
 
     width = _width()
     console = Console(file=sys.stdout, width=width, soft_wrap=False)
-    caption = None
-    rows = data
-    if isinstance(data, dict) and isinstance(data.get("items"), list):
-        rows = data["items"]
-        caption = page_caption(data, len(rows))
-    if isinstance(rows, list):
-        rows = [_record_row(r) for r in rows]
-        table = Table(caption=caption, show_lines=False)
-        notes: list[str] = []
-        if rows and all(isinstance(r, dict) for r in rows):
-            shown, left = table_columns(rows, columns, width, columns_flag)
-            for column in shown:
-                table.add_column(column, overflow="fold", min_width=min(len(column), 12))
-            for row in rows:
-                table.add_row(*(_cell(row.get(c)) for c in shown))
-            for reason, names in left.items():
-                notes.append(f"left out ({reason}): {', '.join(names)}")
-            if left:
-                notes.append(f"choose columns with {columns_flag} " + ",".join([*shown, *left.get("no room", [])][:4]) + ",…")
-            if isinstance(data, (dict, list)) and any(_is_record(r) for r in (data.get("items") if isinstance(
-                    data, dict) else data) or []) and ("id" in shown or "parent" in shown):
-                notes.append(f"record ids are shown by their last {SHORT_ID} characters; commands take them as ids")
-        else:
-            table.add_column("value", overflow="fold")
-            for row in rows:
-                table.add_row(_cell(row))
+    if isinstance(data, list) or (isinstance(data, dict) and isinstance(data.get("items"), list)):
+        table, notes = _rows_table(data, columns, columns_flag, width)
         console.print(table)
         for note in notes:
             console.print(note, style="dim", highlight=False, soft_wrap=True)
     elif isinstance(data, dict):
-        table = Table(show_header=True)
-        table.add_column("key", style="bold", no_wrap=True)
-        table.add_column("value", overflow="fold")
-        shown_data = data
-        if isinstance(data.get("changes"), list):
-            shown_data = _record_row(data)
-        elif _is_record(data):  # its values first, then everything else the answer holds
-            rest = {k: v for k, v in data.items() if k not in ("id", "schema_name", "natural_name",
-                                                              "parent_record_id", "data", "derived",
-                                                              "reference_labels")}
-            shown_data = {**_record_row(data), **rest}
-        for key, value in shown_data.items():
-            if columns and key not in columns:
-                continue
-            table.add_row(str(key), _cell(value))
-        console.print(table)
+        console.print(_object_table(data, columns))
     else:
         click.echo(_cell(data))
+
+
+def _rows_table(data: Any, columns: list[str] | None, columns_flag: str, width: int) -> tuple[Any, list[str]]:
+    """The table of a list (or a page's ``items``) and the notes printed under it."""
+    from rich.table import Table
+
+    from benchbook.cli.pages import caption as page_caption
+
+    items = data["items"] if isinstance(data, dict) else data
+    rows = [_record_row(r) for r in items]
+    table = Table(caption=page_caption(data, len(rows)) if isinstance(data, dict) else None, show_lines=False)
+    if not rows or not all(isinstance(r, dict) for r in rows):
+        table.add_column("value", overflow="fold")
+        for row in rows:
+            table.add_row(_cell(row))
+        return table, []
+    shown, left = table_columns(rows, columns, width, columns_flag)
+    for column in shown:
+        table.add_column(column, overflow="fold", min_width=min(len(column), 12))
+    for row in rows:
+        table.add_row(*(_cell(row.get(c)) for c in shown))
+    notes = [f"left out ({reason}): {', '.join(names)}" for reason, names in left.items()]
+    if left:
+        notes.append(f"choose columns with {columns_flag} " + ",".join([*shown, *left.get("no room", [])][:4]) + ",…")
+    if any(_is_record(r) for r in items) and ("id" in shown or "parent" in shown):
+        notes.append(f"record ids are shown by their last {SHORT_ID} characters; commands take them as ids")
+    return table, notes
+
+
+_RECORD_PARTS = ("id", "schema_name", "natural_name", "parent_record_id", "data", "derived", "reference_labels")
+"""What a record's own row in a key/value table already shows (:func:`_record_row`)."""
+
+
+def _object_table(data: dict[str, Any], columns: list[str] | None) -> Any:
+    """A key/value table of one object: a history entry with its changes by field name, a record
+    with its values first, then everything else the answer holds; ``columns`` keeps only those keys."""
+    from rich.table import Table
+
+    table = Table(show_header=True)
+    table.add_column("key", style="bold", no_wrap=True)
+    table.add_column("value", overflow="fold")
+    shown = data
+    if isinstance(data.get("changes"), list):
+        shown = _record_row(data)
+    elif _is_record(data):
+        shown = {**_record_row(data), **{k: v for k, v in data.items() if k not in _RECORD_PARTS}}
+    for key, value in shown.items():
+        if columns and key not in columns:
+            continue
+        table.add_row(str(key), _cell(value))
+    return table
 
 
 def _width() -> int:
