@@ -1,7 +1,7 @@
 """Host names as benchbook compares them, and which of them name this computer.
 
-Used where the service decides what it may reach or serve: ``benchbook serve --host`` (spec
-*Authentication* 2 and 5: anything but this computer's own needs ``--allow-remote``) and the
+Used where the service decides what it may reach or serve: ``benchbook serve --host`` (docs/decisions.md
+*Local only*: anything but this computer's own needs ``--allow-remote``) and the
 addresses ``GET /ai/local/models`` may ask (issue 33 item 10).
 """
 from __future__ import annotations

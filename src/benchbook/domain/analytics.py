@@ -1,4 +1,5 @@
-"""Analytics (spec *Analytics*): read-only aggregates over records, audit entries, runs and AI usage.
+"""Analytics (OpenAPI tag ``analytics``; docs/decisions.md *Analytics*): read-only aggregates over
+records, audit entries, runs and AI usage.
 
 Every answer is one SQL statement (``jobs/duration``: two) whatever the number of rows: the
 grouping, the time buckets and the walk over the runs' step executions all happen in the

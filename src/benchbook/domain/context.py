@@ -50,7 +50,7 @@ class Ctx:
     Record writes append what they did to ``changes``; the unit of work hands them to the
     automation triggers inside the same transaction (the domain never imports the runner).
     ``job_id`` and ``depth`` are set while a workflow run writes, so the runs its changes
-    trigger know their cause (spec *Events* 3)."""
+    trigger know their cause (docs/automation.md *A run is queued with its cause*)."""
 
     session: Session
     actor: str | None

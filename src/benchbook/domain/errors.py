@@ -51,7 +51,7 @@ class BenchbookError(Exception):
         self.errors = errors or []
 
     def body(self) -> dict[str, Any]:
-        """The response body in the spec's envelope."""
+        """The response body in the error envelope (OpenAPI ``ErrorResponse``)."""
         body: dict[str, Any] = {"detail": self.detail}
         if self.errors:
             body["errors"] = self.errors

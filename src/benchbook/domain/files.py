@@ -1,4 +1,5 @@
-"""The content store: files kept once by sha256 under ``files/ab/abcdef…`` (DESIGN.md).
+"""The content store: files kept once by sha256 under ``files/ab/abcdef…`` (docs/decisions.md
+*Uploads*).
 
 Content arrives through a :class:`Spool`: a temporary file ``files/.upload-*`` that hashes what
 is written to it, so the sha256 is known the moment the last byte lands and the content is moved
@@ -118,12 +119,12 @@ class Spool:
 
 
 def store(session: Session, files_dir: Path, stream: BinaryIO | Spool, filename: str) -> StoredFile:
-    """Keep the content of ``stream`` in the store and record it (spec *Files*). A :class:`Spool`
-    of this ``files_dir`` (a streamed upload) is moved into place as it is; any other stream is
-    copied into one in ``CHUNK``-sized pieces first. Returns the row (``sha256``, ``filename``,
-    ``size``); storing the same content again adds nothing. The content file is in place before
-    the row is added, so a committed row always has its content; a rolled-back transaction can
-    leave an unrecorded content file, which ``benchbook doctor`` reports."""
+    """Keep the content of ``stream`` in the store and record it (OpenAPI: ``POST /files``). A
+    :class:`Spool` of this ``files_dir`` (a streamed upload) is moved into place as it is; any other
+    stream is copied into one in ``CHUNK``-sized pieces first. Returns the row (``sha256``,
+    ``filename``, ``size``); storing the same content again adds nothing. The content file is in
+    place before the row is added, so a committed row always has its content; a rolled-back
+    transaction can leave an unrecorded content file, which ``benchbook doctor`` reports."""
     if isinstance(stream, Spool) and stream.files_dir == files_dir:
         spool = stream
     else:

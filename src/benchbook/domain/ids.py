@@ -1,7 +1,7 @@
 """Ids: time-ordered ULIDs (26 Crockford base-32 characters), and "id or prefix" lookup.
 
-DESIGN.md: wherever the spec says "id or prefix", a unique prefix of at least 4 characters
-resolves; an ambiguous one is a 422 naming how many candidates match.
+Wherever the API takes an "id or prefix", a unique prefix of at least 4 characters resolves; an
+ambiguous one is a 422 naming how many candidates match (docs/decisions.md *API choices*).
 
 A ULID is 10 characters of time then 16 random ones, so ids made in one import share long
 prefixes and a short prefix rarely picks one record. The short form shown by the CLI's tables

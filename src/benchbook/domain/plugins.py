@@ -1,6 +1,7 @@
 """The registry of discovered plugins: each plugin's ``describe_result`` as captured once at
-discovery (spec *Capabilities* 1), where it came from and whether it can run. The runner's
-discovery writes it; runs read the captured contract from here, never from a live process."""
+discovery (plugin-protocol/README.md *Capabilities* 1), where it came from and whether it can run.
+The runner's discovery writes it; runs read the captured contract from here, never from a live
+process."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -1,4 +1,5 @@
-"""Collection rules (spec: *Collections*; the spec calls a collection a *dataset*)."""
+"""Collection rules (OpenAPI tag ``collections``; its schemas call a collection a *dataset*:
+``DatasetResponse``)."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,5 @@
 """Field types: their restrictions, how given values become stored (JSON) values and how stored
-values are shown (DESIGN.md *Field types*; docs/decisions.md *Datetimes*).
+values are shown (OpenAPI ``GET /schemas/field-types``, ``FieldResponse``; docs/decisions.md *Datetimes*).
 
 Pure (no database). Restriction problems raise ``Invalid`` listing all of them at loc
 ``["body", "restrictions", key]``; value problems raise ``ValueProblem`` (the first one), which

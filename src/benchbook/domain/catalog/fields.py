@@ -1,4 +1,4 @@
-"""Field rules: add, update, soft delete, restore, reorder (DESIGN.md *Fields*).
+"""Field rules: add, update, soft delete, restore, reorder (OpenAPI tag ``fields``).
 
 A deleted field keeps its values on records (``records.data`` is keyed by field id); they
 show as ``deleted_fields`` and come back into ``data`` when the field is restored.

@@ -1,4 +1,4 @@
-"""Schema rules: create, update, soft delete, restore, purge, unique keys (DESIGN.md *Schemas*)."""
+"""Schema rules: create, update, soft delete, restore, purge, unique keys (OpenAPI tag ``schemas``)."""
 from __future__ import annotations
 
 from typing import Any
@@ -197,7 +197,7 @@ def _restore_blocker(session: Session, schema: Schema) -> tuple[str | None, dict
 def restore_schema(ctx: Ctx, name: str) -> Schema:
     """Bring a deleted schema back. Raises ``NotFound``, ``Conflict`` (409: the schema is not
     deleted, or its name was taken meanwhile) and ``Invalid`` (422: blocked by its deleted parent
-    schema, as a record is blocked by a deleted parent; DESIGN.md *Status codes*)."""
+    schema, as a record is blocked by a deleted parent; docs/decisions.md *Status codes*)."""
     try:
         schema = find_schema(ctx.session, name, deleted=True)
     except NotFound:

@@ -1,4 +1,5 @@
-"""Saved views (issue 16 item 2; spec *Events* 1: each change to a view is an audit entry).
+"""Saved views (issue 16 item 2; docs/decisions.md *Storage*: each change to a view is an
+audit entry).
 
 A view is what a schema's records table shows, saved under a name: ``columns`` (own fields,
 base columns, inherited fields and ``ref.target`` columns, as ``GET

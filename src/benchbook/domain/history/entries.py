@@ -1,8 +1,8 @@
 """History: writing audit entries and batches, and reading them back.
 
-Every change writes one :class:`AuditEntry` in the change's own transaction (spec:
-*Audit (history)*, *Events* 1). Record values inside entries are keyed by field id, so
-history survives a field rename; ``changes`` carry the field's label and dtype.
+Every change writes one :class:`AuditEntry` in the change's own transaction (docs/architecture.md
+*How history is written*; OpenAPI ``AuditLogResponse``). Record values inside entries are keyed by
+field id, so history survives a field rename; ``changes`` carry the field's label and dtype.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def write(ctx: Ctx, action: str, entity_type: str, entity_id: str, *,
     """Add one audit entry to ``ctx.session`` (flushed with the change's transaction).
 
     ``changes``: ``[{field, label, dtype, before, after, deleted}]`` in schema order;
-    ``old``/``new``: the spec's ``old_data``/``new_data``. While sync applies a change made
+    ``old``/``new``: ``AuditLogResponse``'s ``old_data``/``new_data``. While sync applies a change made
     elsewhere (``ctx.origin``), the entry takes that change's id, actor, time, batch and device.
     """
     origin = ctx.entry_origin()
@@ -52,7 +52,7 @@ def write(ctx: Ctx, action: str, entity_type: str, entity_id: str, *,
 
 
 def open_batch(ctx: Ctx, kind: str, label: str | None = None, ref: str | None = None) -> AuditBatch:
-    """Create a batch (spec: AuditBatchResponse); ``kind`` one of ``BATCH_KINDS``."""
+    """Create a batch (OpenAPI ``AuditBatchResponse``); ``kind`` one of ``BATCH_KINDS``."""
     batch = AuditBatch(id=new_id(), kind=kind, label=label, ref=ref, actor=ctx.actor, created_at=utcnow())
     ctx.session.add(batch)
     return batch
@@ -152,7 +152,7 @@ def scope(*, entity_id: str | None = None, entity_types: tuple[str, ...] = (), b
 def list_entries(session: Session, conds: list[ColumnElement[bool]], *, action: str | None,
                  since: str | None, sort: str | None, limit: int, offset: int) -> dict[str, Any]:
     """A page of entries matching ``conds`` (from :func:`scope`) and the shared list parameters
-    (spec: *Audit*).
+    (OpenAPI: ``GET /audit``).
 
     ``sort``: ``timestamp`` or ``action`` with optional ``:asc``/``:desc``; newest first by
     default. Returns the paginated wrapper ``{items, total, offset, limit}``.

@@ -1,4 +1,4 @@
-"""The history as events (spec ``GET /audit/events``).
+"""The history as events (OpenAPI: ``GET /audit/events``, ``AuditEventResponse``).
 
 An event is a batch (however many changes it holds) or a change made outside any batch; it is
 listed when any of its changes match, with how many did. Computed with one GROUP BY on

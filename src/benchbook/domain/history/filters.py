@@ -1,6 +1,7 @@
-"""The history filter tree (spec *Shared rules*: "Run and history filters use the same tree
-form; their fields come from the respective filter-fields endpoints"), compiled to SQL over
-audit entries. Fields are those of :data:`FIELDS` (``GET /audit/filter-fields``)."""
+"""The history filter tree (docs/filters.md *The tree*, docs/decisions.md *History*: run and history
+filters use the same tree form; their fields come from the respective filter-fields endpoints),
+compiled to SQL over audit entries. Fields are those of :data:`FIELDS`
+(``GET /audit/filter-fields``)."""
 from __future__ import annotations
 
 import json
@@ -89,8 +90,8 @@ def read_leaf(node: dict[str, Any], loc: list[Any], fields: dict[str, dict[str, 
               column: Callable[[str], Any], listed_at: str) -> Leaf:
     """Check a leaf's keys (``field``, ``op``, ``value``, ``schema``), its field (one of ``fields``,
     by name; ``listed_at`` names the endpoint that lists them) and its operator (one of the
-    field's). Shared by the history filter and the run filter (spec *Shared rules*: the same tree
-    form). Raises ``Invalid`` naming what is wrong."""
+    field's). Shared by the history filter and the run filter (docs/filters.md *The tree*: the
+    same tree form). Raises ``Invalid`` naming what is wrong."""
     if set(node) - {"field", "op", "value", "schema"}:
         raise bad_leaf(node, loc, f"unknown keys {sorted(set(node) - {'field', 'op', 'value', 'schema'})}")
     name = node.get("field")
@@ -172,7 +173,7 @@ def check_bounds(tree: Any, loc: list[Any]) -> None:
 
 def compile_tree(node: Any, loc: list[Any], leaf: Callable[[Any, list[Any]], ColumnElement[bool]]
                  ) -> ColumnElement[bool]:
-    """The SQL condition of a filter tree (spec *Shared rules*) whose leaves ``leaf(node, loc)``
+    """The SQL condition of a filter tree (docs/filters.md *The tree*) whose leaves ``leaf(node, loc)``
     compiles: ``and``/``or`` groups of non-empty lists, within the bounds :func:`check_bounds`
     enforces (checked here once, at the root). Shared by the history filter and the run filter.
     Raises ``Invalid`` naming the node's ``loc``."""

@@ -9,8 +9,8 @@ from 0023 on, with only the part of the record's identity the record cannot tell
 the database copies them into every entry of the record that lacks them (the triggers of
 ``persistence.entry_triggers``) before any statement changes the row's values, name or parent, or
 removes the row. So they are read from the record itself, and ``id`` and ``dataset_id`` from the
-entry's own columns; the API still answers them whole (spec *Audit entry*: ``new_data`` "whole
-for create", ``old_data`` "whole for a delete"). A restore entry (no values; the identity in
+entry's own columns; the API still answers them whole (OpenAPI ``AuditLogResponse``: ``new_data`` whole
+for a create, ``old_data`` whole for a delete). A restore entry (no values; the identity in
 both columns) is written the same way from migration 0025 on, and read the same way. Entries
 written before keep what they hold and are read as they are (the background conversion,
 ``history.storage``, drops what their columns and records tell from creates and deletes).

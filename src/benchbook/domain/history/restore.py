@@ -1,5 +1,5 @@
-"""Bringing deleted records back, and purging them (spec *Record, collection soft delete*,
-*Errors* 7; DESIGN.md *Single record*).
+"""Bringing deleted records back, and purging them (docs/deletes.md *Restoring*; OpenAPI:
+``POST /records/{record_id}/restore``, ``RestorePlanResponse``).
 
 A record comes back with what was deleted together with it *below* it (same ``delete_op``),
 never with what was deleted on its own earlier. A record under a deleted parent is blocked

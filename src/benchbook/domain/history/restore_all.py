@@ -1,5 +1,5 @@
-"""Restore-all (spec *Audit*: ``GET|POST /audit/restore-all``; state table row "deleted record
-or collection → restore-all").
+"""Restore-all (OpenAPI: ``GET|POST /audit/restore-all``; docs/deletes.md *Restoring*): deleted
+records and collections come back, parents first.
 
 The set: everything deleted (collections, schemas, fields, records) whose delete matches
 ``batch`` (the id of a bulk delete's batch), ``filter`` (the history filter tree over the

@@ -1,5 +1,6 @@
-"""How history is stored (spec ``GET /audit/storage``, ``POST /audit/storage/reclaim``, *History
-conversion*): whole edit entries, their background conversion, and the database file's room.
+"""How history is stored (OpenAPI: ``GET /audit/storage``, ``POST /audit/storage/reclaim``;
+docs/decisions.md *History*): whole edit entries, their background conversion, and the database
+file's room.
 
 An edit (``update`` entry) is stored *compact* when its ``old_data``/``new_data`` hold only the
 identity of the thing (:data:`IDENTITY`) plus the values that changed, so an absent key means
@@ -51,7 +52,7 @@ log = logging.getLogger("benchbook.history")
 
 IDENTITY = ("id", "name", "label", "schema_name", "dataset_id", "collection", "parent_record_id",
             "natural_name", "data")
-"""Keys kept in every edit's old/new data (spec: identity = id, name, label, where it sits);
+"""Keys kept in every edit's old/new data (the thing's identity: id, name, label, where it sits);
 ``data`` (record values) is compared key by key instead."""
 CHUNK = 200
 STAGE = "converting history"

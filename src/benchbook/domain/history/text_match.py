@@ -1,5 +1,5 @@
-"""Which history entries hold a text (``q`` of ``GET /audit/events`` and of restore-all; spec:
-"text to find in what a change stored").
+"""Which history entries hold a text (``q`` of ``GET /audit/events`` and of restore-all; OpenAPI:
+"text to find … among the values a change stored").
 
 An entry matches when some string or number of its ``old_data`` or ``new_data`` contains the
 text, case-insensitively (keys do not count), including what a record's create or delete entry

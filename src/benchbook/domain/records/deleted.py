@@ -1,5 +1,5 @@
 """Record deletions still in effect, for Recently deleted (``GET /records/deleted``,
-``POST /records/deleted/purge``; spec *Record, collection soft delete*, issue 37 item 3).
+``POST /records/deleted/purge``; docs/deletes.md *Restoring*, issue 37 item 3).
 
 A deletion is one operation: every record a delete marked with the same ``delete_op`` (a bulk
 delete, or a delete that took children along, is one ``delete`` batch and its ``delete_op`` is

@@ -1,6 +1,6 @@
-"""Derived columns (spec *Records*: ``columns`` → ``derived``): values a record's own ``data``
-cannot answer, computed for a whole page in a fixed number of queries (one per level of
-nesting for inherited fields, one for reference targets).
+"""Derived columns (OpenAPI: ``GET /collections/{dataset_name}/records`` ``columns`` → ``derived``):
+values a record's own ``data`` cannot answer, computed for a whole page in a fixed number of queries
+(one per level of nesting for inherited fields, one for reference targets).
 
 - ``field``: an inherited field, read from the nearest ancestor record whose schema owns it
   (an own field of the same name shadows it, and is then not derived).

@@ -1,5 +1,5 @@
 """The record exports: ``GET /collections/{name}/export.csv`` and ``POST /file-access/zip``'s
-``records.csv`` (spec *Records*, note B: the column layout is this project's).
+``records.csv`` (docs/decisions.md *CSV*: the column layout).
 
 A reference or reference_list cell shows each target by its **label**, its natural name (issue
 35 item 2), where that label imports back to the same record: the import resolves a typed value

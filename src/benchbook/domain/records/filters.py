@@ -1,4 +1,4 @@
-"""The record filter tree (spec *Shared rules*), compiled to one SQL condition over ``records``.
+"""The record filter tree (docs/filters.md), compiled to one SQL condition over ``records``.
 
 A group is ``{"and": [...]}`` or ``{"or": [...]}`` (a non-empty list, nestable up to the
 ``filter_depth`` limit, with at most ``filter_leaves`` leaves: ``docs/limits.md``); a leaf is ``{field, op, value, schema?}``. A leaf is resolved once for

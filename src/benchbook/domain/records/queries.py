@@ -1,6 +1,7 @@
-"""Finding records: the record query parameters shared by list, counts, export and delete
-(spec *Records*: ``filter``, ``parent_record_id``, ``schema``, ``search``, ``sort``, ``where``,
-``within``), compiled to one SQL statement (no Python-side filtering)."""
+"""Finding records: the record query parameters shared by list, counts, export and delete (OpenAPI:
+``GET /collections/{dataset_name}/records``: ``filter``, ``parent_record_id``, ``schema``,
+``search``, ``sort``, ``where``, ``within``), compiled to one SQL statement (no Python-side
+filtering)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -1,4 +1,4 @@
-"""Full-text search over record values (spec *Records*: ``search``).
+"""Full-text search over record values (OpenAPI: the record lists' ``search``).
 
 Words of the query must all occur (as word prefixes, case- and accent-insensitive) among a
 record's values (strings, numbers and the items of lists; not field ids, not booleans) or its

@@ -169,10 +169,11 @@ class RecordShaper:
 
 
 def single_record(session: Session, record_id: str) -> dict[str, Any]:
-    """RecordResponse of ``GET /records/{record_id}`` (spec *Records*): the record with that id
-    or unique id prefix, deleted or not, with its ancestors; a whole id costs one statement for
-    the record and its ancestors, plus the catalog token and, for a record whose schema has
-    child schemas, its child counts. Raises ``NotFound`` or ``Invalid`` (ambiguous prefix)."""
+    """RecordResponse of ``GET /records/{record_id}`` (OpenAPI ``records.get_record``): the record
+    with that id or unique id prefix, deleted or not, with its ancestors; a whole id costs one
+    statement for the record and its ancestors, plus the catalog token and, for a record whose
+    schema has child schemas, its child counts. Raises ``NotFound`` or ``Invalid`` (ambiguous
+    prefix)."""
     whole, _ = whole_record_id(session, record_id, live=None)
     rows = lineage(session, whole)
     if not rows:

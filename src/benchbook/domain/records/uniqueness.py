@@ -1,6 +1,6 @@
-"""Uniqueness keys (DESIGN.md *Schemas*): a key is a list of a schema's own field ids whose
-values together must be unique among live siblings under the same parent record (top-level
-records: within the collection). A record with a blank in any key field is exempt."""
+"""Uniqueness keys (OpenAPI: ``PUT /schemas/{name}/unique-keys``): a key is a list of a schema's own
+field ids whose values together must be unique among live siblings under the same parent record
+(top-level records: within the collection). A record with a blank in any key field is exempt."""
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """Turning request ``data`` (keyed by field name) into stored values (keyed by field id),
-with every problem reported at once (spec *Errors* 2: one entry per invalid field).
+with every problem reported at once (OpenAPI ``ValidationErrorResponse``: one entry per
+invalid field).
 
 Whatever the field's restrictions, a value is refused (422) when it cannot be stored or passes
 the input limits (``docs/limits.md``): text holding a NUL character or a lone UTF-16 surrogate,

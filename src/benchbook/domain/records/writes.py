@@ -2,7 +2,7 @@
 Restoring and purging records are set-based and live in :mod:`.rows`.
 
 Every write keeps ``record_links`` in step and writes one audit entry per record changed
-(spec *Audit*): values in entries are keyed by field id.
+(docs/architecture.md *How history is written*): values in entries are keyed by field id.
 """
 from __future__ import annotations
 

@@ -51,7 +51,7 @@ def _listed(entry: AuditEntry, index: int, r: dict[str, Any]) -> dict[str, Any]:
 
 def list_rows(session: Session, *, status: str | None = "open", kind: str | None = None,
               record_id: str | None = None) -> list[dict[str, Any]]:
-    """SyncConflict rows (the spec's keys plus ``id``, ``entry_id``, ``entity_type``,
+    """SyncConflict rows (``SyncRow``'s keys plus ``id``, ``entry_id``, ``entity_type``,
     ``entity_id``, ``field``), oldest first, filtered by ``status``, ``kind`` and record."""
     out = []
     for entry in _with_rows(session):

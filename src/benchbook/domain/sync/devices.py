@@ -1,10 +1,10 @@
-"""The authority's devices (docs/sync.md *Inviting*, DESIGN.md *Sync*): a one-use, expiring
+"""The authority's devices (docs/sync.md *Setting up*): a one-use, expiring
 invite per device, exchanged once for a device token; both stored only as sha256 digests.
 
-A device presents its token as ``Authorization: Bearer <token>`` on every sync call;
-:func:`verify` answers the device's name, the only thing the authority ever stamps on a synced
-change (spec *Security* 6: never a name from a request body). Revoking takes effect on the
-device's next call (401).
+A device presents its token as ``Authorization: Bearer <token>`` on every sync call; :func:`verify`
+answers the device's name, the only thing the authority ever stamps on a synced change (docs/sync.md
+*Setting up*: never a name from a request body). Revoking takes effect on the device's next call
+(401).
 """
 from __future__ import annotations
 

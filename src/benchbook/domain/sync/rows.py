@@ -1,7 +1,7 @@
-"""Sync rows (spec *Audit entry* ``sync``; DESIGN.md *Sync*): one per clash, refusal or
-edit-against-delete met when a change was sent to the authority.
+"""Sync rows (OpenAPI ``SyncRow``, an audit entry's ``sync``; docs/sync.md *Rows and how to resolve
+them*): one per clash, refusal or edit-against-delete met when a change was sent to the authority.
 
-A row has exactly the spec's keys (:data:`KEYS`); the device keeps one more, ``field`` (the
+A row has exactly ``SyncRow``'s keys (:data:`KEYS`); the device keeps one more, ``field`` (the
 field id a ``conflict`` is about, or ``parent_record_id``), which ``GET /remote/conflicts``
 answers and an audit entry's ``sync`` leaves out (:func:`shown`).
 """

@@ -9,7 +9,7 @@ needs nothing of the sender's records to read it back::
 
 ``changes`` is the stored column (empty for record entries: derived when read); ``batch`` is
 ``{id, kind, label, ref, actor, created_at}`` or null; ``seq`` the authority's number (null in a
-push); ``device`` the stamp the authority gave (ignored in a push: spec *Security* 6).
+push); ``device`` the stamp the authority gave (ignored in a push: docs/sync.md *Setting up*).
 """
 from __future__ import annotations
 
