@@ -1,6 +1,6 @@
 """The HTTP/1.1 protocol ``benchbook serve`` runs: uvicorn's h11 protocol, except that a request
 h11 itself refuses (a ``Host`` header given twice, a malformed request line or header) is
-answered with 400 in the spec's ``{detail}`` envelope (spec *Errors* 1) instead of uvicorn's
+answered with 400 in the ``{detail}`` error envelope (OpenAPI ``ErrorResponse``) instead of uvicorn's
 plain text. Such a request never reaches the app, so this is the only place that can answer it;
 repeated ``Origin`` and ``Referer`` headers do reach it and get their 400 there
 (``security.repeated_header``)."""

@@ -1,5 +1,5 @@
 """Progress bars of long commands. The run queue's: the CLI follows the automation status's
-``batch`` (spec *Automation switch*: the current stretch of work, ``pending``, ``succeeded``,
+``batch`` (docs/automation.md *The switch*: the current stretch of work, ``pending``, ``succeeded``,
 ``failed``; failures count as done) while something else does the work, a drain in this process
 or a server.
 

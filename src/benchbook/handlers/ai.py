@@ -1,4 +1,4 @@
-"""Handlers of the ``ai`` tag (spec *AI*; docs/decisions.md *AI*)."""
+"""Handlers of the ``ai`` tag (docs/decisions.md *AI*)."""
 from __future__ import annotations
 
 import html

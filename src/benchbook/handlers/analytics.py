@@ -1,7 +1,7 @@
-"""Handlers of the ``analytics`` tag (spec *Analytics*).
+"""Handlers of the ``analytics`` tag (docs/decisions.md *Analytics*).
 
 Every endpoint accepts the same query parameters (the document declares them all on each path);
-each passes on only those the spec lists for it and ignores the rest (``**_``)."""
+each passes on only its own and ignores the rest (``**_``)."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,4 @@
-"""Handlers of the ``audit`` tag (spec *Audit (history)*)."""
+"""Handlers of the OpenAPI document's ``audit`` tag."""
 from __future__ import annotations
 
 from typing import Any

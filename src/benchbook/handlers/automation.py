@@ -1,4 +1,4 @@
-"""Handlers of the ``automation`` tag (spec *Automation switch*): pause and resume automation."""
+"""Handlers of the ``automation`` tag (docs/automation.md *The switch*): pause and resume automation."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,4 @@
-"""Handlers of the ``collections`` tag (spec *Collections*)."""
+"""Handlers of the OpenAPI document's ``collections`` tag."""
 from __future__ import annotations
 
 from typing import Any

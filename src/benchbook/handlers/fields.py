@@ -1,4 +1,4 @@
-"""Handlers of the ``fields`` tag (DESIGN.md *Fields*)."""
+"""Handlers of the OpenAPI document's ``fields`` tag."""
 from __future__ import annotations
 
 from typing import Any

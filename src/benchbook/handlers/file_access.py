@@ -1,4 +1,5 @@
-"""File access (spec note A): records together with their files, as one zip."""
+"""File access (OpenAPI: ``POST /file-access/zip``; docs/decisions.md *CLI*): records together
+with their files, as one zip."""
 from __future__ import annotations
 
 from collections.abc import Iterator

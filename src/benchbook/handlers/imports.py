@@ -1,5 +1,5 @@
-"""Handlers of the ``imports`` tag: ``POST /collections/{name_or_id}/import`` (an extension of
-the spec; docs/import.md, docs/decisions.md *API choices*). The form was parsed while it
+"""Handlers of the ``imports`` tag: ``POST /collections/{name_or_id}/import`` (an
+extension; docs/import.md, docs/decisions.md *API choices*). The form was parsed while it
 streamed in (``validation.StreamingMultiPartValidator``); the file part is read from its spool."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Handlers of the ``records`` tag (spec *Records*, DESIGN.md *Single record*)."""
+"""Handlers of the OpenAPI document's ``records`` tag."""
 from __future__ import annotations
 
 from typing import Any

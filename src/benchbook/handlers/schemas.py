@@ -1,4 +1,4 @@
-"""Handlers of the ``schemas`` tag (DESIGN.md *Schemas*)."""
+"""Handlers of the OpenAPI document's ``schemas`` tag."""
 from __future__ import annotations
 
 from typing import Any

@@ -1,7 +1,8 @@
 """Builds the ASGI application: the API under ``/api`` routed from ``openapi.yaml`` by
 Connexion, ``/openapi.json`` and ``/docs`` at the root, the web app at ``/``.
 
-Errors are mapped to the spec's envelopes here and only here (spec *Errors*):
+Errors are mapped to the error envelopes here and only here (OpenAPI ``ErrorResponse``,
+``ValidationErrorResponse``, ``InternalErrorResponse``):
 domain errors → ``{detail}`` with their status; request validation → 422
 ``{detail: "Request validation failed", errors: [...]}``; anything unexpected → 500
 ``{detail: "Internal server error", request_id}``.
@@ -174,16 +175,16 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
                resume_history: bool = False, only_paths: frozenset[str] | None = None) -> connexion.AsyncApp:
     """The whole service for ``project`` (database opened and upgraded now).
 
-    ``allow_remote`` lets requests with a non-local ``Host`` through (spec ``--allow-remote``);
-    ``sync_only`` serves only :data:`SYNC_PATHS` (spec: "only what syncing devices call"): no
-    web app, no ``/docs`` or OpenAPI document, 404 ``{detail}`` for everything else;
-    ``resume_history`` (the server, not a one-off CLI command) continues a history conversion
-    a restart cut off and, once the app starts serving (ASGI lifespan), runs the server's run
-    worker (:mod:`benchbook.runner.worker`): runs a crash left ``running`` are marked
-    interrupted, the queue is drained after each change and polled every second; the worker
-    stops when the app shuts down. ``only_paths`` routes only those documented paths (a one-off
-    in-process CLI command: only its handler module is imported and Connexion checks and
-    routes one path instead of all; the document served and the ``Allow`` lists stay whole).
+    ``allow_remote`` lets requests with a non-local ``Host`` through (docs/decisions.md
+    *Local only*); ``sync_only`` serves only :data:`SYNC_PATHS` (docs/decisions.md *Server*: only what
+    syncing devices call): no web app, no ``/docs`` or OpenAPI document, 404 ``{detail}`` for
+    everything else; ``resume_history`` (the server, not a one-off CLI command) continues a history
+    conversion a restart cut off and, once the app starts serving (ASGI lifespan), runs the server's
+    run worker (:mod:`benchbook.runner.worker`): runs a crash left ``running`` are marked
+    interrupted, the queue is drained after each change and polled every second; the worker stops
+    when the app shuts down. ``only_paths`` routes only those documented paths (a one-off in-process
+    CLI command: only its handler module is imported and Connexion checks and routes one path
+    instead of all; the document served and the ``Allow`` lists stay whole).
     """
     services = Services(project=project, db=open_database(project.database_url), sync_only=sync_only)
     api_document.skip_known_good_validation()  # Connexion checks a document once per content
@@ -203,7 +204,8 @@ def create_app(project: Project, *, allow_remote: bool = False, sync_only: bool 
                 swagger_ui_options=SwaggerUIOptions(serve_spec=False, swagger_ui=not sync_only))
     if not sync_only:
         web_routes.register(app)
-        # the document itself, $refs kept (spec Versioning 3), not Connexion's inlined copy
+        # the document itself, $refs kept, not Connexion's inlined copy (docs/decisions.md
+        # *The served contract*)
         app.add_middleware(ContractMiddleware, position=MiddlewarePosition.BEFORE_SWAGGER, document=document)
     app.add_error_handler(BenchbookError, _domain_error)
     app.add_error_handler(ProblemException, _problem)

@@ -1,5 +1,5 @@
-"""The served contract (spec *Versioning* 3: the API description at ``/openapi.json`` is the
-running server's and always matches it).
+"""The served contract (docs/decisions.md *The served contract*: the API description at ``/openapi.json``
+is the running server's and always matches it).
 
 ``/api/openapi.json`` (and ``/openapi.json``, which :class:`benchbook.http.root_paths.RootPathsMiddleware`
 maps there) answers the very document the app was built from: the dict handed to Connexion's
@@ -23,7 +23,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from benchbook.http.envelope import error_bytes, error_headers
 
-#: The API's prefix (spec *Versioning* 2); ``servers[0].url`` is this under the ``root_path``.
+#: The API's prefix, with no version segment (OpenAPI ``servers``); ``servers[0].url`` is this under
+#: the ``root_path``.
 API_PREFIX = "/api"
 JSON_PATH = f"{API_PREFIX}/openapi.json"
 YAML_PATH = f"{API_PREFIX}/openapi.yaml"

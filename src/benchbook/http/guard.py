@@ -1,4 +1,5 @@
-"""Host-only security and request ids (spec *Authentication* 2–5, *Errors* 3).
+"""Host-only security and request ids (docs/decisions.md *Local only*; OpenAPI
+``InternalErrorResponse``).
 
 A pure ASGI middleware, outermost, so every response (errors included) carries an
 ``x-request-id`` header:

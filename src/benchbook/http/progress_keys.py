@@ -8,8 +8,8 @@ restoring, describing plugins, converting the history) kept under ``KEY`` on the
 ``GET /api/progress/{key}`` answers it. This is how a command sent over ``--url`` draws its bar:
 it picks a random key, sends it with the request and reads the key while waiting.
 
-Refused, in the spec's envelope: a key that does not match the pattern (422, as every malformed
-parameter) and a key whose request is still being handled (409).
+Refused, in the error envelope (OpenAPI ``ErrorResponse``): a key that does not match the pattern
+(422, as every malformed parameter) and a key whose request is still being handled (409).
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """The HTTP side of the input limits (:mod:`benchbook.settings.limits`, ``docs/limits.md``): a pure ASGI
-middleware that refuses, in the spec's ``{detail}`` envelope (spec *Errors* 1),
+middleware that refuses, in the ``{detail}`` error envelope (OpenAPI
+``ErrorResponse``),
 
 - a request target (path and query string) longer than ``url_bytes`` → 414;
 - request headers larger than ``header_bytes`` together → 431;

@@ -1,4 +1,4 @@
-"""The paths outside ``/api`` that the spec gives the API's own pages: ``/openapi.json`` (the
+"""The paths outside ``/api`` that hold the API's own pages: ``/openapi.json`` (the
 document, served by :mod:`.document_served` at ``/api/openapi.json``) and ``/docs/`` (Connexion's
 Swagger UI at ``/api/ui/``; ``/docs`` redirects there). Inside the guard (:mod:`.guard`), so
 these answers carry ``x-request-id`` and refuse a foreign ``Host`` like every other one."""
@@ -11,7 +11,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 class RootPathsMiddleware:
     """Serve the API's own ``/api/openapi.json`` at ``/openapi.json`` and its Swagger UI
-    (``/api/ui/``) at ``/docs/`` (``/docs`` redirects there), as the spec asks."""
+    (``/api/ui/``) at ``/docs/`` (``/docs`` redirects there)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

@@ -1,4 +1,4 @@
-"""Request validation that reports every problem (spec *Errors* 2).
+"""Request validation that reports every problem (OpenAPI ``ValidationErrorResponse``).
 
 Connexion's JSON body validator stops at the first error; this one lists one entry per
 invalid field as ``{loc, msg, type, input, ctx}``. Undecodable bodies and malformed
