@@ -12,8 +12,8 @@
      └── tables.BadValue          (also a ValueError) a value does not fit its declared type or
                                   the table envelope's format
 
-The ``kind`` values the SDK itself produces (the spec leaves all but ``capability_denied``
-open):
+The ``kind`` values the SDK itself produces (the protocol fixes only ``capability_denied``:
+plugin-protocol/README.md *Capabilities*):
 
 =====================  =====================================================================
 ``plugin_error``       plugin code raised an exception that is not a :class:`PluginError`

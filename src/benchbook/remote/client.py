@@ -1,4 +1,4 @@
-"""The authority's sync endpoints as a device calls them (DESIGN.md *Sync*), over ``httpx``.
+"""The authority's sync endpoints as a device calls them (OpenAPI tag ``sync``; docs/sync.md), over ``httpx``.
 
 Every failure is a domain error with a plain message naming the authority's address: it cannot
 be reached or answered nonsense (``BadGateway``, 502), the token is refused (``Unauthorized``,

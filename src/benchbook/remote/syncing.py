@@ -1,4 +1,4 @@
-"""Connect, sync and disconnect a device (docs/sync.md; DESIGN.md *Sync*: ``/remote``).
+"""Connect, sync and disconnect a device (docs/sync.md; OpenAPI tag ``remote``).
 
 One sync is pull → push → pull. A device that holds nothing yet first copies the authority
 by snapshot (:func:`_copy`; ``domain.sync.copy``), each page in one transaction with how far

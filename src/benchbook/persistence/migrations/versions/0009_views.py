@@ -1,4 +1,4 @@
-"""views: saved views of a schema's records table (issue 16 item 2; spec *Events* 1 ``view``)
+"""views: saved views of a schema's records table (issue 16 item 2; audited as entity ``view``)
 
 One row per view: its schema, optionally one collection, name (unique among the schema's live
 views: a partial unique index, as for fields), label, description, and what the records table

@@ -10,7 +10,7 @@ authority's project id, the feed cursor, the last sync and its error).
 ``audit_entries`` gains ``seq`` (the authority's gap-free number of the entry; null on the
 authority until the feed numbers it, null on a device while the change is its own and not yet
 accepted), ``device`` (the device name the authority stamped) and ``sync`` (the sync rows of
-the entry, spec *Audit entry*). The partial index on ``seq IS NULL`` keeps both "what is not
+the entry, OpenAPI ``SyncRow``). The partial index on ``seq IS NULL`` keeps both "what is not
 numbered yet" and "what the device still has to send" one index read, however long history is.
 
 Revision ID: 0027_sync

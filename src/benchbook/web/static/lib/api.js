@@ -1,4 +1,4 @@
-// The HTTP API under /api, and its error envelope (spec *Errors*): every failure is an ApiError
+// The HTTP API under /api, and its error envelope (OpenAPI `ErrorResponse`, `ValidationErrorResponse`): every failure is an ApiError
 // whose `message` is the server's `detail` (or a readable summary of a 422's entries) and whose
 // `fieldErrors()` maps a field to its message, for showing next to the control that caused it.
 

@@ -9,7 +9,7 @@ export function StatusBadge({ status }) {
   return html`<span class=${"badge " + kind}>${status}</span>`;
 }
 
-// Paused or running, with the queue's counts and the button that flips it (spec *Automation switch*).
+// Paused or running, with the queue's counts and the button that flips it (docs/automation.md *The switch*).
 export function AutomationSwitch() {
   const state = useLoad((signal) => get("/automation", {}, { signal }), []);
   const flip = useAction(async (paused) => {

@@ -1,4 +1,4 @@
-// Background work for the status bar (spec *Events* 5): uploads started in this page (with their
+// Background work for the status bar (docs/web.md, `lib/status.js`): uploads started in this page (with their
 // progress), the run queue (GET /automation: waiting, running, and the current stretch's
 // succeeded/failed/cancelled counts, failures counting as done) and the history conversion
 // (GET /audit/storage). The bar polls while something is under way, slowly otherwise.
