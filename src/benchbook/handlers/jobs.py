@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchbook.handlers.uow import kick_worker, read, services, write
-from benchbook.runner import failure_groups, triggers, worker
+from benchbook.runner import failure_groups, manual_runs, worker
 from benchbook.runner import jobs as domain
 
 Body = dict[str, Any]
@@ -79,7 +79,7 @@ def drain_jobs() -> tuple[Body, int]:
 
 def run_workflow(name: str, body: Body) -> tuple[Body, int]:
     with write() as ctx:
-        job = triggers.run_manual(ctx.session, services().project.root, name, body["record_id"])
+        job = manual_runs.run_manual(ctx.session, services().project.root, name, body["record_id"])
         ctx.session.flush()
         out = domain.job_response(job)
     kick_worker()
@@ -88,7 +88,7 @@ def run_workflow(name: str, body: Body) -> tuple[Body, int]:
 
 def run_workflow_many(name: str, body: Body) -> tuple[Body, int]:
     with write() as ctx:
-        out = triggers.run_many(ctx.session, services().project.root, name, body["record_ids"])
+        out = manual_runs.run_many(ctx.session, services().project.root, name, body["record_ids"])
     if out["started"]:
         kick_worker()
     return out, 200

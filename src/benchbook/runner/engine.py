@@ -62,7 +62,7 @@ from benchbook.domain.records.filters import compile_filter, resolve_field
 from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import Collection, Job, Record, Schema, utcnow
 from benchbook.plugin import values as sdk_values
-from benchbook.runner import step_outputs, triggers, workflows
+from benchbook.runner import kept_reads, step_outputs, triggers, workflows
 from benchbook.runner.drain import RUN_WAIT, Claimed, Drain, claim, claim_in, drop_empty_batch
 from benchbook.runner.errors import Regroup, StepFailed, StopRun
 from benchbook.runner.plugins.rpc import HostOperations
@@ -227,7 +227,7 @@ class _Run:
     def _chains(self) -> bool:
         """Whether the run's final commit claims the next run (see :class:`Drain`)."""
         return (self.drain.chain is not None and not self.shared and not self.should_stop()
-                and not triggers.paused(self.project.root))
+                and not kept_reads.paused(self.project.root))
 
     def _schema_name(self, s: Session, schema_id: str) -> str:
         name: str = SchemaCache(s).meta(schema_id).schema.name

@@ -19,7 +19,7 @@ from benchbook.domain.history.filters import compile_tree, read_leaf
 from benchbook.domain.ids import resolve_prefix
 from benchbook.domain.records.search import like_pattern
 from benchbook.persistence.tables import Job, Record, utcnow
-from benchbook.runner import queue, triggers, workflows
+from benchbook.runner import manual_runs, queue, workflows
 
 MAX_MATCHED = 1000
 """Most runs one rerun or delete by filter acts on (docs/limits.md *Runs and the plugin wire*)."""
@@ -285,14 +285,14 @@ def rerun(session: Session, project_root: Path, job_id: str) -> Job:
     """Queue the finished run ``job_id`` again: same workflow, record and input; the original is
     untouched. Refused (422) while paused; ``Conflict`` when it is not finished or its record is
     deleted; ``NotFound`` for an unknown run or workflow."""
-    triggers.refuse_while_paused(project_root, "rerunning", invalid=True)
+    manual_runs.refuse_while_paused(project_root, "rerunning", invalid=True)
     return _rerun_of(session, project_root, find_job(session, job_id))
 
 
 def rerun_many(session: Session, project_root: Path, ids: list[str] | None, tree: Any) -> dict[str, Any]:
     """Rerun the runs ``ids`` (in the order given) or every run ``tree`` matches (newest first);
     those that cannot be rerun are skipped with a reason. ``{started: [runs], skipped}``."""
-    triggers.refuse_while_paused(project_root, "rerunning", invalid=True)
+    manual_runs.refuse_while_paused(project_root, "rerunning", invalid=True)
     started: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     for item in _matched(session, ids, tree, "rerun"):

@@ -39,7 +39,7 @@ from sqlalchemy import Engine, select
 from benchbook.domain import plugins as registry
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Job
-from benchbook.runner import batch_runs, queue, triggers
+from benchbook.runner import batch_runs, kept_reads, queue
 from benchbook.runner.drain import GROUP_SECONDS, RUN_WAIT, Drain
 from benchbook.runner.plugins import processes
 from benchbook.settings.config import Project, read_paused
@@ -255,7 +255,7 @@ class Worker:
             # what the runs of this drain share; each run's end claims the next
             with _Heartbeat(self), Drain(chain=self.db, group_seconds=GROUP_SECONDS, project_root=self.project.root,
                                          limits=self.project.limits) as kept:
-                while not self._stopping.is_set() and not triggers.paused(self.project.root):
+                while not self._stopping.is_set() and not kept_reads.paused(self.project.root):
                     ran = batch_runs.execute_waiting(self.db, self.project, worker=self.holder,
                                                  should_stop=self._stopping.is_set, drain=kept)
                     for job_id, status in ran:
