@@ -1,4 +1,4 @@
-"""Handlers of the ``jobs`` tag (spec *Automation and runs*): workflow runs — listing, one run,
+"""Handlers of the ``jobs`` tag (docs/automation.md *The run list*): workflow runs — listing, one run,
 cancel, delete, rerun, draining the queue — and starting runs by hand."""
 from __future__ import annotations
 
