@@ -25,21 +25,16 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from benchbook.domain.catalog import collections as collection_rules
-from benchbook.domain.catalog import fields as field_rules
-from benchbook.domain.catalog import schemas as schema_rules
-from benchbook.domain.catalog import views as view_rules
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
-from benchbook.domain.errors import Conflict, Invalid, NotFound
+from benchbook.domain.errors import Conflict, Invalid
+from benchbook.domain.history.entity_kinds import KINDS
 from benchbook.domain.history.entries import derived, find_entry, record_changes
 from benchbook.domain.history.own_values import whole_values
-from benchbook.domain.history.restore import record_restore_plan, restore_record
-from benchbook.domain.records.writes import delete_records, update_record
-from benchbook.persistence.tables import AuditEntry, Collection, Field, Record, Schema, View
+from benchbook.domain.history.restore import record_restore_plan
+from benchbook.persistence.tables import AuditEntry, Record
 
 STATUSES = ("revert", "unchanged", "conflict", "cannot")
-_RENAMED = {"name": "rename"}
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -51,9 +46,8 @@ def _entry(session: Session, audit_id: str) -> AuditEntry:
 
 
 def _current_thing(session: Session, entry: AuditEntry) -> Any:
-    model = {"record": Record, "dataset": Collection, "schema": Schema, "field": Field,
-             "view": View}.get(entry.entity_type)
-    return session.get(model, entry.entity_id) if model is not None else None
+    kind = KINDS.get(entry.entity_type)
+    return session.get(kind.model, entry.entity_id) if kind is not None else None
 
 
 def _record_fields(session: Session, entry: AuditEntry, rec: Record, only: set[str] | None) -> list[dict[str, Any]]:
@@ -105,16 +99,9 @@ def _attribute_fields(entry: AuditEntry, thing: Any, only: set[str] | None) -> l
 def _attributes(entry: AuditEntry, thing: Any) -> dict[str, Any]:
     from sqlalchemy.orm import object_session
     session = object_session(thing)
-    assert session is not None
-    if entry.entity_type == "dataset":
-        return collection_rules.collection_response(session, thing)
-    if entry.entity_type == "schema":
-        body = schema_rules.schema_response(session, thing)
-        body["field_order"] = [f["name"] for f in body["fields"]]
-        return body
-    if entry.entity_type == "view":
-        return view_rules.view_response(session, thing)
-    return field_rules.field_response(thing)
+    attributes = KINDS[entry.entity_type].attributes
+    assert session is not None and attributes is not None
+    return attributes(session, thing)
 
 
 def revert_plan(session: Session, audit_id: str, fields: list[str] | None = None) -> dict[str, Any]:
@@ -178,88 +165,12 @@ def apply_revert(ctx: Ctx, audit_id: str, *, force: bool = False, fields: list[s
         if not rows:
             raise Conflict(f"every field of entry {entry.id} was edited since; pass force=true to put them back")
         applied = [r["field"] for r in rows]
-        _put_back(ctx, entry, rows)
+        KINDS[entry.entity_type].put_back(ctx, entry.entity_id, {r["field"]: r["target"] for r in rows})
     elif plan["kind"] == "delete":
-        _delete(ctx, entry, force)
+        KINDS[entry.entity_type].delete(ctx, entry.entity_id, force)
     else:
-        _restore(ctx, entry)
+        KINDS[entry.entity_type].restore(ctx, entry.entity_id)
     s.flush()
     latest = s.scalars(select(AuditEntry).where(AuditEntry.entity_id == entry.entity_id)
                        .order_by(AuditEntry.timestamp.desc(), AuditEntry.id.desc()).limit(1)).one()
     return {"audit_id": latest.id, "entity_id": entry.entity_id, "kind": plan["kind"], "applied": applied}
-
-
-def _put_back(ctx: Ctx, entry: AuditEntry, rows: list[dict[str, Any]]) -> None:
-    targets = {r["field"]: r["target"] for r in rows}
-    if entry.entity_type == "record":
-        body: dict[str, Any] = {"data": {k: v for k, v in targets.items() if k != "parent_record_id"}}
-        if "parent_record_id" in targets:
-            body["parent_record_id"] = targets["parent_record_id"]
-        update_record(ctx, entry.entity_id, body)
-        return
-    if entry.entity_type == "schema":
-        schema = ctx.session.get(Schema, entry.entity_id)
-        assert schema is not None
-        if "unique_keys" in targets:
-            schema_rules.set_unique_keys(ctx, schema.name, targets.pop("unique_keys") or [])
-        if "field_order" in targets:
-            field_rules.reorder_fields(ctx, schema.name, targets.pop("field_order") or [])
-        if targets:
-            schema_rules.update_schema(ctx, schema.name, _update_body(targets))
-        return
-    if entry.entity_type == "dataset":
-        collection_rules.update_collection(ctx, entry.entity_id, _update_body(targets, clear_timezone=True))
-        return
-    if entry.entity_type == "view":
-        view_rules.revert_attributes(ctx, entry.entity_id, targets)
-        return
-    field_rules.update_field(ctx, _schema_of_field(ctx.session, entry.entity_id), entry.entity_id,
-                             _update_body(targets))
-
-
-def _update_body(targets: dict[str, Any], clear_timezone: bool = False) -> dict[str, Any]:
-    body = {_RENAMED.get(k, k): v for k, v in targets.items()}
-    for key in ("label", "description", "display_template"):
-        if key in body and body[key] is None:
-            body[key] = ""
-    if clear_timezone and "timezone" in body and body["timezone"] is None:
-        body["timezone"] = ""
-    return body
-
-
-def _delete(ctx: Ctx, entry: AuditEntry, force: bool) -> None:
-    s = ctx.session
-    if entry.entity_type == "record":
-        rec = s.get(Record, entry.entity_id)
-        assert rec is not None
-        delete_records(ctx, [rec], force=force, loc=None)  # a revert offers only force
-    elif entry.entity_type == "dataset":
-        collection_rules.delete_collection(ctx, entry.entity_id)
-    elif entry.entity_type == "schema":
-        schema_rules.delete_schema(ctx, entry.entity_id)
-    elif entry.entity_type == "view":
-        view_rules.delete_view_by_id(ctx, entry.entity_id)
-    else:
-        field_rules.delete_field(ctx, _schema_of_field(s, entry.entity_id), entry.entity_id)
-
-
-def _restore(ctx: Ctx, entry: AuditEntry) -> None:
-    s = ctx.session
-    if entry.entity_type == "record":
-        restore_record(ctx, entry.entity_id)
-    elif entry.entity_type == "dataset":
-        collection_rules.restore_collection(ctx, entry.entity_id)
-    elif entry.entity_type == "schema":
-        schema_rules.restore_schema(ctx, entry.entity_id)
-    elif entry.entity_type == "view":
-        view_rules.restore_view(ctx, entry.entity_id)
-    else:
-        field_rules.restore_field(ctx, _schema_of_field(s, entry.entity_id), entry.entity_id)
-
-
-def _schema_of_field(session: Session, field_id: str) -> str:
-    field = session.get(Field, field_id)
-    schema = session.get(Schema, field.schema_id) if field else None
-    if field is None or schema is None:
-        raise NotFound(f"field {field_id} no longer exists")
-    return schema.name
