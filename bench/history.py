@@ -50,7 +50,7 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.history import entries as audit
 from benchbook.domain.history.restore_all import restore_all
 from benchbook.domain.records import bulk
-from benchbook.domain.records.lists import delete_by_query
+from benchbook.domain.records.deleting import delete_by_query
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.db import open_database

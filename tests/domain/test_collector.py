@@ -22,9 +22,10 @@ from benchbook.domain.history.restore_all import restore_all
 from benchbook.domain.imports import readers, run
 from benchbook.domain.imports.readers import read_table
 from benchbook.domain.imports.run import ImportOptions, import_table
-from benchbook.domain.records import bulk, lists, rows
+from benchbook.domain.records import bulk, deleting, rows
 from benchbook.domain.records.bulk import bulk_create_records
-from benchbook.domain.records.lists import RecordQuery, delete_by_query
+from benchbook.domain.records.deleting import delete_by_query
+from benchbook.domain.records.queries import RecordQuery
 from benchbook.persistence.db import Database
 from tests.waiting import HANG
 
@@ -110,7 +111,7 @@ def test_bulk_calls_run_with_the_collector_paused(empty_database: Database, tmp_
     _watch(monkeypatch, readers, "_read_delimited", seen)  # the file read into rows
     _watch(monkeypatch, run, "merge_new_rows", seen)  # the import's check, before it writes
     _watch(monkeypatch, bulk, "insert_rows", seen)  # the set-based create's records
-    _watch(monkeypatch, lists, "record_rows", seen)  # the records a delete by query reads
+    _watch(monkeypatch, deleting, "record_rows", seen)  # the records a delete by query reads
     _watch(monkeypatch, rows, "insert_entries", seen)  # the delete's and the restore's entries
     _watch(monkeypatch, restore_all_module, "select_deleted", seen)  # what a restore-all reads
     with empty_database.session() as s, s.begin():

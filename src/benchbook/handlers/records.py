@@ -8,7 +8,7 @@ from starlette.responses import StreamingResponse
 from benchbook.domain.catalog import views
 from benchbook.domain.history import restore
 from benchbook.domain.progress import reporting
-from benchbook.domain.records import deleted, exports, lists
+from benchbook.domain.records import deleted, deleting, exports, lists
 from benchbook.domain.records import writes as domain
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.rows import find_record
@@ -42,7 +42,7 @@ def create_record(dataset_name: str, body: Body) -> tuple[Body, int]:
 def delete_records(dataset_name: str, force: bool = False, references: str | None = None,
                    **params: Any) -> tuple[Body, int]:
     with write() as ctx:
-        return lists.delete_by_query(ctx, dataset_name, _query(params), force=force, references=references,
+        return deleting.delete_by_query(ctx, dataset_name, _query(params), force=force, references=references,
                                      progress=reporting()), 200
 
 
@@ -75,7 +75,7 @@ def search_records(limit: int = 20, schema: str | None = None, search: str | Non
 
 def bulk_delete_records(body: Body) -> tuple[Body, int]:
     with write() as ctx:
-        return lists.bulk_delete(ctx, body["ids"], force=bool(body.get("force")),
+        return deleting.bulk_delete(ctx, body["ids"], force=bool(body.get("force")),
                                  references=body.get("references"), progress=reporting()), 200
 
 
