@@ -41,8 +41,8 @@ from benchbook.http import document as api_document
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 RESERVED = {"body", "output", "help"}
 CLI_NAMES = {"dataset": "collection", "dataset_name": "collection", "collection_name": "collection"}
-"""Parameter names the CLI spells otherwise: the spec's "dataset" is a collection everywhere
-in the CLI (issue 14, item 13); JSON keys (``dataset_id``) keep the spec's names."""
+"""Parameter names the CLI spells otherwise: the API's "dataset" is a collection everywhere
+in the CLI (issue 14, item 13); JSON keys (``dataset_id``) keep the OpenAPI document's names."""
 
 
 def load_document() -> dict[str, Any]:

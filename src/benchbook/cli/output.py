@@ -64,7 +64,7 @@ def show_response(response: httpx.Response, *, table: bool = False, output_file:
 
 def readable_history(data: Any) -> Any:
     """``data`` with each history entry's record values (``new_data.data``, ``old_data.data``,
-    keyed by field id in the API: spec *Record*) keyed by the field's label from the entry's own
+    keyed by field id in the API: OpenAPI ``RecordResponse``) keyed by the field's label from the entry's own
     ``changes``, when those labels are distinct; anything else unchanged. Entries are found in a
     list, a page's ``items``, an event's ``entry`` or as the object itself."""
     if isinstance(data, list):
@@ -224,7 +224,7 @@ def _is_record(row: Any) -> bool:
 
 def changes_text(changes: list[Any]) -> str:
     """History ``changes`` as ``label: before → after`` joined with ``; `` (the change's
-    ``label``, else its field name; spec *Audit entry*)."""
+    ``label``, else its field name; OpenAPI ``AuditLogResponse``)."""
     parts = []
     for change in changes:
         if not isinstance(change, dict):

@@ -118,7 +118,7 @@ class Base(DeclarativeBase):
 
 
 class Collection(Base):
-    """A collection (the spec's *dataset*): records of a chosen set of schemas."""
+    """A collection (``dataset`` in the API's names: ``dataset_id``, ``entity_type``): records of a chosen set of schemas."""
 
     __tablename__ = "collections"
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -187,7 +187,7 @@ class Field(Base):
 
 
 class View(Base):
-    """A saved view of a schema's records table (spec *Events* 1 names ``view`` among the audited
+    """A saved view of a schema's records table (OpenAPI ``AuditLogResponse`` names ``view`` among the audited
     things; its fields are ours: docs/decisions.md *Storage*). ``dataset_id`` null: the view is
     offered in every collection holding the schema. ``filter`` is a filter tree (object),
     ``columns`` and ``sort`` lists of strings as the record list takes them."""
@@ -267,7 +267,7 @@ class StoredFile(Base):
 
 
 class Plugin(Base):
-    """A plugin as discovered: its ``describe_result`` captured once (spec *Capabilities* 1) and
+    """A plugin as discovered: its ``describe_result`` captured once (plugin-protocol/README.md *Capabilities*) and
     where it came from. ``tier`` is ``"1"`` (subprocess), ``"2"`` (container) or ``"builtin"``;
     ``status`` is ``ok``, ``error`` (``error`` says why: describe failed, bad ``plugin.toml``, an
     id taken by another plugin) or ``no_container_runtime``."""
@@ -292,7 +292,7 @@ class Plugin(Base):
 
 
 class AuditBatch(Base):
-    """A batch: many changes shown as one event in history (spec: AuditBatchResponse)."""
+    """A batch: many changes shown as one event in history (OpenAPI ``AuditBatchResponse``)."""
 
     __tablename__ = "audit_batches"
     id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -311,7 +311,7 @@ class AuditBatch(Base):
 
 
 class AuditEntry(Base):
-    """One change (spec: AuditLogResponse), written in the change's own transaction. A record
+    """One change (OpenAPI ``AuditLogResponse``), written in the change's own transaction. A record
     entry stores its values once, in ``old_data``/``new_data``, and ``changes`` empty: they are
     derived when read (``domain.history.entries.record_changes``)."""
 
@@ -330,7 +330,7 @@ class AuditEntry(Base):
     dataset_id: Mapped[str | None] = mapped_column(String(32))
     schema_id: Mapped[str | None] = mapped_column(String(32))
     # sync (migration 0027, docs/sync.md): the authority's number of the entry; the device name
-    # the authority stamped; the entry's sync rows (spec *Audit entry* ``sync``)
+    # the authority stamped; the entry's sync rows (OpenAPI ``AuditLogResponse.sync``)
     seq: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     device: Mapped[str | None] = mapped_column(String(100), nullable=True)
     sync: Mapped[list[Any] | None] = mapped_column(JSONType, nullable=True)
@@ -471,7 +471,7 @@ class SyncState(Base):
 
 
 class Job(Base):
-    """A workflow run (spec: WorkflowJobResponse), queued in the transaction of the change that
+    """A workflow run (OpenAPI ``WorkflowJobResponse``), queued in the transaction of the change that
     triggered it. ``status``: ``pending``, ``running``, ``completed``, ``failed``, ``cancelled``.
     ``inputs`` keeps what a rerun repeats; ``cancel_requested`` stops a running run before its
     next step."""
@@ -510,7 +510,7 @@ class WorkerLease(Base):
 
 
 class AiUsage(Base):
-    """One request to an AI model (spec *What the service does* 5: token usage is counted),
+    """One request to an AI model (docs/decisions.md *ai-usage-rows*; OpenAPI ``GET /ai/usage``),
     written in a transaction of its own as soon as the provider answered or failed, so it is
     kept even when the chat that made it fails later. ``ok`` false: the request failed,
     ``error_kind`` says how (``unreachable``, ``timeout``, ``key_refused``, ``rate_limited``,

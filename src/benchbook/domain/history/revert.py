@@ -1,4 +1,4 @@
-"""Reverting one history entry (spec *Audit*: ``GET|POST /audit/{audit_id}/revert``).
+"""Reverting one history entry (OpenAPI ``GET|POST /audit/{audit_id}/revert``).
 
 What a revert does depends on the entry:
 
