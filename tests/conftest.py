@@ -35,14 +35,8 @@ from starlette.testclient import TestClient
 
 from benchbook.http.app import create_app
 from benchbook.persistence.db import Database, open_database
-from benchbook.persistence.tables import (
-    FIELD_INDEX_PREFIX,
-    FIELD_STATISTICS_PREFIX,
-    AuditDay,
-    Base,
-    RecordCount,
-    RecordDay,
-)
+from benchbook.persistence.field_indexes import FIELD_INDEX_PREFIX, FIELD_STATISTICS_PREFIX
+from benchbook.persistence.tables import AuditDay, Base, RecordCount, RecordDay
 from benchbook.settings.config import Project
 
 # pytest keeps the test modules it has rewritten for its assertions in __pycache__ (git ignores
@@ -181,7 +175,7 @@ def backend_app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
 
 
 def field_indexes(conn: Any) -> set[str]:
-    """Names of the per-field indexes on ``records`` (``tables.field_index_ddl``), read from
+    """Names of the per-field indexes on ``records`` (``field_indexes.field_index_ddl``), read from
     the catalog: SQLAlchemy does not reflect expression indexes."""
     sql = ("SELECT indexname FROM pg_indexes WHERE tablename = 'records'" if conn.dialect.name == "postgresql"
            else "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records'")
@@ -189,7 +183,7 @@ def field_indexes(conn: Any) -> set[str]:
 
 
 def drop_field_objects(conn: Any) -> None:
-    """Drop the per-field indexes and statistics (``tables.field_index_ddl``,
+    """Drop the per-field indexes and statistics (``field_indexes.field_index_ddl``,
     ``field_statistics_ddl``) that emptying the ``fields`` table leaves behind: deleting rows
     fires no hook, and a shared test database otherwise gathers thousands of them on
     ``records``, which every insert, ``TRUNCATE`` and ``ANALYZE`` then pays for."""

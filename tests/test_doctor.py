@@ -20,7 +20,8 @@ from benchbook.domain.ids import new_id
 from benchbook.maintenance import backup_work, doctor
 from benchbook.persistence import audit_days, entry_triggers, record_counts
 from benchbook.persistence.db import alembic_config, open_database
-from benchbook.persistence.tables import EDITS_INDEX, AuditEntry, Job, field_index_name, utcnow
+from benchbook.persistence.field_indexes import field_index_name
+from benchbook.persistence.tables import EDITS_INDEX, AuditEntry, Job, utcnow
 from benchbook.runner import queue
 from benchbook.settings.config import Project
 

@@ -20,7 +20,7 @@ from benchbook.domain.records.bulk import RowProblems, bulk_create_records
 from benchbook.domain.records.writes import create_record
 from benchbook.persistence import deferred_indexes
 from benchbook.persistence.db import Database
-from benchbook.persistence.tables import field_index_name
+from benchbook.persistence.field_indexes import field_index_name
 
 ROWS = 40
 

@@ -1,4 +1,4 @@
-"""The per-field indexes (tables.field_index_ddl, migration 0003) exist for scalar fields, go with
+"""The per-field indexes (field_indexes.field_index_ddl, migration 0003) exist for scalar fields, go with
 a purged field, and are the ones the database picks for the record queries' filters and sorts
 (the index expression is the very expression the queries compare)."""
 from __future__ import annotations
@@ -29,12 +29,8 @@ from benchbook.domain.records.lists import list_page
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.writes import update_record
 from benchbook.persistence.db import Database
-from benchbook.persistence.tables import (
-    EDITS_INDEX,
-    Record,
-    field_index_name,
-    field_statistics_name,
-)
+from benchbook.persistence.field_indexes import field_index_name, field_statistics_name
+from benchbook.persistence.tables import EDITS_INDEX, Record
 from benchbook.settings.limits import Limits, use
 from tests.conftest import field_indexes
 from tests.domain.data_sets import DataSets

@@ -76,15 +76,8 @@ from benchbook.domain.progress import Progress, silent
 from benchbook.maintenance import backup_work
 from benchbook.persistence import audit_days, entry_triggers, record_counts
 from benchbook.persistence.db import COMMAND_WAIT, alembic_config, make_engine, upgrade, write_lock
-from benchbook.persistence.tables import (
-    Base,
-    Field,
-    Job,
-    RecordLink,
-    StoredFile,
-    field_index_ddl,
-    field_index_name,
-)
+from benchbook.persistence.field_indexes import field_index_ddl, field_index_name
+from benchbook.persistence.tables import Base, Field, Job, RecordLink, StoredFile
 from benchbook.runner import queue
 from benchbook.runner.plugins import processes, scratch
 from benchbook.settings.config import CONFIG_NAME, Project
@@ -361,7 +354,7 @@ def _recreate_triggers(engine: Engine) -> str:
 
 def expected_indexes(conn: Connection) -> dict[str, Callable[[Connection], None]]:
     """Every index the database should have at the newest revision → how to create it: the
-    models' (``tables``) and one per field of an indexed type (``tables.field_index_ddl``, the
+    models' (``tables``) and one per field of an indexed type (``field_indexes.field_index_ddl``, the
     fields of the trash included: theirs go when they are purged)."""
     out: dict[str, Callable[[Connection], None]] = {}
     for table in Base.metadata.sorted_tables:

@@ -27,14 +27,13 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
-    event,
     false,
     func,
     literal_column,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
@@ -70,7 +69,7 @@ class ValuesJSON(JSON):
     """JSON whose ``column[key]`` renders the key as an SQL literal, not a bound parameter:
     ``JSON_EXTRACT(records.data, '$."<field id>"')``. SQLite uses an index on an expression only
     for a query holding the very same expression, constants included, so this is what lets the
-    per-field indexes (:func:`field_index_ddl`) serve filters and sorts."""
+    per-field indexes (:func:`~benchbook.persistence.field_indexes.field_index_ddl`) serve filters and sorts."""
 
     class Comparator(JSON.Comparator[Any]):
         def _setup_getitem(self, index: Any) -> Any:
@@ -528,66 +527,6 @@ class AiUsage(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
 
 
-# ------------------------------------------------------------------------ per-field indexes
-# One partial index per field of a scalar type, on the typed value the record queries use
-# (``domain.filters.value_of``, ``domain.queries.typed_value``): numbers as FLOAT, text as text.
-# Created with the field (and by migration 0003 for fields made before it), dropped when the
-# field is purged; only records holding a value are in it. Not described by the models above:
-# ``alembic check`` leaves ``ix_records_field_*`` alone (migrations/env.py).
-
-FIELD_INDEX_PREFIX = "ix_records_field_"
-INDEXED_ACCESSORS = {"integer": "as_float", "float": "as_float", "string": "as_string", "url": "as_string",
-                     "date": "as_string", "datetime": "as_string"}
-
-
-def field_index_name(field_id: str) -> str:
-    """The name of field ``field_id``'s index."""
-    return f"{FIELD_INDEX_PREFIX}{field_id.lower()}"
-
-
-FIELD_STATISTICS_PREFIX = "st_records_field_"
-
-
-def field_statistics_name(field_id: str) -> str:
-    """The name of field ``field_id``'s expression statistics (PostgreSQL)."""
-    return f"{FIELD_STATISTICS_PREFIX}{field_id.lower()}"
-
-
-def _indexed_expression(dialect: Dialect, field_id: str, type_: str) -> str | None:
-    accessor = INDEXED_ACCESSORS.get(type_)
-    if accessor is None:
-        return None
-    value = getattr(Record.data[field_id], accessor)()
-    return str(value.compile(dialect=dialect, compile_kwargs={"literal_binds": True})).replace("records.data", "data")
-
-
-def field_statistics_ddl(dialect: Dialect, field_id: str, type_: str) -> str | None:
-    """``CREATE STATISTICS`` on the expression of the field's index (:func:`field_index_ddl`),
-    PostgreSQL 14 or later only (None elsewhere, and for types not indexed). PostgreSQL ignores
-    the statistics of a partial index's expression, so without these it takes every filter on
-    a value to match 0.5 % of the records and every range a third, and sorts 36,000 matches
-    where walking the sort field's index finds a page of 50 in a few milliseconds (migration
-    0014; filled by ``ANALYZE``)."""
-    if dialect.name != "postgresql" or (dialect.server_version_info or (0,)) < (14,):
-        return None
-    sql = _indexed_expression(dialect, field_id, type_)
-    if sql is None:
-        return None
-    return f"CREATE STATISTICS IF NOT EXISTS {field_statistics_name(field_id)} ON (({sql})) FROM records"
-
-
-def field_index_ddl(dialect: Dialect, field_id: str, type_: str) -> str | None:
-    """``CREATE INDEX`` for a field of ``type_`` on ``dialect`` (None for types not indexed:
-    booleans, lists, references and files, which ``record_links`` answers). The expression is
-    compiled from the same SQLAlchemy expression the queries use, so it matches them exactly."""
-    sql = _indexed_expression(dialect, field_id, type_)
-    if sql is None:
-        return None
-    if dialect.name == "postgresql":
-        sql = f"({sql})"
-    return f"CREATE INDEX IF NOT EXISTS {field_index_name(field_id)} ON records ({sql}) WHERE {sql} IS NOT NULL"
-
-
 # The UTC day of a timestamp on SQLite, as the kept counts (``persistence.record_counts``,
 # ``persistence.audit_days``) and the analytics queries compute it.
 
@@ -599,16 +538,5 @@ def sqlite_day(column: Any) -> ColumnElement[Any]:
     return func.substr(column, literal_column("1"), literal_column("10"))
 
 
-@event.listens_for(Field, "after_insert")
-def _create_field_index(_mapper: Any, connection: Connection, field: Field) -> None:
-    for ddl in (field_index_ddl(connection.dialect, field.id, field.type),
-                field_statistics_ddl(connection.dialect, field.id, field.type)):
-        if ddl:
-            connection.execute(text(ddl))
-
-
-@event.listens_for(Field, "after_delete")
-def _drop_field_index(_mapper: Any, connection: Connection, field: Field) -> None:
-    connection.execute(text(f"DROP INDEX IF EXISTS {field_index_name(field.id)}"))
-    if connection.dialect.name == "postgresql":
-        connection.execute(text(f"DROP STATISTICS IF EXISTS {field_statistics_name(field.id)}"))
+# the per-field indexes are made and dropped with their fields (persistence/field_indexes.py)
+from benchbook.persistence import field_indexes as _field_indexes  # noqa: F401

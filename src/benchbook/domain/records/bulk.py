@@ -64,17 +64,9 @@ from benchbook.domain.records.values import (
 )
 from benchbook.persistence import deferred_indexes
 from benchbook.persistence.db import bulk_cache
+from benchbook.persistence.field_indexes import field_index_name
 from benchbook.persistence.rows_insert import insert_rows
-from benchbook.persistence.tables import (
-    Collection,
-    Field,
-    Record,
-    RecordLink,
-    Schema,
-    StoredFile,
-    field_index_name,
-    utcnow,
-)
+from benchbook.persistence.tables import Collection, Field, Record, RecordLink, Schema, StoredFile, utcnow
 
 CHUNK = 1000
 """Rows validated and inserted together (IN lists stay far below every backend's limit)."""

@@ -25,14 +25,8 @@ from benchbook.domain.records.paths import Path, PathError, path_scalar, resolve
 from benchbook.domain.records.references import ReferenceResolver, Unresolved
 from benchbook.domain.records.rows import find_record
 from benchbook.domain.records.search import search_parts
-from benchbook.persistence.tables import (
-    INDEXED_ACCESSORS,
-    Collection,
-    Field,
-    Record,
-    Schema,
-    field_index_name,
-)
+from benchbook.persistence.field_indexes import INDEXED_ACCESSORS, field_index_name
+from benchbook.persistence.tables import Collection, Field, Record, Schema
 
 BASE_SORTS = {"id": Record.id, "created_at": Record.created_at, "updated_at": Record.updated_at,
               "natural_name": Record.natural_name}
@@ -214,7 +208,7 @@ class RecordQuery:
     def leading_sort(self, session: Session, collection: Collection, cache: SchemaCache) -> SortLead | None:
         """What the first ``sort`` key sorts by when an index holds it in that order
         (:class:`SortLead`): an own field of the listed schema that has its own index
-        (``tables.field_index_ddl``), or a base column that has one (:data:`BASE_SORT_INDEXES`,
+        (``field_indexes.field_index_ddl``), or a base column that has one (:data:`BASE_SORT_INDEXES`,
         with or without ``schema``); else None. ``cache`` is the request's (the page's records
         are shaped with the same metadata)."""
         if not self.sort:

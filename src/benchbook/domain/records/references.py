@@ -47,7 +47,7 @@ CHUNK = 500
 KEY_TYPES = {"string": "as_string", "url": "as_string", "date": "as_string", "integer": "as_float",
              "float": "as_float"}
 """Types of a one-field uniqueness key a value is compared with (each has a per-field index on
-this typed value: ``tables.INDEXED_ACCESSORS``)."""
+this typed value: ``field_indexes.INDEXED_ACCESSORS``)."""
 UNKNOWN = "reference_unknown"
 AMBIGUOUS = "reference_ambiguous"
 _ID = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}", re.IGNORECASE)

@@ -11,7 +11,7 @@ from benchbook.persistence.tables import Base
 config = context.config
 target_metadata = Base.metadata
 # made by hand-written migrations, not described by the models: full-text search objects and
-# the per-field indexes (made with each field, tables.field_index_ddl), the growth index (0007)
+# the per-field indexes (made with each field, field_indexes.field_index_ddl), the growth index (0007)
 UNMODELLED = ("records_fts", "ix_records_search", "ix_records_field_", "ix_records_created_day", "ix_audit_entries_day")
 
 
