@@ -155,7 +155,7 @@ def test_a_big_upload_streams_once_to_the_files_folder_in_flat_memory(api):
 class _Cut(BenchbookError):
     """What a size limit raises from ``receive`` (request_limits.py's 413 does the same)."""
 
-    status = 413
+    kind = "too_large"
 
 
 def test_an_upload_cut_short_leaves_nothing_behind(api):

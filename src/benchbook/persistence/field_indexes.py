@@ -1,18 +1,18 @@
 """The per-field indexes: one partial index per field of a scalar type, on the typed value the
 record queries use (``domain.records.filters.value_of``, ``domain.records.queries.typed_value``):
 numbers as FLOAT, text as text; on PostgreSQL 14 and later also expression statistics. Made with
-the field and dropped when the field is purged (the listeners below), made for fields made
+the field and dropped when the field is purged (the listeners in ``tables.py``), made for fields made
 before them by migrations 0003 and 0014; only records holding a value are in an index. Not
 described by the models: ``alembic check`` leaves ``ix_records_field_*`` alone
 (``migrations/env.py``).
 """
 from __future__ import annotations
 
-from typing import Any
+from sqlalchemy import JSON, Dialect, column
+from sqlalchemy.dialects.postgresql import JSONB
 
-from sqlalchemy import Connection, Dialect, event, text
-
-from benchbook.persistence.tables import Field, Record
+_DATA = column("data", JSON().with_variant(JSONB(), "postgresql"))
+"""``records.data`` as the queries read it (a JSON column; JSONB on PostgreSQL)."""
 
 FIELD_INDEX_PREFIX = "ix_records_field_"
 INDEXED_ACCESSORS = {"integer": "as_float", "float": "as_float", "string": "as_string", "url": "as_string",
@@ -36,8 +36,8 @@ def _indexed_expression(dialect: Dialect, field_id: str, type_: str) -> str | No
     accessor = INDEXED_ACCESSORS.get(type_)
     if accessor is None:
         return None
-    value = getattr(Record.data[field_id], accessor)()
-    return str(value.compile(dialect=dialect, compile_kwargs={"literal_binds": True})).replace("records.data", "data")
+    value = getattr(_DATA[field_id], accessor)()
+    return str(value.compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
 
 
 def field_statistics_ddl(dialect: Dialect, field_id: str, type_: str) -> str | None:
@@ -65,18 +65,3 @@ def field_index_ddl(dialect: Dialect, field_id: str, type_: str) -> str | None:
     if dialect.name == "postgresql":
         sql = f"({sql})"
     return f"CREATE INDEX IF NOT EXISTS {field_index_name(field_id)} ON records ({sql}) WHERE {sql} IS NOT NULL"
-
-
-@event.listens_for(Field, "after_insert")
-def _create_field_index(_mapper: Any, connection: Connection, field: Field) -> None:
-    for ddl in (field_index_ddl(connection.dialect, field.id, field.type),
-                field_statistics_ddl(connection.dialect, field.id, field.type)):
-        if ddl:
-            connection.execute(text(ddl))
-
-
-@event.listens_for(Field, "after_delete")
-def _drop_field_index(_mapper: Any, connection: Connection, field: Field) -> None:
-    connection.execute(text(f"DROP INDEX IF EXISTS {field_index_name(field.id)}"))
-    if connection.dialect.name == "postgresql":
-        connection.execute(text(f"DROP STATISTICS IF EXISTS {field_statistics_name(field.id)}"))

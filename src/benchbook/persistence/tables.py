@@ -27,17 +27,18 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    event,
     false,
     func,
     literal_column,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
-from sqlalchemy.engine import Dialect
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
-from benchbook.persistence import entry_triggers
+from benchbook.persistence import entry_triggers, field_indexes
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -538,5 +539,17 @@ def sqlite_day(column: Any) -> ColumnElement[Any]:
     return func.substr(column, literal_column("1"), literal_column("10"))
 
 
-# the per-field indexes are made and dropped with their fields (persistence/field_indexes.py)
-from benchbook.persistence import field_indexes as _field_indexes  # noqa: F401
+# the per-field indexes (persistence/field_indexes.py) are made and dropped with their fields
+@event.listens_for(Field, "after_insert")
+def _create_field_index(_mapper: Any, connection: Connection, field: Field) -> None:
+    for ddl in (field_indexes.field_index_ddl(connection.dialect, field.id, field.type),
+                field_indexes.field_statistics_ddl(connection.dialect, field.id, field.type)):
+        if ddl:
+            connection.execute(text(ddl))
+
+
+@event.listens_for(Field, "after_delete")
+def _drop_field_index(_mapper: Any, connection: Connection, field: Field) -> None:
+    connection.execute(text(f"DROP INDEX IF EXISTS {field_indexes.field_index_name(field.id)}"))
+    if connection.dialect.name == "postgresql":
+        connection.execute(text(f"DROP STATISTICS IF EXISTS {field_indexes.field_statistics_name(field.id)}"))

@@ -44,7 +44,7 @@ function useAllRecords(name, schema, query, inherited) {
       total = page.total_exact === false ? Math.max(page.total, items.length + 1) : page.total;
       if (page.items.length < PAGE) { total = page.total_exact === false ? items.length : total; break; }
     }
-    return { items: items.slice(0, CHART_CAP), total };
+    return { items: items.slice(0, CHART_CAP), total, inherited: inherited.join(",") };
   }, [name, schema, query.filter, query.q, query.parent, inherited.join(",")]);
 }
 
@@ -70,9 +70,11 @@ export function RecordsChart({ collection, cat, query, path }) {
   const leaves = [];
   const walk = (t) => { if (!t) return; if (t.and || t.or) (t.and || t.or).forEach(walk); else if (t.not) walk(t.not); else leaves.push(t); };
   walk(tree);
-  const items = data.data ? data.data.items : [];
-  const shown = data.data ? items.length : 0;
-  const total = data.data ? data.data.total : 0;
+  // records read for other inherited fields lack this one's values: wait for the new read
+  const ready = data.data && data.data.inherited === inherited.join(",") ? data.data : null;
+  const items = ready ? ready.items : [];
+  const shown = ready ? items.length : 0;
+  const total = ready ? ready.total : 0;
 
   const select = (label, value, list, onChange, none) => html`<label class="inline">${label}
     <select aria-label=${label} value=${value} onChange=${(e) => onChange(e.target.value)}>
@@ -80,7 +82,7 @@ export function RecordsChart({ collection, cat, query, path }) {
       ${list.map((e) => html`<option value=${e.key}>${e.field.label || e.field.name}</option>`)}</select></label>`;
 
   let body = null;
-  if (data.data) {
+  if (ready) {
     if (kind === "histogram") {
       const f = byKey[cx] && byKey[cx].field;
       body = f ? html`<${Histogram} field=${f} bins=${binValues(items.map((r) => read(r, cx)), bins, f.type === "integer")}
@@ -112,9 +114,9 @@ export function RecordsChart({ collection, cat, query, path }) {
       ${kind === "scatter" ? select("Colour by", cby, choice, (v) => set({ cby: v }), "— none —") : null}
       ${kind === "counts" ? select("Field", cby, choice, (v) => set({ cby: v })) : null}
     </div>
-    ${data.loading && !data.data ? html`<${Loading} />` : null}
+    ${!ready && !data.error ? html`<${Loading} />` : null}
     <${ErrorBox} error=${data.error} onRetry=${data.reload} />
-    ${data.data ? html`<p class="muted" data-testid="chart-count">${shown < total
+    ${ready ? html`<p class="muted" data-testid="chart-count">${shown < total
       ? `Showing the first ${formatCount(shown)} of ${formatCount(total)} records (a chart reads at most ${formatCount(CHART_CAP)}).`
       : `${formatCount(shown)} record${shown === 1 ? "" : "s"}.`}</p>` : null}
     ${body}
