@@ -138,6 +138,12 @@ function usePlot(make, deps) {
   return box;
 }
 
+// An integer field's axis: ticks on whole numbers only, written plainly (a study year reads 2007,
+// not "2,007.1").
+const WHOLE_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 1e6, 1e7, 1e8, 1e9];
+const wholeTicks = (f) => (f.type === "integer"
+  ? { incrs: WHOLE_STEPS, values: (u, splits) => splits.map((v) => (Number.isInteger(v) ? String(v) : "")) } : {});
+
 function NumbersTable({ caption, heads, rows }) {
   return html`<details class="chart-data"><summary>The numbers (${caption})</summary>
     <${ScrollRegion} label=${`${caption} (scrolls)`}><table class="grid" aria-label=${caption}>
@@ -176,8 +182,10 @@ function Scatter({ x, y, by, groups }) {
     const xs = all.map((p) => p[0]);
     const ys = groups.map((_, gi) => all.map((p) => (p[2] === gi ? p[1] : null)));
     return [{ width, height: 300, legend: { show: false }, cursor: { show: false },
-      scales: { x: { time: false } },
-      axes: [{ label: xt }, { label: yt, size: 60 }],
+      // a margin on both sides: uPlot draws the points between the indexes closest to the
+      // scale's ends, so records sharing the largest x (a study year) were drawn only once
+      scales: { x: { time: false, range: (u, min, max) => { const pad = (max - min) * 0.03 || 1; return [min - pad, max + pad]; } } },
+      axes: [{ label: xt, ...wholeTicks(x) }, { label: yt, size: 60, ...wholeTicks(y) }],
       series: [{}, ...groups.map((g, gi) => ({ label: g.label, stroke: COLOURS[gi % COLOURS.length], paths: () => null,
         points: { show: true, size: 5, width: 1, fill: COLOURS[gi % COLOURS.length] + "aa" } }))] },
     [xs, ...ys]];
