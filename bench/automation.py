@@ -61,7 +61,7 @@ from benchbook.persistence.db import Database, open_database, write_lock
 from benchbook.persistence.tables import Job, Record
 from benchbook.runner import drain as drain_module
 from benchbook.runner import engine, triggers, worker, workflows
-from benchbook.runner.plugins import discovery
+from benchbook.runner.plugin_host import discovery
 from benchbook.settings.config import Project
 
 RUNS_TARGET = 500.0

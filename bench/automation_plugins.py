@@ -45,7 +45,7 @@ from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import Job
 from benchbook.runner import batch_runs, queue, workflows
 from benchbook.runner.drain import GROUP_SECONDS, Drain
-from benchbook.runner.plugins import discovery
+from benchbook.runner.plugin_host import discovery
 from benchbook.settings.config import Project
 from benchbook.settings.limits import DEFAULT, Limits
 

@@ -71,7 +71,7 @@ from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
 from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import open_database
-from benchbook.runner.plugins import scratch
+from benchbook.runner.plugin_host import scratch
 from benchbook.runner.worker import LEASE_TTL
 from benchbook.settings.config import Project
 

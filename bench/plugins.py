@@ -3,7 +3,7 @@ on demand (never in the tests).
 
     python bench/plugins.py [--runs 2000] [--cold 20] [--warmup 50] [--big-runs 50]
 
-Everything is timed in process: this script is the host (``benchbook.runner.plugins.host``'s
+Everything is timed in process: this script is the host (``benchbook.runner.plugin_host.host``'s
 ``PluginProcess``, as the step runner uses it) and talks to a plugin subprocess over its
 standard input and output pipes; wall clock per operation. Three subprocesses, all started with
 this interpreter and the host's minimal environment:
@@ -57,9 +57,9 @@ from pathlib import Path
 from typing import Any
 
 from benchbook.plugin import validate_host_frame, validate_plugin_frame
-from benchbook.runner.plugins.frames import BINARY_INLINE_THRESHOLD, encode, parse_plugin_line
-from benchbook.runner.plugins.host import PluginProcess, plugin_env
-from benchbook.runner.plugins.steps import StepRunner
+from benchbook.runner.plugin_host.frames import BINARY_INLINE_THRESHOLD, encode, parse_plugin_line
+from benchbook.runner.plugin_host.host import PluginProcess, plugin_env
+from benchbook.runner.plugin_host.steps import StepRunner
 
 ROUND_TRIP_TARGET = 2.0
 """The SDK plugin's round trip may take at most this many times the bare echo's (p50)."""

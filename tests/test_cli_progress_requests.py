@@ -98,7 +98,7 @@ def test_on_a_terminal_the_bar_shows_the_stages_and_piped_nothing(api: Any) -> N
 def test_plugins_refresh_reports_each_describe(api: Any) -> None:
     """Every in-process plugin and every folder with a manifest (here two broken ones, which
     fail without a process) count as one describe each; the bar shows them on a terminal."""
-    from benchbook.runner.plugins.discovery import MANIFEST, in_process_plugins
+    from benchbook.runner.plugin_host.discovery import MANIFEST, in_process_plugins
 
     folders = api.project.root / "plugins"
     for name in ("broken-a", "broken-b"):

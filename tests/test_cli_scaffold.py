@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 from benchbook.cli.generated import ApiCommand
 from benchbook.cli.main import build_cli
 from benchbook.cli.scaffold import FILES, new_plugin
-from benchbook.runner.plugins.discovery import discover, read_manifest
+from benchbook.runner.plugin_host.discovery import discover, read_manifest
 from tests.waiting import HANG
 
 

@@ -6,7 +6,7 @@
   every property the schema gives that frame — nested ones too (the error envelope, a port,
   ``call_tool``'s params) — and every value of an enum property (``stream``, ``method``).
   A heading for a type the schema does not have fails too.
-- Error kinds: every kind in the table of ``benchbook.runner.plugins.frames``' docstring and in
+- Error kinds: every kind in the table of ``benchbook.runner.plugin_host.frames``' docstring and in
   the SDK's (``benchbook.plugin.errors``) is a row of the guide's *Error kinds* tables.
 - ``plugin.toml``: every key ``discovery.read_manifest`` accepts is a row of the guide's
   *The plugin folder* table (the keys are read from the function's source and checked to be
@@ -41,9 +41,9 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from benchbook.plugin import errors as sdk_errors
-from benchbook.runner.plugins import discovery
-from benchbook.runner.plugins import frames as host_frames
-from benchbook.runner.plugins.host import plugin_env
+from benchbook.runner.plugin_host import discovery
+from benchbook.runner.plugin_host import frames as host_frames
+from benchbook.runner.plugin_host.host import plugin_env
 from tests.waiting import HANG
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,7 +17,7 @@ from typing import Any
 
 from palmerpenguins import load_penguins
 
-from benchbook.domain import plugins as registry
+from benchbook.domain import plugin_registry as registry
 from benchbook.domain.catalog.collections import create_collection
 from benchbook.domain.catalog.schemas import create_schema
 from benchbook.domain.context import Ctx
@@ -26,7 +26,7 @@ from benchbook.domain.records.bulk import bulk_create_records
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import Collection
 from benchbook.runner import triggers, workflows
-from benchbook.runner.plugins import discovery
+from benchbook.runner.plugin_host import discovery
 from benchbook.settings.config import Project
 
 ISLAND = {"name": "island", "label": "Island", "description": "An island of the Palmer Archipelago, Antarctica",

@@ -1,7 +1,7 @@
 """Files and folders owned by a living process, told by a lock the kernel drops when it dies.
 
 A process that owns a work folder (a backup's, ``maintenance/backup_work.py``; a plugin host's
-scratch area, ``runner/plugins/scratch.py``) holds an exclusive ``flock`` on a small JSON file
+scratch area, ``runner/plugin_host/scratch.py``) holds an exclusive ``flock`` on a small JSON file
 for as long as it lives. Whatever way it ends, ``kill -9`` included, the kernel releases the
 lock, so another process can tell a live owner from a dead one without pids or clocks:
 :func:`probe` tries a shared lock without waiting. An owner that could not take its lock

@@ -77,7 +77,7 @@ def test_an_sdk_plugin_keeps_one_process_for_the_run_and_its_logs_reach_the_run_
     assert job["status"] == "completed" and data["words"] == data["chars"]  # one tier-1 process, both steps
     assert "[one] log: text is 'hello'" in job["log"] and "[two] log: text is 'hello x'" in job["log"]
     # a step's answer comes after the stderr lines it wrote reach the log (the process may serve
-    # later runs warm: runner.plugins.pool, tests/runner/test_plugin_pool.py)
+    # later runs warm: runner.plugin_host.pool, tests/runner/test_plugin_pool.py)
     assert "[one] stderr: a line on stderr" in job["log"] and "[two] stderr: a line on stderr" in job["log"]
 
 

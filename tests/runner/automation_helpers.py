@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-from benchbook.domain import plugins as registry
-from benchbook.runner.plugins import container, discovery
+from benchbook.domain import plugin_registry as registry
+from benchbook.runner.plugin_host import container, discovery
 from benchbook.settings.config import read_paused, write_paused
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.conftest import empty_tables

@@ -78,7 +78,7 @@ os.execv(sys.executable, [sys.executable, os.path.join(image, "plugin.py"), mode
 def runnable(where: Path) -> dict[str, Any]:
     """The plugin in folder ``where`` as the registry hands it to a run (its PluginResponse's
     contract, status, tier and ``launch``), described by discovery now: no database needed."""
-    from benchbook.runner.plugins import discovery
+    from benchbook.runner.plugin_host import discovery
 
     found = discovery.describe_folder(where, "docker")
     assert found.status == "ok", found.error

@@ -22,8 +22,8 @@ from benchbook.persistence.tables import AuditBatch
 from benchbook.runner import batch_runs, queue, workflows
 from benchbook.runner import drain as drain_module
 from benchbook.runner.errors import StepFailed
-from benchbook.runner.plugins.frames import violation
-from benchbook.runner.plugins.steps import StepRunner
+from benchbook.runner.plugin_host.frames import violation
+from benchbook.runner.plugin_host.steps import StepRunner
 from benchbook.settings.limits import Limits
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.runner.automation_helpers import register_plugins

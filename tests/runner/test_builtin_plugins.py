@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from benchbook.domain import plugins as registry
+from benchbook.domain import plugin_registry as registry
 from benchbook.domain.context import Ctx
 from benchbook.domain.history import entries
 from benchbook.runner.errors import StepFailed
-from benchbook.runner.plugins.builtins import PLUGINS
-from benchbook.runner.plugins.builtins.import_table import cell_value
-from benchbook.runner.plugins.rpc import HostOperations, enforcing
-from benchbook.runner.plugins.steps import StepRunner
+from benchbook.runner.plugin_host.builtins import PLUGINS
+from benchbook.runner.plugin_host.builtins.import_table import cell_value
+from benchbook.runner.plugin_host.rpc import HostOperations, enforcing
+from benchbook.runner.plugin_host.steps import StepRunner
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.runner.automation_helpers import kept, register_plugins
 

@@ -14,7 +14,7 @@ from benchbook.domain.errors import NotFound
 from benchbook.persistence.tables import AuditBatch, Job
 from benchbook.runner import drain as drain_module
 from benchbook.runner import engine, queue, workflows
-from benchbook.runner.plugins.steps import StepRunner
+from benchbook.runner.plugin_host.steps import StepRunner
 from benchbook.settings.config import write_paused
 from tests.api.helpers import make_collection, make_record, make_schema
 

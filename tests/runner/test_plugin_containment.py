@@ -25,14 +25,14 @@ from starlette.testclient import TestClient
 
 from benchbook.http.app import create_app
 from benchbook.runner.drain import Drain
-from benchbook.runner.plugins import processes, scratch
-from benchbook.runner.plugins.host import PluginProcess
+from benchbook.runner.plugin_host import processes, scratch
+from benchbook.runner.plugin_host.host import PluginProcess
 from benchbook.settings.config import Project
 from tests.runner.rawplugin import contract, folder, runnable, script
 from tests.waiting import HANG, until
 
 BENCHBOOK = [sys.executable, "-c", "from benchbook.cli.main import main; main()"]
-WITHOUT_SETPRIV = [sys.executable, "-c", ("from benchbook.runner.plugins import processes; "
+WITHOUT_SETPRIV = [sys.executable, "-c", ("from benchbook.runner.plugin_host import processes; "
                                           "processes._setpriv = lambda: None; from benchbook.cli.main import main; "
                                           "main()")]
 """The command line, its plugins started by forking and calling prctl in the child."""
@@ -215,13 +215,13 @@ def test_a_host_killed_mid_step_takes_its_plugin_along_and_a_restart_clears_the_
         assert "killed 3 process(es)" in said and "removed 1 scratch folder(s)" in said
 
 
-# A host holding a warm plugin process between runs (runner.plugins.pool): it runs one step with a
+# A host holding a warm plugin process between runs (runner.plugin_host.pool): it runs one step with a
 # pool, writes the pids of the pool's idle processes to warm.json and waits for ever.
 WARM_HOST = """
 import json, sys, threading
 from pathlib import Path
-from benchbook.runner.plugins.pool import Pool
-from benchbook.runner.plugins.steps import StepRunner
+from benchbook.runner.plugin_host.pool import Pool
+from benchbook.runner.plugin_host.steps import StepRunner
 plugin, root = json.loads(sys.argv[1]), Path(sys.argv[2])
 pool = Pool(project_root=root)
 with StepRunner(pool=pool, project_root=root) as runner:
@@ -273,7 +273,7 @@ def test_a_sweep_never_touches_a_live_hosts_processes_or_scratch(tmp_path: Path)
         pids = pinned(json.loads((tmp_path / "pids.json").read_text()))
         other = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
             from pathlib import Path
-            from benchbook.runner.plugins import processes
+            from benchbook.runner.plugin_host import processes
             print(processes.clear_leftovers(Path({str(tmp_path)!r})))
         """)], capture_output=True, text=True, check=True)  # another process: this one's lock is held
         assert "killed=[], areas=0" in other.stdout

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from benchbook.runner.errors import StepFailed
-from benchbook.runner.plugins.frames import MAX_FRAME_BYTES, port_problems, violation
-from benchbook.runner.plugins.host import PluginProcess
+from benchbook.runner.plugin_host.frames import MAX_FRAME_BYTES, port_problems, violation
+from benchbook.runner.plugin_host.host import PluginProcess
 from tests.runner.rawplugin import contract, script
 from tests.waiting import HANG, until
 

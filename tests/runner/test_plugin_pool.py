@@ -1,4 +1,4 @@
-"""Warm plugin processes across runs (issue 36 item 1, :mod:`benchbook.runner.plugins.pool`): a
+"""Warm plugin processes across runs (issue 36 item 1, :mod:`benchbook.runner.plugin_host.pool`): a
 pool serves run after run from one process, which is started afresh after every failure kind
 that leaves it in doubt, after ``plugin_warm_runs`` runs, after ``plugin_idle_seconds`` unused
 (a fake clock and an explicit sweep: no waiting) and when the plugin changed (``plugins
@@ -21,9 +21,9 @@ import yaml
 from benchbook.runner import drain as drain_module
 from benchbook.runner import engine, queue, workflows
 from benchbook.runner.errors import StepFailed
-from benchbook.runner.plugins import discovery
-from benchbook.runner.plugins.pool import Pool
-from benchbook.runner.plugins.steps import StepRunner
+from benchbook.runner.plugin_host import discovery
+from benchbook.runner.plugin_host.pool import Pool
+from benchbook.runner.plugin_host.steps import StepRunner
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.runner.automation_helpers import register_plugins
 from tests.runner.rawplugin import contract, folder, runnable, script

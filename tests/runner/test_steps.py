@@ -15,14 +15,14 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from benchbook.domain import plugins as registry
+from benchbook.domain import plugin_registry as registry
 from benchbook.domain.context import Ctx
 from benchbook.domain.history import entries
 from benchbook.runner.errors import StepFailed
-from benchbook.runner.plugins import discovery
-from benchbook.runner.plugins.frames import parse_plugin_line, violation
-from benchbook.runner.plugins.rpc import HostOperations
-from benchbook.runner.plugins.steps import StepRunner
+from benchbook.runner.plugin_host import discovery
+from benchbook.runner.plugin_host.frames import parse_plugin_line, violation
+from benchbook.runner.plugin_host.rpc import HostOperations
+from benchbook.runner.plugin_host.steps import StepRunner
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.runner.automation_helpers import register_plugins
 from tests.runner.rawplugin import fake_runtime, folder
@@ -270,7 +270,7 @@ def test_discovery_lists_plugins_from_entry_points_like_built_ins(monkeypatch: p
         name = "third-party"
 
         def load(self) -> Any:
-            from benchbook.runner.plugins.builtin import text_stats
+            from benchbook.runner.plugin_host.builtin import text_stats
             return text_stats
 
     class Broken:

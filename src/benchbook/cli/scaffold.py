@@ -3,7 +3,7 @@
 The folder gets four files:
 
 - ``plugin.toml``: ``command = ["{python}", "-m", "benchbook.plugin", "plugin.py"]``, ``tier = 1``,
-  ``timeout = 60`` (read by :func:`benchbook.runner.plugins.discovery.read_manifest`);
+  ``timeout = 60`` (read by :func:`benchbook.runner.plugin_host.discovery.read_manifest`);
 - ``plugin.py``: a small real plugin written with the SDK (:mod:`benchbook.plugin`): input
   ``text`` (string, required) → outputs ``words`` and ``characters`` (integers), config options
   ``min_word_length`` and ``count_spaces``, a ``ctx.log`` line; its id is NAME;

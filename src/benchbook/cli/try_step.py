@@ -19,15 +19,15 @@ from typing import Any
 import click
 
 from benchbook.cli.sending import Settings
-from benchbook.domain import plugins as registry
+from benchbook.domain import plugin_registry as registry
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError
 from benchbook.domain.history import entries
 from benchbook.persistence.db import COMMAND_WAIT, DatabaseBusy, open_database, write_lock
 from benchbook.runner.errors import StepFailed
-from benchbook.runner.plugins import discovery
-from benchbook.runner.plugins.rpc import HostOperations
-from benchbook.runner.plugins.steps import StepRunner
+from benchbook.runner.plugin_host import discovery
+from benchbook.runner.plugin_host.rpc import HostOperations
+from benchbook.runner.plugin_host.steps import StepRunner
 from benchbook.settings.config import Project
 
 

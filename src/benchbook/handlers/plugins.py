@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchbook.domain import plugins as domain
+from benchbook.domain import plugin_registry as domain
 from benchbook.domain.progress import Progress, reporting, silent
 from benchbook.handlers.uow import read, services, write
-from benchbook.runner.plugins import discovery
+from benchbook.runner.plugin_host import discovery
 
 Body = dict[str, Any]
 

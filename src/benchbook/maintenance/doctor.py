@@ -43,7 +43,7 @@ The checks, in order (:func:`examine`):
                  still running is a note. Fix: remove them (a running backup's never).
 ``scratch``      processes started by plugins of a benchbook process that was killed, still
                  running, and the scratch areas (``.benchbook/scratch``) of killed processes
-                 (:mod:`benchbook.runner.plugins.processes`, ``.scratch``). Fix: kill them,
+                 (:mod:`benchbook.runner.plugin_host.processes`, ``.scratch``). Fix: kill them,
                  then remove the areas (a live process's never).
 
 Nothing is changed unless ``fix`` is given. A finding is a problem when its severity is
@@ -79,7 +79,7 @@ from benchbook.persistence.db import COMMAND_WAIT, alembic_config, make_engine, 
 from benchbook.persistence.field_indexes import field_index_ddl, field_index_name
 from benchbook.persistence.tables import Base, Field, Job, RecordLink, StoredFile
 from benchbook.runner import queue
-from benchbook.runner.plugins import processes, scratch
+from benchbook.runner.plugin_host import processes, scratch
 from benchbook.settings.config import CONFIG_NAME, Project
 
 GRACE = 600.0

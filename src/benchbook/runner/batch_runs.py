@@ -37,7 +37,7 @@ from typing import Any
 from sqlalchemy import Table, insert, select, update
 from sqlalchemy.orm import Session
 
-from benchbook.domain import plugins as registry
+from benchbook.domain import plugin_registry as registry
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import NotFound
 from benchbook.domain.ids import new_id
@@ -47,7 +47,7 @@ from benchbook.runner import engine
 from benchbook.runner.drain import RUN_WAIT, Claimed, Drain
 from benchbook.runner.engine import StepExecution, _Run
 from benchbook.runner.errors import StepFailed, StopRun
-from benchbook.runner.plugins.steps import StepRunner
+from benchbook.runner.plugin_host.steps import StepRunner
 from benchbook.runner.workflows import Step, Workflow
 from benchbook.settings.config import Project
 

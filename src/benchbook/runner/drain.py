@@ -39,7 +39,7 @@ from benchbook.domain.ids import new_id
 from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Job, utcnow
 from benchbook.runner import workflows
-from benchbook.runner.plugins import pool, processes, scratch
+from benchbook.runner.plugin_host import pool, processes, scratch
 from benchbook.settings.config import Project
 from benchbook.settings.limits import DEFAULT, Limits
 

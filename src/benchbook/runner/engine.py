@@ -52,7 +52,7 @@ from typing import Any
 from sqlalchemy import Table, bindparam, exists, select, update
 from sqlalchemy.orm import Session
 
-from benchbook.domain import plugins as registry
+from benchbook.domain import plugin_registry as registry
 from benchbook.domain.catalog.dtypes import display_value
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.context import Ctx
@@ -65,8 +65,8 @@ from benchbook.plugin import values as sdk_values
 from benchbook.runner import kept_reads, step_outputs, triggers, workflows
 from benchbook.runner.drain import RUN_WAIT, Claimed, Drain, claim, claim_in, drop_empty_batch
 from benchbook.runner.errors import Regroup, StepFailed, StopRun
-from benchbook.runner.plugins.rpc import HostOperations
-from benchbook.runner.plugins.steps import StepRunner
+from benchbook.runner.plugin_host.rpc import HostOperations
+from benchbook.runner.plugin_host.steps import StepRunner
 from benchbook.runner.workflows import Step, Workflow
 from benchbook.settings.config import Project
 

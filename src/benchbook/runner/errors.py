@@ -4,7 +4,7 @@
 
     RunnerError
      ├── StepFailed     a step's plugin operation failed: ``kind``, ``message``, ``retryable``
-     │                  (the plugin protocol's error envelope; kinds in ``runner/plugins/frames.py``)
+     │                  (the plugin protocol's error envelope; kinds in ``runner/plugin_host/frames.py``)
      ├── Regroup        a run of an open group of runs failed: the drain rolls the group back and
      │                  runs that run alone (``runner/drain.py``)
      └── StopRun        the run ends before its next step: cancelled, deleted or interrupted
@@ -22,7 +22,7 @@ class RunnerError(Exception):
 
 
 class StepFailed(RunnerError):
-    """A plugin operation failed: ``kind`` (see ``runner/plugins/frames.py``), ``message``,
+    """A plugin operation failed: ``kind`` (see ``runner/plugin_host/frames.py``), ``message``,
     ``retryable``."""
 
     def __init__(self, kind: str, message: str, retryable: bool = False) -> None:

@@ -36,12 +36,12 @@ from typing import Self
 
 from sqlalchemy import Engine, select
 
-from benchbook.domain import plugins as registry
+from benchbook.domain import plugin_registry as registry
 from benchbook.persistence.db import Database
 from benchbook.persistence.tables import Job
 from benchbook.runner import batch_runs, kept_reads, queue
 from benchbook.runner.drain import GROUP_SECONDS, RUN_WAIT, Drain
-from benchbook.runner.plugins import processes
+from benchbook.runner.plugin_host import processes
 from benchbook.settings.config import Project, read_paused
 
 log = logging.getLogger("benchbook.runs")
@@ -213,7 +213,7 @@ class Worker:
         return held
 
     def _discover_plugins(self) -> None:
-        from benchbook.runner.plugins import discovery
+        from benchbook.runner.plugin_host import discovery
 
         with self.db.session() as s:
             empty = registry.is_empty(s)

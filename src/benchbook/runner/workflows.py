@@ -37,7 +37,7 @@ import yaml
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from benchbook.domain import plugins as registry
+from benchbook.domain import plugin_registry as registry
 from benchbook.domain.catalog.lookup import SchemaMeta, ancestors, find_schema
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.persistence.tables import Job, Plugin, utcnow

@@ -47,7 +47,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from benchbook.plugin import BINARY_INLINE_THRESHOLD, Context, Plugin, PluginError, PluginRpcError
-from benchbook.runner.plugins.builtins._stored import fetch, short
+from benchbook.runner.plugin_host.builtins._stored import fetch, short
 
 GIB = 1024 ** 3
 DEFAULT_MAX_MEMBERS = 10_000

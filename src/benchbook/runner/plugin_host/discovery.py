@@ -1,5 +1,5 @@
 """Discovery: find every plugin, ask each once for its contract and store it in the registry
-(:mod:`benchbook.domain.plugins`). Sources, in this order:
+(:mod:`benchbook.domain.plugin_registry`). Sources, in this order:
 
 1. benchbook's built-ins and the ``benchbook.plugins`` entry-point group (in-process, tier
    ``builtin``; :mod:`.builtin`);
@@ -34,12 +34,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from benchbook.domain.plugins import Described, replace_all
+from benchbook.domain.plugin_registry import Described, replace_all
 from benchbook.domain.progress import Progress, silent
 from benchbook.runner.errors import StepFailed
-from benchbook.runner.plugins import builtin, container
-from benchbook.runner.plugins.frames import violation
-from benchbook.runner.plugins.host import PluginProcess
+from benchbook.runner.plugin_host import builtin, container
+from benchbook.runner.plugin_host.frames import violation
+from benchbook.runner.plugin_host.host import PluginProcess
 
 DESCRIBE_TIMEOUT = 20.0
 """Seconds a plugin has to answer ``describe``."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from benchbook.plugin import Context, Plugin, PluginError, PluginRpcError
 from benchbook.plugin.batches import answer_run
-from benchbook.runner.plugins import builtins
+from benchbook.runner.plugin_host import builtins
 
 ENTRY_POINT_GROUP = "benchbook.plugins"
 

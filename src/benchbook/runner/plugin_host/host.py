@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import IO, Any, Self
 
 from benchbook.runner.errors import StepFailed
-from benchbook.runner.plugins import processes, scratch
-from benchbook.runner.plugins.frames import (
+from benchbook.runner.plugin_host import processes, scratch
+from benchbook.runner.plugin_host.frames import (
     MAX_FRAME_BYTES,
     PLUGIN_FINAL,
     encode,

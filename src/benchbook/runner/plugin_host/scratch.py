@@ -15,7 +15,7 @@ gone (no pid reuse to fear, no clock to trust). The lock file is locked before i
 owner lives, and it is made before the area's folder and removed after it, so a folder without
 its lock file is stale too. :func:`sweep` removes stale areas; the run queue's worker does at
 server start and when a drain starts, ``benchbook doctor --fix`` on demand
-(:func:`benchbook.runner.plugins.processes.clear_leftovers`). On a filesystem without ``flock``
+(:func:`benchbook.runner.plugin_host.processes.clear_leftovers`). On a filesystem without ``flock``
 an area is marked ``locked: false`` and left alone by sweepers (its owner still removes it).
 
 The folder is not part of a backup (which takes ``benchbook.toml``, ``workflows/``,

@@ -11,7 +11,7 @@ its contract. :data:`PLUGINS` lists them in the order discovery registers them.
 from __future__ import annotations
 
 from benchbook.plugin import Plugin
-from benchbook.runner.plugins.builtins import (
+from benchbook.runner.plugin_host.builtins import (
     attach_files,
     file_checksum,
     import_table,

@@ -19,7 +19,7 @@ from typing import Any
 
 from benchbook.domain.ids import new_id
 from benchbook.runner.errors import StepFailed
-from benchbook.runner.plugins.host import LogSink, PluginProcess, RpcAnswer
+from benchbook.runner.plugin_host.host import LogSink, PluginProcess, RpcAnswer
 
 DEFAULT_MEMORY = "512m"
 DEFAULT_CPUS = "1"

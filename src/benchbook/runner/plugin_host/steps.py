@@ -25,12 +25,12 @@ import jsonschema
 
 from benchbook.plugin import values as sdk_values
 from benchbook.runner.errors import StepFailed
-from benchbook.runner.plugins import builtin, container, scratch
-from benchbook.runner.plugins.discovery import installed_in_process
-from benchbook.runner.plugins.frames import port_problems
-from benchbook.runner.plugins.host import LogSink, PluginProcess, RpcAnswer
-from benchbook.runner.plugins.pool import POISONING, Pool
-from benchbook.runner.plugins.rpc import enforcing, refusing_one_run_calls
+from benchbook.runner.plugin_host import builtin, container, scratch
+from benchbook.runner.plugin_host.discovery import installed_in_process
+from benchbook.runner.plugin_host.frames import port_problems
+from benchbook.runner.plugin_host.host import LogSink, PluginProcess, RpcAnswer
+from benchbook.runner.plugin_host.pool import POISONING, Pool
+from benchbook.runner.plugin_host.rpc import enforcing, refusing_one_run_calls
 
 RpcFactory = Callable[[Path], RpcAnswer]
 """``rpc_for(scratch)``: the host operations for a step whose plugin uses ``scratch``."""

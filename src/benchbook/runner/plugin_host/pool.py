@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from benchbook.runner.plugins.host import PluginProcess
+from benchbook.runner.plugin_host.host import PluginProcess
 from benchbook.settings.limits import DEFAULT
 
 log = logging.getLogger("benchbook.runs")

@@ -46,7 +46,7 @@ from benchbook.domain.records import lists, writes
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.rows import find_record
 from benchbook.domain.records.shaping import RecordShaper
-from benchbook.runner.plugins.frames import BINARY_INLINE_THRESHOLD, violation
+from benchbook.runner.plugin_host.frames import BINARY_INLINE_THRESHOLD, violation
 
 METHODS = ("get_file", "update_record", "create_record", "commit")
 TOOLS = ("get_context_record", "find_records", "get_schema", "store_file")

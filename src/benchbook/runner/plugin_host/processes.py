@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchbook.runner.plugins import scratch
+from benchbook.runner.plugin_host import scratch
 
 log = logging.getLogger("benchbook.runs")
 

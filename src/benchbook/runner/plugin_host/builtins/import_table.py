@@ -43,7 +43,7 @@ from typing import Any
 
 from benchbook.domain.imports.readers import sniff_delimiter
 from benchbook.plugin import Context, Plugin, PluginError, PluginRpcError
-from benchbook.runner.plugins.builtins._stored import Problems, StoredFile, fetch
+from benchbook.runner.plugin_host.builtins._stored import Problems, StoredFile, fetch
 from benchbook.settings import limits
 
 REPORT_LIMIT = 20
