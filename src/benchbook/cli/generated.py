@@ -33,8 +33,9 @@ from typing import Any
 import click
 
 from benchbook.cli.lazy import LazyGroup
+from benchbook.cli.operation import NULL, Operation
 from benchbook.cli.pages import counts_exactly
-from benchbook.cli.sending import NULL, Operation, Settings, read_body_option, run_request
+from benchbook.cli.sending import Settings, read_body_option, run_request
 from benchbook.cli.spelling import cli_spelling
 from benchbook.http import document as api_document
 

@@ -22,7 +22,7 @@ from benchbook.cli.spelling import cli_spelling
 if TYPE_CHECKING:
     import httpx
 
-    from benchbook.cli.sending import Operation
+    from benchbook.cli.operation import Operation
 
 
 def _is_json(response: httpx.Response) -> bool:
