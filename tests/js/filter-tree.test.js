@@ -1,7 +1,7 @@
 // The filter tree's pure helpers (lib/filter-tree.js), without a browser: node --test tests/js/
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { asRoot, catalogue, compact, describeLeaf, errorPathOf, parseFilter, pathKinds, replaceAt } from
+import { asRoot, catalogue, compact, describeLeaf, errorPathOf, leavesOf, parseFilter, pathKinds, replaceAt } from
   "../../src/benchbook/web/static/lib/filter-tree.js";
 
 const SCHEMAS = [
@@ -54,4 +54,12 @@ test("a refusal's loc points at the node it refused", () => {
   assert.equal(errorPathOf({ errors: [{ loc: ["query", "filter"] }] }), "root");
   assert.equal(errorPathOf({ errors: [{ loc: ["body", "data"] }] }), null);
   assert.equal(errorPathOf(null), null);
+});
+
+test("the leaves of a tree, in order, however deep", () => {
+  const a = { field: "a", op: "eq", value: 1 }, b = { field: "b", op: "gt", value: 2 }, c = { field: "c", op: "is_null" };
+  assert.deepEqual(leavesOf({ and: [a, { or: [b, { and: [c] }] }] }), [a, b, c]);
+  assert.deepEqual(leavesOf(a), [a]);
+  assert.deepEqual(leavesOf(null), []);
+  assert.deepEqual(leavesOf({ or: [] }), []);
 });

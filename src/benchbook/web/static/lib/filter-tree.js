@@ -88,6 +88,8 @@ export function describeLeaf(cat, leaf) {
 // ---------------------------------------------------------------- tree helpers
 export const isGroup = (n) => n && typeof n === "object" && (Array.isArray(n.and) || Array.isArray(n.or));
 export const kindOf = (g) => (Array.isArray(g.and) ? "and" : "or");
+// Every leaf of a tree (null: none), in order.
+export const leavesOf = (n) => (isGroup(n) ? (n.and || n.or).flatMap(leavesOf) : n ? [n] : []);
 
 // The stored tree as a root group (a lone leaf becomes an and-group of one).
 export function asRoot(tree) {

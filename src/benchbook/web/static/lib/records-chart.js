@@ -11,6 +11,7 @@ import { get } from "./api.js";
 import { href, navigate, seg } from "./router.js";
 import { useLoad, Loading, ErrorBox, formatCount, ScrollRegion } from "./ui.js";
 import { parseFilter, describeLeaf } from "./records-filter.js";
+import { leavesOf } from "./filter-tree.js";
 import { axisTitle, binValues, chartFields, choicesOf, countBy, groupPoints, isNum, valueOf } from "./chart-data.js";
 
 export const CHART_CAP = 10000;
@@ -67,9 +68,7 @@ export function RecordsChart({ collection, cat, query, path }) {
   const read = (r, key) => valueOf(byKey[key])(r);
   const data = useAllRecords(name, schema, query, inherited);
   const tree = parseFilter(query.filter);
-  const leaves = [];
-  const walk = (t) => { if (!t) return; if (t.and || t.or) (t.and || t.or).forEach(walk); else if (t.not) walk(t.not); else leaves.push(t); };
-  walk(tree);
+  const leaves = leavesOf(tree);
   // records read for other inherited fields lack this one's values: wait for the new read
   const ready = data.data && data.data.inherited === inherited.join(",") ? data.data : null;
   const items = ready ? ready.items : [];

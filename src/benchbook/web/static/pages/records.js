@@ -10,7 +10,7 @@ import { useLoad, useAction, Loading, ErrorBox, Field, Modal, Confirm, notify, u
 import { pokeStatus } from "../lib/status.js";
 import { VIEW_NAME, VIEW_RULE, nameError, viewNameOf } from "../lib/names.js";
 import { catalogue, FilterBuilder, parseFilter, errorPathOf, asRoot, compact } from "../lib/records-filter.js";
-import { isGroup } from "../lib/filter-tree.js";
+import { leavesOf } from "../lib/filter-tree.js";
 import { ColumnChooser, columnsParam, sortKeyOf, cellValue, toCsv, download } from "../lib/records-table.js";
 import { NewRecord } from "../lib/records-new.js";
 import { DeleteSelected } from "../lib/delete-referenced.js";
@@ -139,7 +139,7 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
   const [dialog, setDialog] = useState(null);
   const [controls, setControls] = useState(false);  // below 700 px: the folded controls shown
   const fold = `narrow-fold${controls ? " open" : ""}`;
-  const conditions = countLeaves(tree);
+  const conditions = leavesOf(tree).length;
   const filterError = records.error && errorPathOf(records.error) !== null ? records.error : null;
 
   // the export holds the columns shown, in order (inherited and ref.target ones too), with the id first
@@ -202,12 +202,6 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
     ${dialog && dialog.kind === "new" ? html`<${NewRecord} collection=${name} cat=${cat} types=${types} parent=${query.parent}
       onClose=${() => setDialog(null)} onDone=${(r) => { setDialog(null); notify(`Created ${r.natural_name || r.id}`, "ok"); records.reload(); }} />` : null}
   </div>`;
-}
-
-// The conditions (leaves) of a filter tree: what the folded controls' button counts.
-function countLeaves(node) {
-  if (!node) return 0;
-  return isGroup(node) ? (node.and || node.or).reduce((n, child) => n + countLeaves(child), 0) : 1;
 }
 
 function SearchBox({ value, onSearch, schema }) {

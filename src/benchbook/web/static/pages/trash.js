@@ -58,6 +58,8 @@ function Section({ id, title, intro, empty, load, items, deps = [], more }) {
 
 const deletes = (kind) => (signal) => get("/audit/events", { filter: deletesOf(kind), limit: 50 }, { signal });
 
+// "a, b and c"
+const andList = (xs) => (xs.length > 1 ? `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}` : xs[0] || "");
 // "V-1, V-2, V-3 and 4 more vials": the first few records' names and how many more.
 const SHOWN = 3;
 const plural = (n, one) => (n === 1 ? one : /(s|x|z|ch|sh)$/.test(one) ? one + "es" : /[^aeiou]y$/.test(one) ? one.slice(0, -1) + "ies" : one + "s");
@@ -67,10 +69,8 @@ function deletionNames(d) {
   const noun = nounOf(d);
   const names = d.examples.slice(0, SHOWN).map((x) => x.natural_name || `${x.schema_name} ${x.id.slice(-8)}`);
   const rest = d.count - names.length;
-  if (rest > 0) return `${names.join(", ")} and ${formatCount(rest)} more ${plural(rest, noun)}`;
-  return names.length > 1 ? `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}` : names[0] || "";
+  return rest > 0 ? `${names.join(", ")} and ${formatCount(rest)} more ${plural(rest, noun)}` : andList(names);
 }
-const andList = (xs) => (xs.length > 1 ? `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}` : xs[0] || "");
 
 // A record deletion still in effect (GET /records/deleted): one with a history batch comes back
 // through restore-all, a record deleted on its own through its own endpoint; purge takes what
