@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from benchbook.domain.errors import error_entry
 from benchbook.domain.progress import KEY_PATTERN, KeyInUse, ProgressBoard, reported_to
-from benchbook.http.envelope import send_error
+from benchbook.http.envelope import send_error, status_of
 
 HEADER = b"x-progress-key"
 """The request header naming a progress key (lower case, as ASGI gives header names)."""
@@ -48,8 +48,8 @@ class ProgressMiddleware:
             return
         try:
             report = self.board.start(text)
-        except KeyInUse:
-            await send_error(send, 409, f"a request with progress key {text} is still being handled: pick another key",
+        except KeyInUse as exc:
+            await send_error(send, status_of(exc), f"a request with progress key {text} is still being handled: pick another key",
                              errors=[error_entry(_LOC, "in use by a request still being handled", "conflict")])
             return
         try:

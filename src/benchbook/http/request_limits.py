@@ -21,7 +21,7 @@ import re
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchbook.domain.errors import BenchbookError
-from benchbook.http.envelope import send_error
+from benchbook.http.envelope import send_error, status_of
 from benchbook.settings.limits import Limits, use
 
 log = logging.getLogger("benchbook")
@@ -134,4 +134,4 @@ class LimitsMiddleware:
                     log.warning("request body over its limit after the response started: %s", exc.detail)
                     return
                 # the rest of the body is not read
-                await send_error(send, 413, exc.detail, [(b"connection", b"close")])
+                await send_error(send, status_of(exc), exc.detail, [(b"connection", b"close")])
