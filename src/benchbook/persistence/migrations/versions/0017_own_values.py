@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from alembic import op
 
+from benchbook.persistence.migrations.frozen_triggers import DROP, LAYOUT_17
+
 revision = "0017_own_values"
 down_revision = "0016_sort_indexes"
 branch_labels = None
@@ -39,54 +41,21 @@ depends_on = None
 # frozen (issue 39 item 7): the statements as this migration was written to send them; never edited
 KINDS = (("create", "new_data"), ("delete", "old_data"))
 INDEXES = {'create': 'ix_audit_entries_created_values', 'delete': 'ix_audit_entries_deleted_values'}
-CREATE = {
+_INDEXES = {
     "sqlite": (
-        ('CREATE TRIGGER records_keep_own_values_update BEFORE UPDATE OF data ON records WHEN OLD.data IS '
-         "NOT NEW.data BEGIN UPDATE audit_entries SET new_data = json_insert(new_data, '$.data', "
-         "json(OLD.data)) WHERE entity_type = 'record' AND entity_id = OLD.id AND action = 'create' AND "
-         "json_type(new_data, '$.data') IS NULL; UPDATE audit_entries SET old_data = "
-         "json_insert(old_data, '$.data', json(OLD.data)) WHERE entity_type = 'record' AND entity_id = "
-         "OLD.id AND action = 'delete' AND json_type(old_data, '$.data') IS NULL; END"),
-        ('CREATE TRIGGER records_keep_own_values_delete BEFORE DELETE ON records BEGIN UPDATE '
-         "audit_entries SET new_data = json_insert(new_data, '$.data', json(OLD.data)) WHERE entity_type "
-         "= 'record' AND entity_id = OLD.id AND action = 'create' AND json_type(new_data, '$.data') IS "
-         "NULL; UPDATE audit_entries SET old_data = json_insert(old_data, '$.data', json(OLD.data)) WHERE "
-         "entity_type = 'record' AND entity_id = OLD.id AND action = 'delete' AND json_type(old_data, "
-         "'$.data') IS NULL; END"),
         ('CREATE INDEX IF NOT EXISTS ix_audit_entries_created_values ON audit_entries (id) WHERE action = '
          "'create' AND entity_type = 'record' AND json_type(new_data, '$.data') IS NOT NULL"),
         ('CREATE INDEX IF NOT EXISTS ix_audit_entries_deleted_values ON audit_entries (id) WHERE action = '
          "'delete' AND entity_type = 'record' AND json_type(old_data, '$.data') IS NOT NULL"),
     ),
     "postgresql": (
-        ('CREATE OR REPLACE FUNCTION benchbook_keep_own_values() RETURNS trigger LANGUAGE plpgsql AS $$ '
-         "BEGIN UPDATE audit_entries SET new_data = jsonb_build_object('data', OLD.data) || new_data "
-         "WHERE entity_type = 'record' AND entity_id = OLD.id AND action = 'create' AND NOT (new_data ? "
-         "'data'); UPDATE audit_entries SET old_data = jsonb_build_object('data', OLD.data) || old_data "
-         "WHERE entity_type = 'record' AND entity_id = OLD.id AND action = 'delete' AND NOT (old_data ? "
-         "'data'); IF TG_OP = 'DELETE' THEN RETURN OLD; END IF; RETURN NEW; END $$"),
-        ('CREATE TRIGGER records_keep_own_values_update BEFORE UPDATE OF data ON records FOR EACH ROW '
-         'WHEN (OLD.data IS DISTINCT FROM NEW.data) EXECUTE FUNCTION benchbook_keep_own_values()'),
-        ('CREATE TRIGGER records_keep_own_values_delete BEFORE DELETE ON records FOR EACH ROW EXECUTE '
-         'FUNCTION benchbook_keep_own_values()'),
         ('CREATE INDEX IF NOT EXISTS ix_audit_entries_created_values ON audit_entries (id) WHERE action = '
          "'create' AND entity_type = 'record' AND new_data ? 'data'"),
         ('CREATE INDEX IF NOT EXISTS ix_audit_entries_deleted_values ON audit_entries (id) WHERE action = '
          "'delete' AND entity_type = 'record' AND old_data ? 'data'"),
     ),
 }
-DROP = {
-    "sqlite": (
-        'DROP TRIGGER IF EXISTS records_keep_own_values_update',
-        'DROP TRIGGER IF EXISTS records_keep_own_values_delete',
-    ),
-    "postgresql": (
-        'DROP TRIGGER IF EXISTS records_keep_own_values_update ON records',
-        'DROP TRIGGER IF EXISTS records_keep_own_values_delete ON records',
-        'DROP FUNCTION IF EXISTS benchbook_keep_own_values()',
-    ),
-}
-
+CREATE = {dialect: (*LAYOUT_17[dialect], *_INDEXES[dialect]) for dialect in LAYOUT_17}
 
 def upgrade() -> None:
     for statement in CREATE["postgresql" if op.get_bind().dialect.name == "postgresql" else "sqlite"]:
