@@ -108,15 +108,21 @@ def test_escape_cancels_edit_and_the_focus_returns_to_edit_values(page: Any, dem
     assert httpx.get(f"{demo_server}/api/records/{penguin['id']}").json()["data"]["bill_length_mm"] == before
 
 
-def test_escape_closes_an_open_reference_picker_first_and_the_edit_stays(page: Any, demo_server: str) -> None:
+def probes(demo_server: str, schema: str) -> list[dict[str, Any]]:
+    """Schema ``schema`` (a code and a reference to its own kind) and two records of it, P-1 and
+    P-2, in a collection of their own; returns the two records."""
     origin = {"origin": demo_server}
     httpx.post(f"{demo_server}/api/schemas", headers=origin, json={
-        "name": "probe", "display_template": "{code}", "fields": [
-            {"name": "code", "type": "string"}, {"name": "source", "type": "reference", "restrictions": {"schema": "probe"}}]},
+        "name": schema, "display_template": "{code}", "fields": [
+            {"name": "code", "type": "string"}, {"name": "source", "type": "reference", "restrictions": {"schema": schema}}]},
     ).raise_for_status()
-    httpx.post(f"{demo_server}/api/collections", headers=origin, json={"name": "probes", "schemas": ["probe"]}).raise_for_status()
-    made = [httpx.post(f"{demo_server}/api/collections/probes/records", headers=origin,
-                       json={"schema_name": "probe", "data": {"code": code}}).json() for code in ("P-1", "P-2")]
+    httpx.post(f"{demo_server}/api/collections", headers=origin, json={"name": f"{schema}s", "schemas": [schema]}).raise_for_status()
+    return [httpx.post(f"{demo_server}/api/collections/{schema}s/records", headers=origin,
+                       json={"schema_name": schema, "data": {"code": code}}).json() for code in ("P-1", "P-2")]
+
+
+def test_escape_closes_an_open_reference_picker_first_and_the_edit_stays(page: Any, demo_server: str) -> None:
+    made = probes(demo_server, "probe")
     open_app(page, demo_server, f"/r/{made[1]['id']}")
     page.get_by_role("button", name="Edit values").click()
     page.get_by_label("code").fill("P-2 changed")
@@ -182,3 +188,31 @@ def test_on_a_narrow_screen_the_controls_fold_behind_one_button(page: Any, demo_
     expect(toggle).to_be_hidden()
     expect(chooser).to_be_visible()
     expect(page.get_by_role("button", name="Add condition")).to_be_visible()
+
+
+def test_a_type_ahead_still_waiting_when_enter_asked_does_not_reopen_the_list_after_escape(
+        page: Any, demo_server: str) -> None:
+    """The picker asks 200 ms after the last key; Enter asks at once. The ask still waiting when
+    Enter was pressed used to fire after an Escape had closed the list and open it again, so the
+    next Escape closed it instead of clearing the text (seen on a busy machine). The page's clock
+    is stopped here, so the waiting ask fires exactly when the test says, after the Escape."""
+    made = probes(demo_server, "gauge")
+    page.add_init_script("""window.asked = []; const fetched = window.fetch;
+        window.fetch = (url, init) => { window.asked.push(String(url)); return fetched(url, init); };""")
+    page.clock.install()
+    open_app(page, demo_server, f"/r/{made[1]['id']}")
+    page.get_by_role("button", name="Edit values").click()
+    page.clock.pause_at(page.evaluate("Date.now()") + 1000)
+    picker = page.get_by_role("searchbox", name="source")
+    picker.fill("P-1")  # the type-ahead's ask now waits on the stopped clock
+    picker.press("Enter")
+    matches = page.get_by_role("list", name="records for source")
+    expect(matches.get_by_role("button", name="P-1")).to_be_visible()
+    picker.press("Escape")
+    expect(matches).to_have_count(0)
+    page.clock.run_for(1000)  # anything still waiting fires now, before the count below
+    searches = page.evaluate("() => window.asked.filter((u) => u.includes('search=P-1')).length")
+    assert searches == 1, "the type-ahead asked again after Escape closed the list"
+    picker.press("Escape")
+    expect(picker).to_have_value("")
+    expect(page.get_by_label("code")).to_be_visible()

@@ -50,14 +50,20 @@ function ReferencePicker({ id, describedBy, field, value, label, collection, onC
       if (mine === asked.current) setOptions(found);
     } catch (e) { if (mine === asked.current) setError(e); }
   };
+  // The type-ahead's pending ask: Enter, Find and Escape cancel it, so that it cannot open the
+  // list again after Escape closed it (on a busy machine it fired after the Escape).
+  const pending = useRef(null);
+  const cancelPending = () => { clearTimeout(pending.current); pending.current = null; };
   useEffect(() => {
     if (!q.trim()) return undefined;
-    const t = setTimeout(() => search(q), TYPE_AHEAD_MS);
-    return () => clearTimeout(t);
+    pending.current = setTimeout(() => { pending.current = null; search(q); }, TYPE_AHEAD_MS);
+    return cancelPending;
   }, [q]);
+  const askNow = () => { cancelPending(); search(q); };
   const onKeyDown = (e) => {
     if (e.key !== "Escape" || e.defaultPrevented || (!options && !error && !q)) return;
     e.preventDefault();
+    cancelPending();
     if (options || error) { asked.current += 1; setOptions(null); setError(null); } else setQ("");
   };
   return html`<div class="ref-picker" onKeyDown=${onKeyDown}>
@@ -65,8 +71,8 @@ function ReferencePicker({ id, describedBy, field, value, label, collection, onC
       : html`<span>${value}</span> (a key or name: the record it names is linked when saved)`}</p>
     <div class="toolbar">
       <input id=${id} aria-describedby=${describedBy} type="search" placeholder="Type a name to find a record" value=${q}
-        autocomplete="off" onInput=${(e) => setQ(e.target.value)} onKeyDown=${(e) => { if (e.key === "Enter") { e.preventDefault(); search(q); } }} />
-      <button type="button" onClick=${() => search(q)}>Find</button>
+        autocomplete="off" onInput=${(e) => setQ(e.target.value)} onKeyDown=${(e) => { if (e.key === "Enter") { e.preventDefault(); askNow(); } }} />
+      <button type="button" onClick=${askNow}>Find</button>
       ${q.trim() ? html`<button type="button" title="Save resolves it by the target's key, natural name or id (docs/import.md)"
         onClick=${() => { onChange(q.trim()); setOptions(null); }}>Use as typed</button>` : null}
       ${value ? html`<button type="button" onClick=${() => onChange(null)}>Clear</button>` : null}
