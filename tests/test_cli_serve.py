@@ -380,7 +380,7 @@ def test_a_request_whose_client_left_is_abandoned_and_a_stop_abandons_the_rest(t
             client.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nx-benchbook-test-hold: gone\r\n\r\n")
             gone_started.wait(live.log_path)
         gone_abandoned.wait(live.log_path)  # the client closed its connection: the work stopped
-        assert httpx.get(live.base + "/api/health").json()["status"] == "ok"
+        assert httpx.get(live.base + "/api/health", timeout=HANG).json()["status"] == "ok"
 
         thread, answer = _hold(live, "held")
         held_started.wait(live.log_path)

@@ -8,7 +8,6 @@ import io
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from rich.console import Console
 
@@ -16,6 +15,7 @@ from benchbook.cli.progress import send_followed
 from benchbook.cli.sending import Settings, send
 from benchbook.domain.progress import KeyInUse, ProgressBoard
 from benchbook.settings.config import Project
+from tests import patient_http as http
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.live_server import served_in_thread
 
@@ -91,7 +91,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def test_over_url_a_command_s_bar_follows_the_server_s_progress(server: str) -> None:
-    with httpx.Client(base_url=f"{server}/api") as client:
+    with http.Client(base_url=f"{server}/api") as client:
         client.post("/schemas", json={"name": "sample", "fields": [{"name": "n", "type": "integer"}]}).raise_for_status()
         client.post("/collections", json={"name": "lab", "schemas": ["sample"]}).raise_for_status()
         for i in range(RECORDS):
@@ -104,7 +104,7 @@ def test_over_url_a_command_s_bar_follows_the_server_s_progress(server: str) -> 
     assert answer.status_code == 200 and answer.json()["deleted"] == RECORDS
     assert "deleting records" in out.getvalue() and f"{RECORDS}/{RECORDS}" in out.getvalue()
     key = request["headers"]["X-Progress-Key"]
-    assert httpx.get(f"{server}/api/progress/{key}").json()["finished"] is True
+    assert http.get(f"{server}/api/progress/{key}").json()["finished"] is True
 
     piped = io.StringIO()  # piped: one plain request, no key, nothing drawn
     request = {"method": "POST", "url": "/api/audit/restore-all", "params": [], "json": {}}

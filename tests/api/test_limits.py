@@ -261,8 +261,7 @@ def test_a_live_server_answers_long_targets_and_repeated_origins_in_the_envelope
     request h11 refuses (Host twice) gets the envelope from benchbook's h11 protocol."""
     import socket
 
-    import httpx
-
+    from tests import patient_http as http
     from tests.live_server import served
     from tests.waiting import HANG
 
@@ -281,10 +280,10 @@ def test_a_live_server_answers_long_targets_and_repeated_origins_in_the_envelope
         head, _, body = answer.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 414"), head
         assert "url_bytes" in json.loads(body)["detail"]
-        r = httpx.post(base + "/collections", json={"name": "x"},
+        r = http.post(base + "/collections", json={"name": "x"},
                        headers=[("origin", "https://evil.example"), ("origin", "http://127.0.0.1")])
         assert r.status_code == 400
-        assert httpx.get(base + "/collections/x").status_code == 404
+        assert http.get(base + "/collections/x").status_code == 404
         # a second Host never reaches the app (h11 refuses the request): still the envelope
         with socket.create_connection(("127.0.0.1", port), timeout=HANG) as conn:
             body = b'{"name": "y"}'
@@ -297,7 +296,7 @@ def test_a_live_server_answers_long_targets_and_repeated_origins_in_the_envelope
         assert head.startswith(b"HTTP/1.1 400"), head
         assert b"content-type: application/json" in head.lower()
         assert "more than once (such as Host)" in json.loads(body)["detail"]
-        assert httpx.get(base + "/collections/y").status_code == 404
+        assert http.get(base + "/collections/y").status_code == 404
 
 
 def test_serve_names_a_bad_limits_key_instead_of_a_traceback(tmp_path):

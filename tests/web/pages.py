@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import httpx
+from tests import patient_http as http
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE = Path(__file__).with_name("vendor") / "axe-core-4.14.1.min.js"
@@ -88,7 +88,7 @@ def api_records(base: str, **params: Any) -> dict[str, Any]:
     """A page of the demo's ``penguins`` records from the API at ``base`` (dict parameters sent as
     JSON, as a filter tree is): what a page of the app should show, read without the browser."""
     query = {k: json.dumps(v) if isinstance(v, dict) else v for k, v in params.items()}
-    response = httpx.get(f"{base}/api/collections/penguins/records", params=query)
+    response = http.get(f"{base}/api/collections/penguins/records", params=query)
     response.raise_for_status()
     result: dict[str, Any] = response.json()
     return result

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
+from tests import patient_http as http
 from tests.waiting import until
 from tests.web.conftest import PENGUINS
 from tests.web.pages import look, open_app
@@ -60,7 +59,7 @@ def test_write_a_workflow_and_watch_the_status_bar_count_its_runs(page: Any, dem
     dialog.get_by_role("button", name="Run", exact=True).click()
     page.locator("[data-testid=status-waiting]").wait_for()
     page.wait_for_function("() => window.seen.some(([w, s]) => s > 0)")
-    until(lambda: httpx.get(f"{demo_server}/api/jobs/count", params={"workflow": "penguin-note", "status": "completed"})
+    until(lambda: http.get(f"{demo_server}/api/jobs/count", params={"workflow": "penguin-note", "status": "completed"})
                .json()["count"] == PENGUINS, "every penguin-note run to complete")
     # the stretch over, the bar keeps its outcome (even when every run ended between two polls)
     page.wait_for_function(f"""() => {{ const s = document.querySelector('[data-testid=status-succeeded]');
@@ -75,7 +74,7 @@ def test_write_a_workflow_and_watch_the_status_bar_count_its_runs(page: Any, dem
     succeeded = [s for _, s in seen]
     assert succeeded == sorted(succeeded), f"succeeded went down: {succeeded}"
     assert any(w > 0 for w, _ in seen), f"never saw a waiting run: {seen}"
-    tags = {r["data"].get("tag") for r in httpx.get(f"{demo_server}/api/collections/penguins/records",
+    tags = {r["data"].get("tag") for r in http.get(f"{demo_server}/api/collections/penguins/records",
                                                      params={"schema": "penguin", "limit": 400}).json()["items"]}
     assert all(t and t.endswith("-note") for t in tags), sorted(map(str, tags))[:5]
 
@@ -83,7 +82,7 @@ def test_write_a_workflow_and_watch_the_status_bar_count_its_runs(page: Any, dem
     assert f"{PENGUINS} runs" in page.locator(".page-head").inner_text()
     look(page, "runs")
     page.get_by_role("button", name=f"Rerun all {PENGUINS} shown by the filters").click()
-    until(lambda: httpx.get(f"{demo_server}/api/jobs/count", params={"workflow": "penguin-note"}).json()["count"]
+    until(lambda: http.get(f"{demo_server}/api/jobs/count", params={"workflow": "penguin-note"}).json()["count"]
                == 2 * PENGUINS, "the reruns to be queued")
     page.get_by_role("table", name="runs").get_by_role("link").first.click()
     page.get_by_role("table", name="steps").wait_for()
@@ -99,8 +98,8 @@ def test_the_switch_pauses_and_resumes(page: Any, demo_server: str) -> None:
     look(page, "automation")
     page.get_by_role("button", name="Pause automation").click()
     page.wait_for_function("() => document.querySelector('[data-testid=automation-state]').textContent === 'Paused'")
-    assert httpx.get(f"{demo_server}/api/automation").json()["paused"] is True
+    assert http.get(f"{demo_server}/api/automation").json()["paused"] is True
     page.locator(".status-bar").get_by_role("link", name="Automation paused").wait_for()
     page.get_by_role("button", name="Resume automation").click()
     page.wait_for_function("() => document.querySelector('[data-testid=automation-state]').textContent === 'Running'")
-    assert httpx.get(f"{demo_server}/api/automation").json()["paused"] is False
+    assert http.get(f"{demo_server}/api/automation").json()["paused"] is False

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
+from tests import patient_http as http
 from tests.web.pages import look, open_app
 
 HEADINGS = ["Records now, by collection and schema", "Records created per month", "History activity per month",
@@ -33,7 +32,7 @@ def growth_rows(page: Any, bucket: str) -> dict[str, dict[str, int]]:
 
 
 def api_growth(base: str, bucket: str) -> dict[str, dict[str, int]]:
-    items = httpx.get(f"{base}/api/analytics/records/growth", params={"bucket": bucket}).json()["items"]
+    items = http.get(f"{base}/api/analytics/records/growth", params={"bucket": bucket}).json()["items"]
     rows: dict[str, dict[str, int]] = {}
     for i in items:
         rows.setdefault(i["bucket"], {})

@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
-
+from tests import patient_http as http
 from tests.api.ai_fakes import KEY, FakeModel, completion
 from tests.web.conftest import sync_api
 from tests.web.pages import look, open_app
@@ -41,7 +40,7 @@ def test_configure_then_chat_with_a_tool_call(page: Any, demo_server: str) -> No
         page.get_by_text(f"Key: set, ending in {KEY[-4:]}.").wait_for()
         assert form.get_by_label("API key").input_value() == ""
         assert KEY not in page.content()
-        config = httpx.get(f"{demo_server}/api/ai/config").json()
+        config = http.get(f"{demo_server}/api/ai/config").json()
         assert config["configured"] and config["base_url"] == fake.base_url and config["model"] == "fake-model"
 
         fake.then(completion("Let me look.", [("count_records", {"collection": "penguins"}), ("list_collections", {})], usage=(50, 5)),

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 import pytest
 from playwright.sync_api import expect
 
+from tests import patient_http as http
 from tests.web.pages import check_axe, open_app
 
 
@@ -18,7 +18,7 @@ def fleet(empty_server: str) -> dict[str, Any]:
     base, origin = empty_server, {"origin": empty_server}
 
     def post(path: str, body: dict[str, Any]) -> dict[str, Any]:
-        r = httpx.post(f"{base}/api{path}", headers=origin, json=body)
+        r = http.post(f"{base}/api{path}", headers=origin, json=body)
         r.raise_for_status()
         return dict(r.json())
 
@@ -36,7 +36,7 @@ def fleet(empty_server: str) -> dict[str, Any]:
 
 
 def record(base: str, rec: dict[str, Any]) -> dict[str, Any]:
-    return dict(httpx.get(f"{base}/api/records/{rec['id']}").json())
+    return dict(http.get(f"{base}/api/records/{rec['id']}").json())
 
 
 def test_the_record_page_says_who_points_at_it_and_offers_the_choices(page: Any, empty_server: str,

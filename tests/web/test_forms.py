@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
+from tests import patient_http as http
 from tests.web.pages import check_axe, look, open_app
 
 DRAFT = """name: lab-note
@@ -60,7 +59,7 @@ def test_schema_editor_refusals_clear_and_show_once(page: Any, empty_server: str
     base = empty_server
     origin = {"origin": base}
     for name in ("site", "sample"):
-        httpx.post(f"{base}/api/schemas", headers=origin, json={"name": name, "fields": [
+        http.post(f"{base}/api/schemas", headers=origin, json={"name": name, "fields": [
             {"name": "depth", "type": "float"}]}).raise_for_status()
     open_app(page, base, "/schemas/sample")
     details = page.get_by_role("form", name="Schema details")
@@ -86,7 +85,7 @@ def test_schema_editor_refusals_clear_and_show_once(page: Any, empty_server: str
     target.select_option("site")
     form.get_by_role("button", name="Add field").click()
     page.locator("li[data-field=at]").wait_for()
-    fields = {f["name"]: f for f in httpx.get(f"{base}/api/schemas/sample").json()["fields"]}
+    fields = {f["name"]: f for f in http.get(f"{base}/api/schemas/sample").json()["fields"]}
     assert fields["at"]["restrictions"] == {"schema": "site"}
 
     page.get_by_role("button", name="Add a field").click()

@@ -6,21 +6,21 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 from playwright.sync_api import expect
 
+from tests import patient_http as http
 from tests.web.pages import look, open_app
 
 
 def test_an_edit_reads_by_name_and_reverts_only_the_ticked_field(page: Any, demo_server: str) -> None:
     api = f"{demo_server}/api"
-    penguin = httpx.get(f"{api}/records", params={"schema": "penguin", "limit": 1, "search": "Biscoe"}).json()
-    penguin = penguin[0] if penguin else httpx.get(f"{api}/records", params={"schema": "penguin", "limit": 1}).json()[0]
-    before = httpx.get(f"{api}/records/{penguin['id']}").json()["data"]
-    edited = httpx.patch(f"{api}/records/{penguin['id']}", json={"data": {"bill_length_mm": 77.7, "flipper_length_mm": 333}})
+    penguin = http.get(f"{api}/records", params={"schema": "penguin", "limit": 1, "search": "Biscoe"}).json()
+    penguin = penguin[0] if penguin else http.get(f"{api}/records", params={"schema": "penguin", "limit": 1}).json()[0]
+    before = http.get(f"{api}/records/{penguin['id']}").json()["data"]
+    edited = http.patch(f"{api}/records/{penguin['id']}", json={"data": {"bill_length_mm": 77.7, "flipper_length_mm": 333}})
     edited.raise_for_status()
     name = edited.json()["natural_name"]
-    entry = httpx.get(f"{api}/records/{penguin['id']}/audit").json()["items"][0]
+    entry = http.get(f"{api}/records/{penguin['id']}/audit").json()["items"][0]
     assert entry["action"] == "update"
 
     open_app(page, demo_server, f"/history?record={penguin['id']}")
@@ -40,6 +40,6 @@ def test_an_edit_reads_by_name_and_reverts_only_the_ticked_field(page: Any, demo
     page.get_by_role("button", name="Revert", exact=True).click()
     expect(page.locator(".ok-box")).to_contain_text("Reverted")
     expect(page.locator(".notice")).to_contain_text("Reverted: Bill length")  # by label, not field name
-    after = httpx.get(f"{api}/records/{penguin['id']}").json()["data"]
+    after = http.get(f"{api}/records/{penguin['id']}").json()["data"]
     assert after["bill_length_mm"] == before["bill_length_mm"]  # ticked: put back
     assert after["flipper_length_mm"] == 333  # unticked: kept

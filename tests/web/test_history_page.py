@@ -5,20 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
+from tests import patient_http as http
 from tests.web.pages import look, open_app
 
 
 def a_penguin(base: str, sex: str) -> dict[str, Any]:
-    return dict(httpx.get(f"{base}/api/collections/penguins/records",
+    return dict(http.get(f"{base}/api/collections/penguins/records",
                           params={"schema": "penguin", "limit": 1, "where": f"sex={sex}", "sort": "natural_name:desc"}).json()["items"][0])
 
 
 def test_revert_an_edit_from_its_history(page: Any, demo_server: str) -> None:
     penguin = a_penguin(demo_server, "female")
     before = penguin["data"]["body_mass_g"]
-    httpx.patch(f"{demo_server}/api/records/{penguin['id']}", headers={"origin": demo_server},
+    http.patch(f"{demo_server}/api/records/{penguin['id']}", headers={"origin": demo_server},
                 json={"data": {"body_mass_g": 9999}}).raise_for_status()
     open_app(page, demo_server, f"/history?record={penguin['id']}")
     line = page.locator("details.entry", has_text="update").first
@@ -34,7 +33,7 @@ def test_revert_an_edit_from_its_history(page: Any, demo_server: str) -> None:
     look(page, "entry")
     page.get_by_role("button", name="Revert").click()
     page.locator(".ok-box").wait_for()
-    assert httpx.get(f"{demo_server}/api/records/{penguin['id']}").json()["data"]["body_mass_g"] == before
+    assert http.get(f"{demo_server}/api/records/{penguin['id']}").json()["data"]["body_mass_g"] == before
 
 
 def test_a_batch_opens_to_its_entries_and_text_search_filters(page: Any, demo_server: str) -> None:
@@ -54,7 +53,7 @@ def test_a_batch_opens_to_its_entries_and_text_search_filters(page: Any, demo_se
     page.get_by_role("button", name="Search the history").click()
     page.wait_for_url("**q=Torgersen*")
     page.wait_for_function("() => document.querySelector('.page-head .muted') && !document.querySelector('main .loading')")
-    expected = httpx.get(f"{demo_server}/api/audit/events", params={"q": "Torgersen"}).json()["total"]
+    expected = http.get(f"{demo_server}/api/audit/events", params={"q": "Torgersen"}).json()["total"]
     page.wait_for_function(f"() => document.querySelector('.page-head .muted').textContent.startsWith('{expected} events')")
 
 

@@ -10,15 +10,15 @@ import json
 import re
 from typing import Any
 
-import httpx
 from playwright.sync_api import expect
 
+from tests import patient_http as http
 from tests.web.pages import look, open_app
 
 
 def newest_runs(base: str) -> int:
     """How many penguin-tag runs come first in the history, newest first, as the API lists them."""
-    events = httpx.get(f"{base}/api/audit/events", params={"limit": 1000}).json()["items"]
+    events = http.get(f"{base}/api/audit/events", params={"limit": 1000}).json()["items"]
     n = 0
     while n < len(events) and events[n]["kind"] == "batch" and events[n]["batch"]["kind"] == "workflow" \
             and events[n]["batch"]["label"] == "penguin-tag":
@@ -39,7 +39,7 @@ def test_runs_of_a_workflow_fold_into_one_line_and_can_be_hidden(page: Any, demo
     fold.get_by_role("button", name=f"Show 25 more runs ({runs - 25} not shown)").click()
     expect(fold.get_by_test_id("batch-event")).to_have_count(50)
     look(page, "history-story")
-    total = httpx.get(f"{demo_server}/api/audit/events", params={"limit": 1}).json()["total"]
+    total = http.get(f"{demo_server}/api/audit/events", params={"limit": 1}).json()["total"]
     pager = page.get_by_role("navigation", name="pages of the history")
     first_page = min(total, runs + 24)  # the fold is one line, then 24 more lines of one event each at most
     assert re.fullmatch(r"Events 1–[\d,]+ of [\d,]+", pager.locator("span").inner_text())
@@ -50,7 +50,7 @@ def test_runs_of_a_workflow_fold_into_one_line_and_can_be_hidden(page: Any, demo
     page.wait_for_url("**runs=hidden**")
     expect(page.get_by_test_id("runs-fold")).to_have_count(0)
     tree = {"and": [{"field": "batch_kind", "op": "ne", "value": "workflow"}]}
-    total = httpx.get(f"{demo_server}/api/audit/events", params={"filter": json.dumps(tree), "limit": 1}).json()["total"]
+    total = http.get(f"{demo_server}/api/audit/events", params={"filter": json.dumps(tree), "limit": 1}).json()["total"]
     expect(page.locator(".page-head .muted")).to_have_text(f"{total:,} events")
     imported = page.get_by_test_id("batch-event").filter(has_text="palmerpenguins")
     expect(imported.locator("summary")).to_contain_text("347 records created, 2 schemas created, 1 collection created")
@@ -58,12 +58,12 @@ def test_runs_of_a_workflow_fold_into_one_line_and_can_be_hidden(page: Any, demo
 
 def test_older_and_newer_page_by_25_lines(page: Any, empty_server: str) -> None:
     base, origin = empty_server, {"origin": empty_server}
-    httpx.post(f"{base}/api/schemas", headers=origin, json={"name": "vial", "fields": [{"name": "code", "type": "string"}]}).raise_for_status()
-    httpx.post(f"{base}/api/collections", headers=origin, json={"name": "vials", "schemas": ["vial"]}).raise_for_status()
+    http.post(f"{base}/api/schemas", headers=origin, json={"name": "vial", "fields": [{"name": "code", "type": "string"}]}).raise_for_status()
+    http.post(f"{base}/api/collections", headers=origin, json={"name": "vials", "schemas": ["vial"]}).raise_for_status()
     for i in range(30):
-        httpx.post(f"{base}/api/collections/vials/records", headers=origin,
+        http.post(f"{base}/api/collections/vials/records", headers=origin,
                    json={"schema_name": "vial", "data": {"code": f"V-{i}"}}).raise_for_status()
-    total = httpx.get(f"{base}/api/audit/events", params={"limit": 1}).json()["total"]
+    total = http.get(f"{base}/api/audit/events", params={"limit": 1}).json()["total"]
     assert total >= 32
     open_app(page, base, "/history")
     pager = page.get_by_role("navigation", name="pages of the history")

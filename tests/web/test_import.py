@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx
 from playwright.sync_api import expect
 
+from tests import patient_http as http
 from tests.web.pages import look, open_app, settle
 
 SAMPLES = "site,depth,sampled\nAlpha,2.5,2024-05-01\nBravo,4,2024-05-02\nCharlie,1.25,2024-05-03\n"
@@ -16,9 +16,9 @@ SAMPLES = "site,depth,sampled\nAlpha,2.5,2024-05-01\nBravo,4,2024-05-02\nCharlie
 
 def collection_of(server: str, collection: str, schema: str, fields: list[dict[str, Any]]) -> None:
     """A schema with ``fields`` and a collection holding it, made through the API."""
-    httpx.post(f"{server}/api/schemas", headers={"origin": server},
+    http.post(f"{server}/api/schemas", headers={"origin": server},
                json={"name": schema, "fields": fields}).raise_for_status()
-    httpx.post(f"{server}/api/collections", headers={"origin": server},
+    http.post(f"{server}/api/collections", headers={"origin": server},
                json={"name": collection, "schemas": [schema]}).raise_for_status()
 
 
@@ -41,9 +41,9 @@ def test_import_a_csv_into_a_new_collection_and_undo_it(page: Any, empty_server:
     expect(page.locator("table.records-grid tbody tr")).to_have_count(3)
     names = page.locator("table.records-grid tbody td.name").all_inner_texts()
     assert sorted(names) == ["Alpha", "Bravo", "Charlie"]
-    listed = httpx.get(f"{empty_server}/api/collections/fieldwork/records", params={"schema": "sample"}).json()
+    listed = http.get(f"{empty_server}/api/collections/fieldwork/records", params={"schema": "sample"}).json()
     assert listed["total"] == 3
-    schema = httpx.get(f"{empty_server}/api/schemas/sample").json()
+    schema = http.get(f"{empty_server}/api/schemas/sample").json()
     assert {f["name"]: f["type"] for f in schema["fields"]} == {"site": "string", "depth": "float", "sampled": "date"}
     page.go_back()
     settle(page)
@@ -55,7 +55,7 @@ def test_import_a_csv_into_a_new_collection_and_undo_it(page: Any, empty_server:
     expect(result.get_by_test_id("created")).to_have_text("3")
     result.get_by_role("button", name="Undo this import").click()
     expect(page.get_by_test_id("undo-result")).to_contain_text("3 records deleted")
-    assert httpx.get(f"{empty_server}/api/collections/fieldwork/records", params={"schema": "sample"}).json()["total"] == 3
+    assert http.get(f"{empty_server}/api/collections/fieldwork/records", params={"schema": "sample"}).json()["total"] == 3
 
 
 def test_a_refused_import_lists_its_problems_and_skip_bad_imports_the_rest(page: Any, empty_server: str,
@@ -70,14 +70,14 @@ def test_a_refused_import_lists_its_problems_and_skip_bad_imports_the_rest(page:
     problems = page.locator("main .error-box.problems")
     expect(problems).to_contain_text("Nothing was imported")
     expect(problems).to_contain_text("lines 3, 4")
-    assert httpx.get(f"{empty_server}/api/collections/readings/records").json()["total"] == 0
+    assert http.get(f"{empty_server}/api/collections/readings/records").json()["total"] == 0
     page.get_by_label("Skip bad rows").check()
     page.get_by_role("button", name="Import", exact=True).click()
     result = page.get_by_test_id("import-result")
     expect(result.get_by_test_id("created")).to_have_text("2")
     expect(result.get_by_test_id("skipped")).to_have_text("3")
     assert result.get_by_role("link", name="Download the rejected rows").count() == 1
-    assert httpx.get(f"{empty_server}/api/collections/readings/records").json()["total"] == 2
+    assert http.get(f"{empty_server}/api/collections/readings/records").json()["total"] == 2
 
 
 def test_a_dry_run_that_finds_problems_reads_as_a_check_not_an_error(page: Any, empty_server: str,

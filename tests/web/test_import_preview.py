@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx
 from playwright.sync_api import expect
 
+from tests import patient_http as http
 from tests.web.pages import check_axe, open_app, shoot
 from tests.web.test_import import collection_of
 
@@ -54,7 +54,7 @@ def test_choose_the_field_of_each_column_from_a_preview_then_import(page: Any, e
     expect(result.get_by_test_id("created")).to_have_text("3")
     expect(result.get_by_role("heading")).to_be_in_viewport()
     expect(result.get_by_role("heading")).to_be_focused()
-    items = httpx.get(f"{empty_server}/api/collections/cores/records", params={"schema": "core"}).json()["items"]
+    items = http.get(f"{empty_server}/api/collections/cores/records", params={"schema": "core"}).json()["items"]
     assert sorted((r["data"]["code"], r["data"].get("depth"), r["data"].get("site")) for r in items) == [
         ("A1", 1.5, "north ridge"), ("A2", 2.25, "south bay"), ("A3", 3.0, "north ridge")]
 
@@ -71,7 +71,7 @@ def test_a_schema_from_the_file_shows_its_inferred_types_before_importing(page: 
     expect(types["surveyed"]).to_have_text("date")
     expect(types["grazed"]).to_have_text("boolean")
     expect(types["plot"]).to_have_text("string")
-    assert httpx.get(f"{empty_server}/api/collections/plots").status_code == 404  # a preview writes nothing
+    assert http.get(f"{empty_server}/api/collections/plots").status_code == 404  # a preview writes nothing
     check_axe(page, "import-preview-new-schema")
 
 

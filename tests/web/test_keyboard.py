@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
+from tests import patient_http as http
 from tests.waiting import until
 from tests.web.pages import open_app
 
@@ -26,12 +25,12 @@ def test_escape_closes_the_columns_popover_and_focus_returns(page: Any, demo_ser
 
 def test_the_run_page_s_scrolling_regions_take_the_focus(page: Any, demo_server: str) -> None:
     api = f"{demo_server}/api"
-    httpx.put(f"{api}/workflows/scroll-words", json={"content": (
+    http.put(f"{api}/workflows/scroll-words", json={"content": (
         "name: scroll-words\nrecord_schema: penguin\ntriggers:\n  manual: {}\nsteps:\n  - id: stats\n"
         "    plugin: benchbook.text-stats\n    inputs:\n      text: record.species\n")}).raise_for_status()
-    penguin = httpx.get(f"{api}/records", params={"schema": "penguin", "limit": 1}).json()[0]
-    run = httpx.post(f"{api}/workflows/scroll-words/run", json={"record_id": penguin["id"]}).json()
-    until(lambda: httpx.get(f"{api}/jobs/{run['id']}").json()["status"] in ("completed", "failed"), "the run to end")
+    penguin = http.get(f"{api}/records", params={"schema": "penguin", "limit": 1}).json()[0]
+    run = http.post(f"{api}/workflows/scroll-words/run", json={"record_id": penguin["id"]}).json()
+    until(lambda: http.get(f"{api}/jobs/{run['id']}").json()["status"] in ("completed", "failed"), "the run to end")
     open_app(page, demo_server, f"/automation/runs/{run['id']}")
     regions = page.get_by_role("region")
     names = [r.get_attribute("aria-label") for r in regions.all()]

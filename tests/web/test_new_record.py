@@ -8,23 +8,23 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import httpx
 from playwright.sync_api import expect
 
+from tests import patient_http as http
 from tests.web.pages import look, open_app
 
 
 def test_new_record_picks_a_reference_by_typing_and_uploads_a_file(page: Any, empty_server: str,
                                                                     tmp_path: Path) -> None:
     api = f"{empty_server}/api"
-    httpx.post(f"{api}/schemas", json={"name": "site", "display_template": "{name}",
+    http.post(f"{api}/schemas", json={"name": "site", "display_template": "{name}",
                                        "fields": [{"name": "name", "type": "string"}]}).raise_for_status()
-    httpx.post(f"{api}/schemas", json={"name": "sample", "fields": [
+    http.post(f"{api}/schemas", json={"name": "sample", "fields": [
         {"name": "code", "type": "string", "label": "Code"},
         {"name": "site", "type": "reference", "label": "Site", "restrictions": {"schema": "site"}},
         {"name": "scan", "type": "file", "label": "Scan"}]}).raise_for_status()
-    httpx.post(f"{api}/collections", json={"name": "trip", "schemas": ["site", "sample"]}).raise_for_status()
-    sites = {name: httpx.post(f"{api}/collections/trip/records", json={"schema_name": "site", "data": {"name": name}}).json()["id"]
+    http.post(f"{api}/collections", json={"name": "trip", "schemas": ["site", "sample"]}).raise_for_status()
+    sites = {name: http.post(f"{api}/collections/trip/records", json={"schema_name": "site", "data": {"name": name}}).json()["id"]
              for name in ("North ridge", "South bay", "Northern fen")}
     scan = tmp_path / "scan-01.txt"
     scan.write_text("counts 1 2 3\n")
@@ -44,7 +44,7 @@ def test_new_record_picks_a_reference_by_typing_and_uploads_a_file(page: Any, em
     dialog.get_by_role("button", name="Create record").click()
     expect(dialog).to_be_hidden()
 
-    [made] = httpx.get(f"{api}/collections/trip/records", params={"schema": "sample"}).json()["items"]
+    [made] = http.get(f"{api}/collections/trip/records", params={"schema": "sample"}).json()["items"]
     sha = hashlib.sha256(scan.read_bytes()).hexdigest()
     assert made["data"]["site"] == sites["North ridge"] and made["data"]["scan"] == sha
     row = page.locator("table.records-grid tbody tr").first  # the table names the file and the site

@@ -5,9 +5,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-import httpx
 import pytest
 
+from tests import patient_http as http
 from tests.waiting import until
 from tests.web.pages import look, open_app, settle
 
@@ -15,7 +15,7 @@ PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4
 
 
 def first_penguin(base: str) -> dict[str, Any]:
-    body = httpx.get(f"{base}/api/collections/penguins/records",
+    body = http.get(f"{base}/api/collections/penguins/records",
                      params={"schema": "penguin", "limit": 1, "sort": "natural_name", "where": "sex=male"}).json()
     return dict(body["items"][0])
 
@@ -40,7 +40,7 @@ def test_open_a_penguin_edit_a_value_and_see_the_error_in_place(page: Any, demo_
     page.get_by_label("Study year").fill("2008")
     page.get_by_role("button", name="Save").click()
     page.get_by_role("button", name="Edit values").wait_for()
-    stored = httpx.get(f"{demo_server}/api/records/{penguin['id']}").json()["data"]
+    stored = http.get(f"{demo_server}/api/records/{penguin['id']}").json()["data"]
     assert stored["bill_length_mm"] == 41.5 and stored["year"] == 2008
     assert page.locator("dd[data-field=bill_length_mm]").inner_text().startswith("41.5")
     history = page.locator("section[aria-labelledby=history-h] details.entry").first
@@ -53,13 +53,13 @@ def test_open_a_penguin_edit_a_value_and_see_the_error_in_place(page: Any, demo_
 def lab(demo_server: str) -> dict[str, Any]:
     """A collection of its own with a file field and a reference field, one record in it."""
     origin = {"origin": demo_server}
-    httpx.post(f"{demo_server}/api/schemas", headers=origin, json={
+    http.post(f"{demo_server}/api/schemas", headers=origin, json={
         "name": "sample", "display_template": "{code}", "fields": [
             {"name": "code", "type": "string"}, {"name": "scan", "type": "file"},
             {"name": "table", "type": "file"}, {"name": "source", "type": "reference", "restrictions": {"schema": "sample"}}]},
     ).raise_for_status()
-    httpx.post(f"{demo_server}/api/collections", headers=origin, json={"name": "lab", "schemas": ["sample"]}).raise_for_status()
-    made = [httpx.post(f"{demo_server}/api/collections/lab/records", headers=origin,
+    http.post(f"{demo_server}/api/collections", headers=origin, json={"name": "lab", "schemas": ["sample"]}).raise_for_status()
+    made = [http.post(f"{demo_server}/api/collections/lab/records", headers=origin,
                        json={"schema_name": "sample", "data": {"code": code}}).json() for code in ("S-1", "S-2")]
     return {"first": made[0], "second": made[1]}
 
@@ -94,7 +94,7 @@ def test_upload_an_image_and_a_csv_and_preview_them(page: Any, demo_server: str,
     preview = page.get_by_role("table", name="first rows of weights.csv")
     shown(page, preview)  # as the image: both previews load at once, slow on a busy machine
     assert preview.locator("tbody tr").count() == 2 and "3.7" in preview.inner_text()
-    data = httpx.get(f"{demo_server}/api/records/{lab['first']['id']}").json()["data"]
+    data = http.get(f"{demo_server}/api/records/{lab['first']['id']}").json()["data"]
     assert data["scan"] and data["table"]
 
 
@@ -102,7 +102,7 @@ def test_save_waits_for_a_file_still_uploading(page: Any, demo_server: str, lab:
                                                tmp_path: Any) -> None:
     """A file picked just before Save would be lost if Save went first: while an upload is in
     progress the button says so and is disabled, and Enter in a field does not save either."""
-    record = httpx.post(f"{demo_server}/api/collections/lab/records", headers={"origin": demo_server},
+    record = http.post(f"{demo_server}/api/collections/lab/records", headers={"origin": demo_server},
                         json={"schema_name": "sample", "data": {"code": "S-9"}}).json()
     table = tmp_path / "slow.csv"
     table.write_text("day,weight\n2024-01-01,3.5\n")
@@ -118,11 +118,11 @@ def test_save_waits_for_a_file_still_uploading(page: Any, demo_server: str, lab:
     page.get_by_label("code").press("Enter")
     until(lambda: held or page.wait_for_timeout(50), "the save request to be held")  # the wait lets Playwright route it
     assert len(held) == 1
-    assert httpx.get(f"{demo_server}/api/records/{record['id']}").json()["data"]["code"] == "S-9"  # not saved
+    assert http.get(f"{demo_server}/api/records/{record['id']}").json()["data"]["code"] == "S-9"  # not saved
     held[0].continue_()
     page.get_by_role("button", name="Save").click()
     page.get_by_role("button", name="Edit values").wait_for()
-    data = httpx.get(f"{demo_server}/api/records/{record['id']}").json()["data"]
+    data = http.get(f"{demo_server}/api/records/{record['id']}").json()["data"]
     assert data["code"] == "S-9b" and data["table"]
 
 
@@ -152,4 +152,4 @@ def test_reference_picker_saves_a_typed_name_as_the_record_it_names(page: Any, d
     link = page.locator("dd[data-field=source] a")
     shown(page, link)
     assert link.inner_text() == "S-2"
-    assert httpx.get(f"{demo_server}/api/records/{lab['first']['id']}").json()["data"]["source"] == lab["second"]["id"]
+    assert http.get(f"{demo_server}/api/records/{lab['first']['id']}").json()["data"]["source"] == lab["second"]["id"]

@@ -11,9 +11,9 @@ import json
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import httpx
 from playwright.sync_api import expect
 
+from tests import patient_http as http
 from tests.waiting import until
 from tests.web.conftest import PENGUINS
 from tests.web.pages import api_records, look, open_app
@@ -179,7 +179,7 @@ def test_column_chooser_adds_an_inherited_column(page: Any, demo_server: str) ->
 def test_tick_two_rows_and_delete_them_behind_a_confirm(page: Any, demo_server: str) -> None:
     ids = []
     for name in ("Bulkdel-A", "Bulkdel-B", "Bulkdel-C"):
-        created = httpx.post(f"{demo_server}/api/collections/penguins/records", headers={"origin": demo_server},
+        created = http.post(f"{demo_server}/api/collections/penguins/records", headers={"origin": demo_server},
                              json={"schema_name": "island", "data": {"name": name}})
         created.raise_for_status()
         ids.append(created.json()["id"])
@@ -203,7 +203,7 @@ def test_save_a_view_and_apply_it_by_url(page: Any, demo_server: str) -> None:
     dialog = page.get_by_role("dialog")
     dialog.get_by_label("View name").fill("dream_adelie")
     dialog.get_by_role("button", name="Save view").click()
-    saved = until(lambda: next((v for v in httpx.get(f"{demo_server}/api/schemas/penguin/views").json()
+    saved = until(lambda: next((v for v in http.get(f"{demo_server}/api/schemas/penguin/views").json()
                                      if v["name"] == "dream_adelie"), None), "the view to be saved")
     assert saved["filter"] == DREAM_ADELIE and saved["sort"] == ["flipper_length_mm:desc"]
     page.goto(f"{demo_server}/#/c/penguins?schema=penguin&view=dream_adelie")
@@ -216,7 +216,7 @@ def test_save_a_view_and_apply_it_by_url(page: Any, demo_server: str) -> None:
     page.get_by_role("button", name="Delete view dream_adelie").click()
     page.get_by_role("dialog").get_by_role("button", name="Delete view").click()
     expect(page.get_by_label("Saved view")).to_have_value("")
-    until(lambda: "dream_adelie" not in [v["name"] for v in httpx.get(f"{demo_server}/api/schemas/penguin/views").json()],
+    until(lambda: "dream_adelie" not in [v["name"] for v in http.get(f"{demo_server}/api/schemas/penguin/views").json()],
                "the view to be deleted")
 
 
@@ -228,7 +228,7 @@ def test_csv_export_holds_the_rows_shown(page: Any, demo_server: str) -> None:
     link = page.get_by_role("link", name="Export CSV")
     target = unquote(link.get_attribute("href") or "")
     assert target.startswith("/api/collections/penguins/export.csv?")
-    response = httpx.get(demo_server + (link.get_attribute("href") or ""))
+    response = http.get(demo_server + (link.get_attribute("href") or ""))
     response.raise_for_status()
     rows = list(csv.DictReader(io.StringIO(response.text)))
     assert rows and [r["id"] for r in rows] == shown_ids(page)
@@ -277,7 +277,7 @@ def test_child_counts_link_to_the_children_and_a_descendant_leaf(page: Any, demo
 def test_run_a_workflow_on_ticked_rows(page: Any, demo_server: str) -> None:
     flow = ("name: penguin-hand\nrecord_schema: penguin\ntriggers:\n  manual: {}\nsteps:\n  - id: mark\n"
             "    plugin: benchbook.set-fields\n    config:\n      fields:\n        tag: \"by-hand\"\n")
-    httpx.put(f"{demo_server}/api/workflows/penguin-hand", json={"content": flow},
+    http.put(f"{demo_server}/api/workflows/penguin-hand", json={"content": flow},
               headers={"origin": demo_server}).raise_for_status()
     open_app(page, demo_server, "/c/penguins?schema=penguin&sort=natural_name:desc&limit=25")
     ids = shown_ids(page)[:2]
@@ -290,7 +290,7 @@ def test_run_a_workflow_on_ticked_rows(page: Any, demo_server: str) -> None:
     assert "penguin-tag" in dialog.inner_text()  # listed as not runnable by hand
     dialog.get_by_role("button", name="Run", exact=True).click()
     expect(dialog.locator(".ok-box")).to_contain_text("Started 2 runs")
-    until(lambda: all(httpx.get(f"{demo_server}/api/records/{rid}").json()["data"].get("tag") == "by-hand"
+    until(lambda: all(http.get(f"{demo_server}/api/records/{rid}").json()["data"].get("tag") == "by-hand"
                            for rid in ids), "both runs to write their tag")
 
 
@@ -308,7 +308,7 @@ def test_new_record_form_with_a_parent_picker(page: Any, demo_server: str) -> No
     dialog.get_by_label("Bill length").fill("99.5")
     dialog.get_by_role("button", name="Create record").click()
     expect(page.locator("table.records-grid tbody tr")).to_have_count(1)
-    made = httpx.get(f"{demo_server}/api/records/{shown_ids(page)[0]}").json()
+    made = http.get(f"{demo_server}/api/records/{shown_ids(page)[0]}").json()
     assert (made["data"]["species"], made["data"]["year"], made["ancestors"][0]["natural_name"]) == ("Gentoo", 2009, "Dream")
 
 
@@ -353,7 +353,7 @@ def test_a_view_named_in_words_gets_its_name_from_the_label(page: Any, demo_serv
     dialog.get_by_label("Label").fill("Big Gentoo bills")  # an edited name no longer follows the label
     expect(dialog.get_by_label("View name")).to_have_value("big_bills")
     dialog.get_by_role("button", name="Save view").click()
-    saved = until(lambda: next((v for v in httpx.get(f"{demo_server}/api/schemas/penguin/views").json()
+    saved = until(lambda: next((v for v in http.get(f"{demo_server}/api/schemas/penguin/views").json()
                                 if v["name"] == "big_bills"), None), "the view to be saved")
     assert saved["label"] == "Big Gentoo bills"
-    httpx.delete(f"{demo_server}/api/schemas/penguin/views/big_bills", headers={"origin": demo_server})
+    http.delete(f"{demo_server}/api/schemas/penguin/views/big_bills", headers={"origin": demo_server})

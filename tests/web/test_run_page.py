@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
+from tests import patient_http as http
 from tests.waiting import until
 from tests.web.pages import look, open_app
 
@@ -24,13 +23,13 @@ steps:
 
 def test_a_run_shows_its_record_by_name_and_its_step_outputs(page: Any, demo_server: str) -> None:
     api = f"{demo_server}/api"
-    httpx.put(f"{api}/workflows/species-words", json={"content": WORKFLOW}).raise_for_status()
-    penguin = httpx.get(f"{api}/records", params={"schema": "penguin", "limit": 1}).json()[0]
-    run = httpx.post(f"{api}/workflows/species-words/run", json={"record_id": penguin["id"]}).json()
-    until(lambda: httpx.get(f"{api}/jobs/{run['id']}").json()["status"] in ("completed", "failed"), "the run to end")
-    job = httpx.get(f"{api}/jobs/{run['id']}").json()
+    http.put(f"{api}/workflows/species-words", json={"content": WORKFLOW}).raise_for_status()
+    penguin = http.get(f"{api}/records", params={"schema": "penguin", "limit": 1}).json()[0]
+    run = http.post(f"{api}/workflows/species-words/run", json={"record_id": penguin["id"]}).json()
+    until(lambda: http.get(f"{api}/jobs/{run['id']}").json()["status"] in ("completed", "failed"), "the run to end")
+    job = http.get(f"{api}/jobs/{run['id']}").json()
     assert job["status"] == "completed", job
-    species = httpx.get(f"{api}/records/{penguin['id']}").json()["data"]["species"]
+    species = http.get(f"{api}/records/{penguin['id']}").json()["data"]["species"]
     words = len(str(species).split())
 
     open_app(page, demo_server, f"/automation/runs/{run['id']}")

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
+from tests import patient_http as http
 from tests.waiting import until
 from tests.web.pages import look, open_app
 
@@ -41,12 +40,12 @@ def test_create_a_schema_with_fields(page: Any, empty_server: str) -> None:
     page.locator("li[data-field=depth]").wait_for()
     add_field(page, "kind", "string", {"Choices": "soil, water, air"})
     page.locator("li[data-field=kind]").wait_for()
-    fields = httpx.get(f"{base}/api/schemas/sample").json()["fields"]
+    fields = http.get(f"{base}/api/schemas/sample").json()["fields"]
     assert [(f["name"], f["type"]) for f in fields] == [("site", "string"), ("depth", "integer"), ("kind", "string")]
     assert fields[1]["restrictions"] == {"min": 0} and fields[2]["restrictions"] == {"choices": ["soil", "water", "air"]}
     page.get_by_role("button", name="move kind up").click()
     page.wait_for_function("() => [...document.querySelectorAll('.fields-list > li')].map(l => l.dataset.field).join() === 'site,kind,depth'")
-    assert [f["name"] for f in httpx.get(f"{base}/api/schemas/sample").json()["fields"]] == ["site", "kind", "depth"]
+    assert [f["name"] for f in http.get(f"{base}/api/schemas/sample").json()["fields"]] == ["site", "kind", "depth"]
     look(page, "schema")
     open_app(page, base, "/schemas")
     assert "sample" in page.get_by_role("table", name="schemas").inner_text()
@@ -67,7 +66,7 @@ def test_words_typed_as_a_name_make_the_schema_s_and_field_s_names(page: Any, em
     look(page, "schema-new-from-words")
     dialog.get_by_role("button", name="Create schema").click()
     page.wait_for_url("**#/schemas/tissue_sample")
-    schema = httpx.get(f"{base}/api/schemas/tissue_sample").json()
+    schema = http.get(f"{base}/api/schemas/tissue_sample").json()
     assert schema["label"] == "Tissue sample"
     page.get_by_role("button", name="Add a field").click()
     form = page.get_by_role("form", name="New field")
@@ -75,7 +74,7 @@ def test_words_typed_as_a_name_make_the_schema_s_and_field_s_names(page: Any, em
     assert "Saved as “body_mass_g”, labelled “Body mass (g)”" in form.inner_text()
     form.get_by_role("button", name="Add field").click()
     page.locator("li[data-field=body_mass_g]").wait_for()
-    field = httpx.get(f"{base}/api/schemas/tissue_sample").json()["fields"][0]
+    field = http.get(f"{base}/api/schemas/tissue_sample").json()["fields"][0]
     assert (field["name"], field["label"]) == ("body_mass_g", "Body mass (g)")
     page.get_by_role("button", name="Add a field").click()
     form = page.get_by_role("form", name="New field")
@@ -88,16 +87,16 @@ def test_words_typed_as_a_name_make_the_schema_s_and_field_s_names(page: Any, em
 def test_template_preview_and_collection_settings(page: Any, empty_server: str) -> None:
     base = empty_server
     origin = {"origin": base}
-    httpx.post(f"{base}/api/schemas", headers=origin, json={"name": "plot", "fields": [
+    http.post(f"{base}/api/schemas", headers=origin, json={"name": "plot", "fields": [
         {"name": "code", "type": "string"}, {"name": "area", "type": "float"}]}).raise_for_status()
-    httpx.post(f"{base}/api/collections", headers=origin, json={"name": "field-site", "schemas": ["plot"]}).raise_for_status()
-    httpx.post(f"{base}/api/collections/field-site/records", headers=origin,
+    http.post(f"{base}/api/collections", headers=origin, json={"name": "field-site", "schemas": ["plot"]}).raise_for_status()
+    http.post(f"{base}/api/collections/field-site/records", headers=origin,
                json={"schema_name": "plot", "data": {"code": "North-7", "area": 2.5}}).raise_for_status()
     open_app(page, base, "/schemas/plot")
     page.get_by_label("Display template").fill("{code:.5} ({area})")
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=preview-name]')].some(e => e.textContent === 'North (2.5)')")
     page.get_by_role("button", name="Save details").click()
-    until(lambda: httpx.get(f"{base}/api/schemas/plot").json()["display_template"] == "{code:.5} ({area})",
+    until(lambda: http.get(f"{base}/api/schemas/plot").json()["display_template"] == "{code:.5} ({area})",
                "the template to be saved")
     open_app(page, base, "/c/field-site/settings")
     page.get_by_label("Timezone").fill("Not/AZone")
@@ -107,6 +106,6 @@ def test_template_preview_and_collection_settings(page: Any, empty_server: str) 
     page.get_by_label("Collection name").fill("field-site-2")
     page.get_by_role("button", name="Save settings").click()
     page.wait_for_url("**#/c/field-site-2/settings")
-    got = httpx.get(f"{base}/api/collections/field-site-2").json()
+    got = http.get(f"{base}/api/collections/field-site-2").json()
     assert got["timezone"] == "Europe/Berlin"
     look(page, "collection")

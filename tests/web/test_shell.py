@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
+from tests import patient_http as http
 from tests.web.conftest import ISLANDS, PENGUINS, sync_api
 
 expect = sync_api.expect
@@ -33,7 +32,7 @@ def test_unknown_address_is_shown_in_place_and_the_rest_works(page: Any, demo_se
 
 
 def test_new_collection_form_creates_one_and_shows_field_errors(page: Any, empty_server: str) -> None:
-    httpx.post(f"{empty_server}/api/schemas", json={"name": "sample", "fields": [{"name": "site", "type": "string"}]},
+    http.post(f"{empty_server}/api/schemas", json={"name": "sample", "fields": [{"name": "site", "type": "string"}]},
                headers={"origin": empty_server}).raise_for_status()
     open_app(page, empty_server)
     assert "no collections yet" in page.locator("main").inner_text()
@@ -49,7 +48,7 @@ def test_new_collection_form_creates_one_and_shows_field_errors(page: Any, empty
     expect(dialog.get_by_text("Saved as “lab-samples-2024”.")).to_be_visible()
     dialog.get_by_role("button", name="Create collection").click()
     page.wait_for_url("**#/c/lab-samples-2024*")
-    listed = httpx.get(f"{empty_server}/api/collections").json()
+    listed = http.get(f"{empty_server}/api/collections").json()
     assert [(c["name"], c["schemas"]) for c in listed] == [("lab-samples-2024", ["sample"])]
 
 
@@ -78,7 +77,7 @@ def test_a_dialog_opens_on_its_first_field_and_gives_focus_back_when_closed(page
 def test_the_app_has_an_icon_where_browsers_look_for_one(page: Any, demo_server: str) -> None:
     """Issue 37 item 12: /favicon.ico answered 404 on every load."""
     for path in ("/favicon.ico", "/static/favicon.svg"):
-        got = httpx.get(f"{demo_server}{path}")
+        got = http.get(f"{demo_server}{path}")
         assert (got.status_code, got.headers["content-type"]) == (200, "image/svg+xml")
     open_app(page, demo_server)
     assert page.locator("link[rel=icon]").get_attribute("href") == "/static/favicon.svg"

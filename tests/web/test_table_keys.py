@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 from playwright.sync_api import expect
 
+from tests import patient_http as http
 from tests.web.pages import look, open_app
 
 ACTIVE = """() => { const a = document.activeElement;
@@ -85,7 +85,7 @@ def focused_name(page: Any) -> str:
 
 
 def test_escape_cancels_edit_and_the_focus_returns_to_edit_values(page: Any, demo_server: str) -> None:
-    penguin = httpx.get(f"{demo_server}/api/collections/penguins/records",
+    penguin = http.get(f"{demo_server}/api/collections/penguins/records",
                         params={"schema": "penguin", "limit": 1, "sort": "natural_name", "where": "sex=male"}).json()["items"][0]
     before = penguin["data"]["bill_length_mm"]
     open_app(page, demo_server, f"/r/{penguin['id']}")
@@ -98,26 +98,26 @@ def test_escape_cancels_edit_and_the_focus_returns_to_edit_values(page: Any, dem
     expect(page.get_by_role("button", name="Edit values")).to_be_focused()
     expect(page.get_by_role("button", name="Save")).to_have_count(0)
     assert page.locator("dd[data-field=bill_length_mm]").inner_text() == shown_before
-    assert httpx.get(f"{demo_server}/api/records/{penguin['id']}").json()["data"]["bill_length_mm"] == before
+    assert http.get(f"{demo_server}/api/records/{penguin['id']}").json()["data"]["bill_length_mm"] == before
     page.keyboard.press("Enter")  # Edit values again: the draft was dropped
     expect(page.get_by_label("Bill length (mm)")).to_have_value(str(before))
     # the Cancel button does the same, focus included
     page.get_by_label("Bill length (mm)").fill("12")
     page.get_by_role("button", name="Cancel").click()
     expect(page.get_by_role("button", name="Edit values")).to_be_focused()
-    assert httpx.get(f"{demo_server}/api/records/{penguin['id']}").json()["data"]["bill_length_mm"] == before
+    assert http.get(f"{demo_server}/api/records/{penguin['id']}").json()["data"]["bill_length_mm"] == before
 
 
 def probes(demo_server: str, schema: str) -> list[dict[str, Any]]:
     """Schema ``schema`` (a code and a reference to its own kind) and two records of it, P-1 and
     P-2, in a collection of their own; returns the two records."""
     origin = {"origin": demo_server}
-    httpx.post(f"{demo_server}/api/schemas", headers=origin, json={
+    http.post(f"{demo_server}/api/schemas", headers=origin, json={
         "name": schema, "display_template": "{code}", "fields": [
             {"name": "code", "type": "string"}, {"name": "source", "type": "reference", "restrictions": {"schema": schema}}]},
     ).raise_for_status()
-    httpx.post(f"{demo_server}/api/collections", headers=origin, json={"name": f"{schema}s", "schemas": [schema]}).raise_for_status()
-    return [httpx.post(f"{demo_server}/api/collections/{schema}s/records", headers=origin,
+    http.post(f"{demo_server}/api/collections", headers=origin, json={"name": f"{schema}s", "schemas": [schema]}).raise_for_status()
+    return [http.post(f"{demo_server}/api/collections/{schema}s/records", headers=origin,
                        json={"schema_name": schema, "data": {"code": code}}).json() for code in ("P-1", "P-2")]
 
 
@@ -142,7 +142,7 @@ def test_escape_closes_an_open_reference_picker_first_and_the_edit_stays(page: A
     picker.press("Escape")  # with the picker closed and empty, Escape cancels the edit
     expect(page.get_by_role("button", name="Edit values")).to_be_focused()
     assert page.locator("dd[data-field=code]").inner_text() == "P-2"
-    stored = httpx.get(f"{demo_server}/api/records/{made[1]['id']}").json()["data"]
+    stored = http.get(f"{demo_server}/api/records/{made[1]['id']}").json()["data"]
     assert stored["code"] == "P-2" and not stored.get("source")
 
 

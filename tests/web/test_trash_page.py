@@ -7,26 +7,25 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
+from tests import patient_http as http
 from tests.waiting import until
 from tests.web.pages import look, open_app, settle
 
 
 def make(base: str, name: str, codes: list[str]) -> list[str]:
     origin = {"origin": base}
-    httpx.post(f"{base}/api/schemas", headers=origin, json={"name": name, "display_template": "{code}",
+    http.post(f"{base}/api/schemas", headers=origin, json={"name": name, "display_template": "{code}",
                                                             "fields": [{"name": "code", "type": "string"}]}).raise_for_status()
-    httpx.post(f"{base}/api/collections", headers=origin, json={"name": name + "s", "schemas": [name]}).raise_for_status()
-    return [httpx.post(f"{base}/api/collections/{name}s/records", headers=origin,
+    http.post(f"{base}/api/collections", headers=origin, json={"name": name + "s", "schemas": [name]}).raise_for_status()
+    return [http.post(f"{base}/api/collections/{name}s/records", headers=origin,
                        json={"schema_name": name, "data": {"code": c}}).json()["id"] for c in codes]
 
 
 def test_delete_records_and_restore_them_from_recently_deleted(page: Any, empty_server: str) -> None:
     base = empty_server
     ids = make(base, "vial", ["V-1", "V-2", "V-3"])
-    httpx.post(f"{base}/api/records/bulk-delete", headers={"origin": base}, json={"ids": ids[:2]}).raise_for_status()
-    httpx.delete(f"{base}/api/records/{ids[2]}", headers={"origin": base}).raise_for_status()
+    http.post(f"{base}/api/records/bulk-delete", headers={"origin": base}, json={"ids": ids[:2]}).raise_for_status()
+    http.delete(f"{base}/api/records/{ids[2]}", headers={"origin": base}).raise_for_status()
     open_app(page, base, "/trash")
     batch = page.locator("[data-testid=deleted-records]")
     assert batch.count() == 1
@@ -40,7 +39,7 @@ def test_delete_records_and_restore_them_from_recently_deleted(page: Any, empty_
     batch.get_by_role("button", name="Restore").click()
     batch.wait_for(state="detached")  # the restored deletion is no longer listed
     for rid in ids[:2]:
-        assert httpx.get(f"{base}/api/records/{rid}").json()["deleted_at"] is None
+        assert http.get(f"{base}/api/records/{rid}").json()["deleted_at"] is None
     single = page.locator("[data-testid=deleted-record]")
     assert single.locator("strong").inner_text() == "V-3"
     assert "vial in the collection vials · deleted" in single.inner_text()
@@ -54,7 +53,7 @@ def test_delete_records_and_restore_them_from_recently_deleted(page: Any, empty_
     dialog.get_by_role("button", name="Purge for good").click()
     dialog.wait_for(state="detached")
     single.wait_for(state="detached")
-    assert httpx.get(f"{base}/api/records/{ids[2]}").status_code == 404
+    assert http.get(f"{base}/api/records/{ids[2]}").status_code == 404
     page.locator("#trash-records ~ p", has_text="No deleted records.").wait_for()
     look(page, "trash-records-empty")
 
@@ -63,8 +62,8 @@ def test_a_bulk_line_names_what_is_still_deleted_and_purges_it_whole(page: Any, 
     base = empty_server
     origin = {"origin": base}
     ids = make(base, "box", ["B-1", "B-2", "B-3", "B-4", "B-5", "B-6"])
-    httpx.post(f"{base}/api/records/bulk-delete", headers=origin, json={"ids": ids}).raise_for_status()
-    httpx.post(f"{base}/api/records/{ids[0]}/restore", headers=origin).raise_for_status()  # restored since
+    http.post(f"{base}/api/records/bulk-delete", headers=origin, json={"ids": ids}).raise_for_status()
+    http.post(f"{base}/api/records/{ids[0]}/restore", headers=origin).raise_for_status()  # restored since
     open_app(page, base, "/trash")
     line = page.locator("[data-testid=deleted-records]")
     assert line.locator("strong").inner_text() == "B-2, B-3, B-4 and 2 more boxes"
@@ -81,9 +80,9 @@ def test_a_bulk_line_names_what_is_still_deleted_and_purges_it_whole(page: Any, 
     dialog.get_by_role("button", name="Purge for good").click()
     dialog.wait_for(state="detached")
     line.wait_for(state="detached")
-    assert [httpx.get(f"{base}/api/records/{rid}").status_code for rid in ids] == [200] + [404] * 5
-    assert httpx.get(f"{base}/api/records/deleted").json()["total"] == 0
-    events = httpx.get(f"{base}/api/audit/events", params={"limit": 1}).json()["items"]
+    assert [http.get(f"{base}/api/records/{rid}").status_code for rid in ids] == [200] + [404] * 5
+    assert http.get(f"{base}/api/records/deleted").json()["total"] == 0
+    events = http.get(f"{base}/api/audit/events", params={"limit": 1}).json()["items"]
     assert events[0]["batch"]["kind"] == "purge" and events[0]["count"] == 5
 
 
@@ -91,10 +90,10 @@ def test_a_deletion_restored_elsewhere_is_gone_after_a_reload(page: Any, empty_s
     base = empty_server
     origin = {"origin": base}
     ids = make(base, "tip", ["P-1", "P-2"])
-    batch = httpx.post(f"{base}/api/records/bulk-delete", headers=origin, json={"ids": ids}).json()["batch_id"]
+    batch = http.post(f"{base}/api/records/bulk-delete", headers=origin, json={"ids": ids}).json()["batch_id"]
     open_app(page, base, "/trash")
     page.locator("[data-testid=deleted-records]", has_text="P-1 and P-2").wait_for()
-    httpx.post(f"{base}/api/audit/restore-all", headers=origin, json={"batch": batch}).raise_for_status()
+    http.post(f"{base}/api/audit/restore-all", headers=origin, json={"batch": batch}).raise_for_status()
     page.reload()
     page.wait_for_selector("header.top nav")
     settle(page)
@@ -106,36 +105,36 @@ def test_a_deletion_restored_elsewhere_is_gone_after_a_reload(page: Any, empty_s
 def test_a_deleted_collection_comes_back(page: Any, empty_server: str) -> None:
     base = empty_server
     make(base, "tube", ["T-1"])
-    httpx.delete(f"{base}/api/collections/tubes", headers={"origin": base}).raise_for_status()
+    http.delete(f"{base}/api/collections/tubes", headers={"origin": base}).raise_for_status()
     open_app(page, base, "/trash")
     item = page.locator("[data-testid=deleted-collection]", has_text="tubes")
     item.get_by_role("button", name="Show what restoring brings back").click()
     item.locator(".plan-box").wait_for()
     item.get_by_role("button", name="Restore").click()
-    until(lambda: any(c["name"] == "tubes" for c in httpx.get(f"{base}/api/collections").json()), "tubes to be back")
+    until(lambda: any(c["name"] == "tubes" for c in http.get(f"{base}/api/collections").json()), "tubes to be back")
 
 
 def test_a_deleted_field_comes_back_with_its_values(page: Any, empty_server: str) -> None:
     base = empty_server
     ids = make(base, "jar", ["J-1"])
     origin = {"origin": base}
-    httpx.post(f"{base}/api/schemas/jar/fields", headers=origin, json={"name": "volume", "type": "float"}).raise_for_status()
-    httpx.patch(f"{base}/api/records/{ids[0]}", headers=origin, json={"data": {"volume": 2.5}}).raise_for_status()
-    httpx.delete(f"{base}/api/schemas/jar/fields/volume", headers=origin).raise_for_status()
-    assert "volume" not in httpx.get(f"{base}/api/records/{ids[0]}").json()["data"]
+    http.post(f"{base}/api/schemas/jar/fields", headers=origin, json={"name": "volume", "type": "float"}).raise_for_status()
+    http.patch(f"{base}/api/records/{ids[0]}", headers=origin, json={"data": {"volume": 2.5}}).raise_for_status()
+    http.delete(f"{base}/api/schemas/jar/fields/volume", headers=origin).raise_for_status()
+    assert "volume" not in http.get(f"{base}/api/records/{ids[0]}").json()["data"]
     open_app(page, base, "/trash")
     item = page.locator("[data-testid=deleted-field]", has_text="volume")
     item.get_by_role("button", name="Show what restoring brings back").click()
     item.locator(".plan-box").wait_for()
     item.get_by_role("button", name="Restore").click()
-    until(lambda: httpx.get(f"{base}/api/records/{ids[0]}").json()["data"].get("volume") == 2.5,
+    until(lambda: http.get(f"{base}/api/records/{ids[0]}").json()["data"].get("volume") == 2.5,
                "the field's value to be back")
 
 
 def test_a_deleted_record_page_writes_its_plan_in_sentences(page: Any, empty_server: str) -> None:
     base = empty_server
     ids = make(base, "dish", ["D-1"])
-    httpx.delete(f"{base}/api/records/{ids[0]}", headers={"origin": base}).raise_for_status()
+    http.delete(f"{base}/api/records/{ids[0]}", headers={"origin": base}).raise_for_status()
     open_app(page, base, f"/r/{ids[0]}")
     plan = page.locator(".warn-box .plan-box")
     plan.wait_for()
