@@ -6,6 +6,7 @@ import { html, useState } from "./html.js";
 import { post } from "./api.js";
 import { href } from "./router.js";
 import { Modal, useAction, ErrorBox, Confirm } from "./ui.js";
+import { counted, formatCount } from "./counting.js";
 
 // {schema name: how many} of the records GET /records/{id}/referrers lists.
 export function referrerCounts(records) {
@@ -22,8 +23,6 @@ export function countsFromError(error) {
   return Object.fromEntries(entries.map((e) => [e.ctx.schema_name, e.ctx.records]));
 }
 
-const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
-
 // `counts` from one of the two above; `what` names what is deleted ("this record");
 // `onChoose("keep" | "clear")` deletes and resolves to something (undefined keeps it open).
 export function ReferencedChoice({ counts, what, onChoose, onClose }) {
@@ -32,8 +31,8 @@ export function ReferencedChoice({ counts, what, onChoose, onClose }) {
   const choose = (choice) => async () => { if (await action.run(choice) !== undefined) onClose(); };
   return html`<${Modal} title="Other records point at this" onClose=${onClose}>
     <div class="dialog-body">
-      <p><strong>${plural(total, "record")} point${total === 1 ? "s" : ""} at ${what}</strong>:</p>
-      <ul class="plain referrer-counts">${Object.entries(counts).map(([schema, n]) => html`<li>${n} ${schema}</li>`)}</ul>
+      <p><strong>${counted(total, "record")} point${total === 1 ? "s" : ""} at ${what}</strong>:</p>
+      <ul class="plain referrer-counts">${Object.entries(counts).map(([schema, n]) => html`<li>${formatCount(n)} ${schema}</li>`)}</ul>
       <p><em>Delete anyway</em> keeps their references, shown as deleted until it is restored.
         <em>Clear references</em> empties them in the same step (restoring puts them back).</p>
     </div>

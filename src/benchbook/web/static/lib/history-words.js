@@ -1,14 +1,14 @@
 // The history in words: what a batch did ("344 records updated"), and runs of one workflow that
 // follow each other folded into one story line (issue 37 item 2).
+import { counted } from "./counting.js";
 
 const PAST = { create: "created", update: "updated", delete: "deleted", restore: "restored", purge: "purged" };
-const NOUN = { record: ["record", "records"], schema: ["schema", "schemas"], field: ["field", "fields"],
-  dataset: ["collection", "collections"], view: ["view", "views"] };
+// An entity type's word where it is not its name.
+const NOUN = { dataset: "collection" };
 
 // "1 record updated" / "344 records updated": `count` things of `entityType` that had `action`.
 export function changeWords(count, entityType, action) {
-  const [one, many] = NOUN[entityType] || [entityType, entityType + "s"];
-  return `${count.toLocaleString()} ${count === 1 ? one : many} ${PAST[action] || action}`;
+  return `${counted(count, NOUN[entityType] || entityType)} ${PAST[action] || action}`;
 }
 
 // A batch's parts ([{count, entity_type, action}]) as one phrase, the largest part first.

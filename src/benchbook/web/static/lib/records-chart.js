@@ -10,6 +10,7 @@ import { html, useEffect, useRef } from "./html.js";
 import { get } from "./api.js";
 import { href, navigate, seg } from "./router.js";
 import { useLoad, Loading, ErrorBox, formatCount, ScrollRegion } from "./ui.js";
+import { counted } from "./counting.js";
 import { parseFilter, describeLeaf } from "./records-filter.js";
 import { leavesOf } from "./filter-tree.js";
 import { axisTitle, binValues, chartFields, choicesOf, countBy, groupPoints, isNum, valueOf } from "./chart-data.js";
@@ -117,7 +118,7 @@ export function RecordsChart({ collection, cat, query, path }) {
     <${ErrorBox} error=${data.error} onRetry=${data.reload} />
     ${ready ? html`<p class="muted" data-testid="chart-count">${shown < total
       ? `Showing the first ${formatCount(shown)} of ${formatCount(total)} records (a chart reads at most ${formatCount(CHART_CAP)}).`
-      : `${formatCount(shown)} record${shown === 1 ? "" : "s"}.`}</p>` : null}
+      : `${counted(shown, "record")}.`}</p>` : null}
     ${body}
   </div>`;
 }

@@ -13,7 +13,7 @@ import { html, useEffect, useState } from "./html.js";
 import { ApiError, get } from "./api.js";
 import { useNotices, formatBytes, formatTime } from "./ui.js";
 import { href } from "./router.js";
-import { plural } from "./sync.js";
+import { counted } from "./counting.js";
 
 const uploads = new Map();
 const listeners = new Set();
@@ -63,10 +63,10 @@ async function finishedStretch(startedAt) {
 // The bar's items for a project that follows an authority (GET /remote's answer).
 function syncItems(remote) {
   const out = [html`<a key="sync" href=${href("/remote")} data-testid="status-sync">
-    ${remote.last_sync_at ? `Synced ${formatTime(remote.last_sync_at)}` : "Not synced yet"} · <span data-testid="status-pending">${plural(remote.pending, "change")} to send</span></a>`];
+    ${remote.last_sync_at ? `Synced ${formatTime(remote.last_sync_at)}` : "Not synced yet"} · <span data-testid="status-pending">${counted(remote.pending, "change")} to send</span></a>`];
   if (remote.open_conflicts) {
     out.push(html`<a key="conflicts" href=${href("/remote/conflicts")} class="bad" data-testid="status-conflicts">
-      ${plural(remote.open_conflicts, "open conflict")}</a>`);
+      ${counted(remote.open_conflicts, "open conflict")}</a>`);
   }
   if (remote.error) {
     out.push(html`<a key="sync-error" href=${href("/remote")} class="bad" data-testid="status-sync-error">Sync failed: ${remote.error}</a>`);

@@ -4,12 +4,10 @@
 import { html } from "./html.js";
 import { get, enc } from "./api.js";
 import { href } from "./router.js";
-import { useLoad, formatCount } from "./ui.js";
+import { useLoad } from "./ui.js";
+import { counted, formatCount } from "./counting.js";
 
 export const PARENT = "parent_record_id";
-
-// "1 change", "3 changes".
-export const plural = (n, one, many = one + "s") => `${formatCount(n)} ${n === 1 ? one : many}`;
 
 // A row's kind in plain words: "changed on both sides", "refused by the authority", "edited
 // here, deleted there" (or the other way round, by what this device attempted).
@@ -34,9 +32,9 @@ export function resolutionWords(row) {
 // What one sync moved (SyncSummary), in a short sentence.
 export function summaryWords(s) {
   if (!s) return "";
-  const parts = [`Sent ${plural(s.pushed, "change")}, received ${plural(s.pulled, "change")}`];
-  if (s.conflicts) parts.push(plural(s.conflicts, "new conflict"));
-  if (s.rejected) parts.push(plural(s.rejected, "change") + " refused");
+  const parts = [`Sent ${counted(s.pushed, "change")}, received ${counted(s.pulled, "change")}`];
+  if (s.conflicts) parts.push(counted(s.conflicts, "new conflict"));
+  if (s.rejected) parts.push(counted(s.rejected, "change") + " refused");
   if (s.files_sent || s.files_received) parts.push(`files: ${formatCount(s.files_sent)} sent, ${formatCount(s.files_received)} received`);
   return parts.join(" · ") + ".";
 }
@@ -86,7 +84,7 @@ export function SyncNotice({ recordId, version }) {
   if (!rows.length) return null;
   const about = rows.map((r) => (r.field_label ? `${r.field_label} (${kindWords(r)})` : kindWords(r))).join("; ");
   return html`<div class="warn-box sync-notice" role="status" data-testid="sync-notice">
-    <p><strong>Sync left ${plural(rows.length, "open conflict")} on this record:</strong> ${about}.
+    <p><strong>Sync left ${counted(rows.length, "open conflict")} on this record:</strong> ${about}.
       ${" "}<a href=${href("/remote/conflicts", { record: recordId })}>Resolve ${rows.length === 1 ? "it" : "them"} on the Conflicts page</a></p>
   </div>`;
 }

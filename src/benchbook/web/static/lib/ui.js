@@ -164,9 +164,7 @@ export function formatTime(iso) {
   return Number.isNaN(date.getTime()) ? String(iso) : date.toLocaleString();
 }
 
-export function formatCount(n) {
-  return n === null || n === undefined ? "" : Number(n).toLocaleString();
-}
+export { formatCount } from "./counting.js";
 
 export function formatBytes(n) {
   if (n === null || n === undefined) return "";

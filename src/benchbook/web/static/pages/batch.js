@@ -4,6 +4,7 @@ import { html } from "../lib/html.js";
 import { get, post, enc } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, notify, useTitle, formatTime, formatCount } from "../lib/ui.js";
+import { counted } from "../lib/counting.js";
 import { EntryLine } from "../lib/entries.js";
 import { partsWords } from "../lib/history-words.js";
 
@@ -26,8 +27,8 @@ export default function Batch({ params, query }) {
     <${ErrorBox} error=${batch.error} onRetry=${batch.reload} />
     ${b ? html`<div class="page-head"><h1><span class="badge">${b.kind}</span> ${b.label || "batch"}</h1>
       <span class="muted">${formatTime(b.created_at)} · ${partsWords(ev.parts)}</span></div>` : html`<${Loading} />`}
-    ${plan.data && plan.data.things > 0 ? html`<div class="card"><p>What this batch deleted is still deleted (${formatCount(plan.data.things)} deletion${plan.data.things === 1 ? "" : "s"}).
-      Restoring it brings back ${formatCount(plan.data.restores)} record${plan.data.restores === 1 ? "" : "s"}${plan.data.blocked
+    ${plan.data && plan.data.things > 0 ? html`<div class="card"><p>What this batch deleted is still deleted (${counted(plan.data.things, "deletion")}).
+      Restoring it brings back ${counted(plan.data.restores, "record")}${plan.data.blocked
         ? `; ${formatCount(plan.data.blocked)} cannot come back (what held them is gone)` : ""}.</p>
       <button type="button" class="primary" disabled=${restore.busy} onClick=${async () => {
         const r = await restore.run(); if (r) { notify(`Restored ${r.restored} things`, "ok"); plan.reload(); entries.reload(); } }}>Restore what this batch deleted</button>

@@ -5,6 +5,7 @@
 import { html, useState, useRef, useEffect } from "../lib/html.js";
 import { get, post, patch } from "../lib/api.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, notify, useTitle, formatCount, ScrollRegion } from "../lib/ui.js";
+import { counted } from "../lib/counting.js";
 
 // The server's 409 for a chat without a model or key names the API call that sets them; on this
 // page the model settings below are where, and the warning above says so instead.
@@ -63,7 +64,7 @@ function Message({ m }) {
   if (m.role === "tool_call") {
     const args = m.arguments && typeof m.arguments === "object" ? Object.keys(m.arguments).length : m.arguments;
     return html`<li class=${"msg tool" + (m.is_error ? " error" : "")} data-testid="tool-call"><details>
-      <summary>Tool call <code>${m.name}</code>${args ? html` <span class="muted">with ${typeof args === "number" ? `${args} argument${args === 1 ? "" : "s"}` : "arguments"}</span>` : null}
+      <summary>Tool call <code>${m.name}</code>${args ? html` <span class="muted">with ${typeof args === "number" ? counted(args, "argument") : "arguments"}</span>` : null}
         ${m.is_error ? html` <strong>(refused)</strong>` : null}${m.truncated ? html` <span class="muted">(result cut)</span>` : null}</summary>
       <h3 class="sr-only">Call of ${m.name}</h3>
       <p><strong>Arguments</strong></p><pre data-testid="tool-arguments" tabindex="0" role="region" aria-label=${`Arguments of ${m.name}`}>${show(m.arguments ?? {})}</pre>
@@ -73,7 +74,7 @@ function Message({ m }) {
 }
 
 function answerUsage({ usage, stop_reason: stop }) {
-  const requests = `${formatCount(usage.requests)} model request${usage.requests === 1 ? "" : "s"}`;
+  const requests = counted(usage.requests, "model request");
   const tokens = `${formatCount(usage.input_tokens)} tokens in, ${formatCount(usage.output_tokens)} out`;
   return `This answer: ${requests}, ${tokens}${stop === "max_rounds" ? " (stopped: too many tool rounds)" : ""}.`;
 }

@@ -8,7 +8,8 @@ import { href, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, notify, useTitle, formatValue } from "../lib/ui.js";
 import { Changes } from "../lib/entries.js";
 import { pokeStatus } from "../lib/status.js";
-import { PARENT, plural, kindWords, resolutionWords, namesOf, subjectOf, SyncError } from "../lib/sync.js";
+import { counted } from "../lib/counting.js";
+import { PARENT, kindWords, resolutionWords, namesOf, subjectOf, SyncError } from "../lib/sync.js";
 
 // The buttons a row's kind offers: [label, take, what it does].
 function choices(row) {
@@ -107,7 +108,7 @@ export default function Conflicts({ query }) {
   return html`<section class="page conflicts">
     <p><a href=${href("/remote")}>← Sync</a></p>
     <div class="page-head"><h1>Sync conflicts</h1>
-      ${state.data ? html`<span class="muted" data-testid="conflict-count">${plural(rows.length, status === "open" ? "open row" : "resolved row")}</span>` : null}</div>
+      ${state.data ? html`<span class="muted" data-testid="conflict-count">${counted(rows.length, status === "open" ? "open row" : "resolved row")}</span>` : null}</div>
     <p class="muted">What syncs could not settle alone: a field changed on both sides (this project shows the authority's value
       until you answer), a change the authority refused (kept here as you made it), an edit that met a delete.</p>
     <nav class="tabs" aria-label="Open or resolved">${tab("open", "Open")}${tab("resolved", "Resolved")}</nav>

@@ -6,6 +6,7 @@ import { html, useState, useEffect, useRef } from "../lib/html.js";
 import { get, patch, post, del, enc, ApiError } from "../lib/api.js";
 import { href, seg, navigate } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Confirm, notify, useTitle, formatTime } from "../lib/ui.js";
+import { counted } from "../lib/counting.js";
 import { PlanText } from "../lib/plans.js";
 import { FieldControl, ShowValue, toText, toValue } from "../lib/record-editor.js";
 import { FilePreview } from "../lib/record-files.js";
@@ -95,7 +96,7 @@ function Children({ record }) {
   if (!counts.length) return null;
   return html`<section aria-labelledby="children-h"><h2 id="children-h">Children</h2><ul class="plain">
     ${counts.map(([schema, n]) => html`<li><a href=${href("/c/" + seg(record.collection), { schema, parent: record.id })}>
-      ${n} ${schema}${n === 1 ? "" : " records"}</a></li>`)}</ul></section>`;
+      ${counted(n, schema, `${schema} records`)}</a></li>`)}</ul></section>`;
 }
 
 function Referrers({ record }) {

@@ -7,6 +7,7 @@ import { html, useState, useEffect, useRef } from "../lib/html.js";
 import { get, post, del, apiUrl } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, Modal, Confirm, notify, useTitle, formatValue, formatCount } from "../lib/ui.js";
+import { counted } from "../lib/counting.js";
 import { pokeStatus } from "../lib/status.js";
 import { VIEW_NAME, VIEW_RULE, nameError, viewNameOf } from "../lib/names.js";
 import { catalogue, FilterBuilder, parseFilter, errorPathOf, asRoot, compact } from "../lib/records-filter.js";
@@ -152,7 +153,7 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
       data-loaded-for=${data && !records.loading ? data.hash : ""}>
     <button type="button" class="controls-toggle" aria-expanded=${controls ? "true" : "false"}
       aria-controls="records-views records-filter records-columns" onClick=${() => setControls(!controls)}>
-      Filters and columns${conditions ? ` (${conditions} condition${conditions === 1 ? "" : "s"})` : ""}</button>
+      Filters and columns${conditions ? ` (${counted(conditions, "condition")})` : ""}</button>
     <div id="records-views" class=${fold}>
       ${cat.schema.description ? html`<p class="muted schema-description">${cat.schema.description}</p>` : null}
       <${ViewsBar} views=${views} schema=${schema} collection=${name} query=${query} path=${path} viewError=${viewError}
@@ -231,7 +232,7 @@ function InheritedSearchHint({ name, cat, q, onUse }) {
     ${found.map((h) => {
       const leaves = (h.schema.fields || []).filter((f) => !f.deleted_at && textTypes.includes(f.type))
         .map((f) => ({ field: f.name, op: "contains", value: q, schema: h.schema.name }));
-      return html`<p>“${q}” matches ${formatCount(h.total)} ${h.schema.name} record${h.total === 1 ? "" : "s"}.
+      return html`<p>“${q}” matches ${counted(h.total, `${h.schema.name} record`)}.
         ${leaves.length ? html`<button type="button" onClick=${() => onUse({ or: leaves })}>
           Show ${cat.schema.name} records whose ${h.schema.name} contains “${q}”</button>` : null}</p>`;
     })}

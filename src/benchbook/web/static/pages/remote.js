@@ -7,7 +7,8 @@ import { get, post, enc, ApiError } from "../lib/api.js";
 import { href } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, Confirm, notify, useTitle, formatTime, formatCount } from "../lib/ui.js";
 import { pokeStatus } from "../lib/status.js";
-import { plural, summaryWords, SyncError } from "../lib/sync.js";
+import { summaryWords, SyncError } from "../lib/sync.js";
+import { counted } from "../lib/counting.js";
 
 // What one sync moved, shown after Sync now or Connect, with a link to new conflicts.
 function Summary({ summary, onClose }) {
@@ -39,7 +40,7 @@ function Following({ remote, reload, summary, setSummary }) {
       <dt>Last sync</dt><dd data-testid="last-sync">${remote.last_sync_at ? formatTime(remote.last_sync_at) : "not yet"}</dd>
       <dt>Changes waiting to be sent</dt><dd data-testid="pending">${formatCount(remote.pending)}</dd>
       <dt>Open conflicts</dt><dd data-testid="open-conflicts">${remote.open_conflicts
-        ? html`<a href=${href("/remote/conflicts")}>${plural(remote.open_conflicts, "open conflict")}</a>` : "none"}</dd>
+        ? html`<a href=${href("/remote/conflicts")}>${counted(remote.open_conflicts, "open conflict")}</a>` : "none"}</dd>
     </dl>
     ${remote.connected ? null : html`<p class="warn-box" role="status">This project holds no device token for the authority
       (the <code>.sync-token</code> file is missing): disconnect, then connect again with a new invite.</p>`}
@@ -54,7 +55,7 @@ function Following({ remote, reload, summary, setSummary }) {
     <${Summary} summary=${summary} onClose=${() => setSummary(null)} />
     ${asking ? html`<${Confirm} title="Stop following the authority?" danger=${true} confirmLabel="Disconnect"
       message=${html`<p>This project stops syncing with ${remote.url}. Its data, history and the
-        ${plural(remote.pending, "change")} not yet sent stay here. Following an authority again later needs
+        ${counted(remote.pending, "change")} not yet sent stay here. Following an authority again later needs
         a new invite, and either this project or the authority empty.</p>`}
       onClose=${() => setAsking(false)}
       onConfirm=${async () => { await post("/remote/disconnect"); notify("Disconnected", "ok"); setSummary(null); pokeStatus(); reload(); return true; }} />` : null}

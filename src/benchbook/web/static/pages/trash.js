@@ -9,6 +9,7 @@ import { get, post, del, enc } from "../lib/api.js";
 import { href, seg } from "../lib/router.js";
 import { PlanText } from "../lib/plans.js";
 import { useLoad, useAction, Loading, ErrorBox, Confirm, notify, useTitle, formatTime, formatCount } from "../lib/ui.js";
+import { counted, andList } from "../lib/counting.js";
 
 const deletesOf = (kind) => ({ and: [{ field: "action", op: "eq", value: "delete" }, { field: "entity_type", op: "eq", value: kind }] });
 
@@ -58,18 +59,15 @@ function Section({ id, title, intro, empty, load, items, deps = [], more }) {
 
 const deletes = (kind) => (signal) => get("/audit/events", { filter: deletesOf(kind), limit: 50 }, { signal });
 
-// "a, b and c"
-const andList = (xs) => (xs.length > 1 ? `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}` : xs[0] || "");
-// "V-1, V-2, V-3 and 4 more vials": the first few records' names and how many more.
-const SHOWN = 3;
-const plural = (n, one) => (n === 1 ? one : /(s|x|z|ch|sh)$/.test(one) ? one + "es" : /[^aeiou]y$/.test(one) ? one.slice(0, -1) + "ies" : one + "s");
 // What a deletion's records are called: their schema's name when they share one ("vial"), else "record".
 const nounOf = (d) => (d.schemas.length === 1 ? d.schemas[0].replace(/_/g, " ") : "record");
+// "V-1, V-2, V-3 and 4 more vials": the first few records' names and how many more.
+const SHOWN = 3;
 function deletionNames(d) {
   const noun = nounOf(d);
   const names = d.examples.slice(0, SHOWN).map((x) => x.natural_name || `${x.schema_name} ${x.id.slice(-8)}`);
   const rest = d.count - names.length;
-  return rest > 0 ? `${names.join(", ")} and ${formatCount(rest)} more ${plural(rest, noun)}` : andList(names);
+  return rest > 0 ? `${names.join(", ")} and ${counted(rest, `more ${noun}`)}` : andList(names);
 }
 
 // A record deletion still in effect (GET /records/deleted): one with a history batch comes back
@@ -78,11 +76,11 @@ function deletionNames(d) {
 // a single record.)
 function recordItem(d) {
   const noun = nounOf(d);
-  const where = `in the ${plural(d.collections.length, "collection")} ${andList(d.collections)}`;
-  const what = d.count === 1 ? `${plural(1, noun)} ${deletionNames(d)}` : `${formatCount(d.count)} ${plural(d.count, noun)}`;
+  const where = `in the ${d.collections.length === 1 ? "collection" : "collections"} ${andList(d.collections)}`;
+  const what = d.count === 1 ? `${noun} ${deletionNames(d)}` : counted(d.count, noun);
   const meta = d.record_id
     ? html`${noun} ${where} · deleted ${formatTime(d.deleted_at)} · <a href=${href("/r/" + seg(d.record_id))}>open</a>`
-    : `${formatCount(d.count)} ${plural(d.count, noun)} ${where} · deleted ${formatTime(d.deleted_at)}`;
+    : `${counted(d.count, noun)} ${where} · deleted ${formatTime(d.deleted_at)}`;
   const restoreVia = d.batch_id
     ? { planPath: { path: "/audit/restore-all", query: { batch: d.batch_id } }, onRestore: () => post("/audit/restore-all", { batch: d.batch_id }) }
     : d.record_id

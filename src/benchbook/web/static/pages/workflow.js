@@ -7,6 +7,7 @@ import { html, useEffect, useRef, useState } from "../lib/html.js";
 import { get, put, post, del, enc } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, Confirm, notify, useTitle } from "../lib/ui.js";
+import { counted } from "../lib/counting.js";
 import { pokeStatus } from "../lib/status.js";
 import { loadDraft, saveDraft, dropDraft } from "../lib/drafts.js";
 
@@ -87,7 +88,7 @@ function Editor({ name, content, isNew, onSaved }) {
             setText(text.slice(0, at) + "  " + text.slice(t.selectionEnd)); requestAnimationFrame(() => { t.selectionStart = t.selectionEnd = at + 2; }); }
           escaped.current = false; }}></textarea>
     </div>
-    ${problems ? html`<div id="wf-problems" class="error-box" role="alert"><strong>${problems.length} problem${problems.length === 1 ? "" : "s"}:</strong>
+    ${problems ? html`<div id="wf-problems" class="error-box" role="alert"><strong>${counted(problems.length, "problem")}:</strong>
       <ul class="problems">${problems.map((p) => { const line = (p.ctx && p.ctx.line) || lineOf(text, p.loc); return html`<li data-line=${line || ""}>
         ${line ? html`<strong>line ${line}</strong> ` : null}<code>${(p.loc || []).filter((x) => x !== "body" && x !== "content").join(".")}</code>: ${p.msg}</li>`; })}</ul></div>`
       : html`<${ErrorBox} error=${save.error} />`}
@@ -124,7 +125,7 @@ function RunOn({ workflow }) {
     ${found ? html`<ul class="plain run-targets">${found.map((r) => html`<li><label class="check"><input type="checkbox" checked=${ticked.has(r.id)}
       onChange=${() => { const s = new Set(ticked); s.has(r.id) ? s.delete(r.id) : s.add(r.id); setTicked(s); }} /> ${r.natural_name || r.id}</label></li>`)}</ul>
       <div class="toolbar"><button type="button" onClick=${() => setTicked(new Set(found.map((r) => r.id)))}>Tick all ${found.length}</button>
-        <button type="button" class="primary" disabled=${!ticked.size || run.busy} onClick=${run.run}>Run on ${ticked.size} record${ticked.size === 1 ? "" : "s"}</button></div>` : null}
+        <button type="button" class="primary" disabled=${!ticked.size || run.busy} onClick=${run.run}>Run on ${counted(ticked.size, "record")}</button></div>` : null}
   </section>`;
 }
 
