@@ -8,6 +8,7 @@ from benchbook.domain.history import entries as domain
 from benchbook.domain.history import events as history_events
 from benchbook.domain.history import filters as history_filters
 from benchbook.domain.history import storage as history_storage
+from benchbook.domain.history.shapes import AuditLogResponse
 from benchbook.domain.progress import reporting
 from benchbook.domain.records.rows import find_record
 from benchbook.handlers.uow import read, services, write
@@ -64,7 +65,7 @@ def reclaim_storage() -> tuple[Body, int]:
     return get_storage()
 
 
-def get_audit_entry(audit_id: str) -> tuple[Body, int]:
+def get_audit_entry(audit_id: str) -> tuple[AuditLogResponse, int]:
     with read() as s:
         return domain.get_entry(s, audit_id), 200
 

@@ -7,6 +7,7 @@ from typing import Any
 from benchbook.handlers.uow import kick_worker, read, services, write
 from benchbook.runner import failure_groups, manual_runs, worker
 from benchbook.runner import jobs as domain
+from benchbook.runner.shapes import WorkflowJobResponse
 
 Body = dict[str, Any]
 
@@ -15,7 +16,7 @@ def _conds(s: Any, filters: dict[str, Any]) -> list[Any]:
     return domain.conditions(s, **filters)
 
 
-def list_jobs(limit: int = 50, offset: int = 0, sort: str | None = None, **filters: Any) -> tuple[list[Body], int]:
+def list_jobs(limit: int = 50, offset: int = 0, sort: str | None = None, **filters: Any) -> tuple[list[WorkflowJobResponse], int]:
     with read() as s:
         return domain.list_jobs(s, _conds(s, filters), sort=sort, limit=limit, offset=offset), 200
 
@@ -34,7 +35,7 @@ def list_failure_groups(filter: str | None = None) -> tuple[list[Body], int]:
         return failure_groups.failure_groups(s, filter), 200
 
 
-def get_job(job_id: str) -> tuple[Body, int]:
+def get_job(job_id: str) -> tuple[WorkflowJobResponse, int]:
     with read() as s:
         return domain.job_response(domain.find_job(s, job_id)), 200
 
@@ -45,12 +46,12 @@ def delete_job(job_id: str) -> tuple[None, int]:
     return None, 204
 
 
-def cancel_job(job_id: str) -> tuple[Body, int]:
+def cancel_job(job_id: str) -> tuple[WorkflowJobResponse, int]:
     with write() as ctx:
         return domain.job_response(domain.cancel(ctx.session, job_id)), 200
 
 
-def rerun_job(job_id: str) -> tuple[Body, int]:
+def rerun_job(job_id: str) -> tuple[WorkflowJobResponse, int]:
     with write() as ctx:
         job = domain.rerun(ctx.session, services().project.root, job_id)
         ctx.session.flush()
@@ -77,7 +78,7 @@ def drain_jobs() -> tuple[Body, int]:
     return worker.for_database(svc.db, svc.project).drain(wait=True).response(), 200
 
 
-def run_workflow(name: str, body: Body) -> tuple[Body, int]:
+def run_workflow(name: str, body: Body) -> tuple[WorkflowJobResponse, int]:
     with write() as ctx:
         job = manual_runs.run_manual(ctx.session, services().project.root, name, body["record_id"])
         ctx.session.flush()

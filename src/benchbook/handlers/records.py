@@ -12,6 +12,7 @@ from benchbook.domain.records import deleted, deleting, exports, lists
 from benchbook.domain.records import writes as domain
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.rows import find_record
+from benchbook.domain.records.shapes import RecordResponse
 from benchbook.domain.records.shaping import RecordShaper, single_record
 from benchbook.handlers.uow import read, services, write
 
@@ -33,7 +34,7 @@ def list_records(dataset_name: str, limit: int = 50, offset: int = 0, child_coun
                                child_counts=child_counts, columns=columns), 200
 
 
-def create_record(dataset_name: str, body: Body) -> tuple[Body, int]:
+def create_record(dataset_name: str, body: Body) -> tuple[RecordResponse, int]:
     with write() as ctx:
         rec = domain.create_record(ctx, dataset_name, body)
         return RecordShaper(ctx.session).single(rec), 201
@@ -67,7 +68,7 @@ def export_csv(collection_name: str, columns: list[str] | None = None, **params:
 
 
 def search_records(limit: int = 20, schema: str | None = None, search: str | None = None,
-                   reachable_from: str | None = None) -> tuple[list[Body], int]:
+                   reachable_from: str | None = None) -> tuple[list[RecordResponse], int]:
     with read() as s:
         return lists.search_records(s, limit=limit, schema=schema, search=search,
                                     reachable_from=reachable_from), 200
@@ -79,12 +80,12 @@ def bulk_delete_records(body: Body) -> tuple[Body, int]:
                                  references=body.get("references"), progress=reporting()), 200
 
 
-def get_record(record_id: str) -> tuple[Body, int]:
+def get_record(record_id: str) -> tuple[RecordResponse, int]:
     with read() as s:
         return single_record(s, record_id), 200
 
 
-def update_record(record_id: str, body: Body) -> tuple[Body, int]:
+def update_record(record_id: str, body: Body) -> tuple[RecordResponse, int]:
     with write() as ctx:
         rec = domain.update_record(ctx, record_id, body)
         return RecordShaper(ctx.session).single(rec), 200
@@ -108,13 +109,13 @@ def record_restore_plan(record_id: str) -> tuple[Body, int]:
         return restore.record_restore_plan(s, record_id), 200
 
 
-def restore_record(record_id: str, with_parents: bool = False, only_this: bool = False) -> tuple[Body, int]:
+def restore_record(record_id: str, with_parents: bool = False, only_this: bool = False) -> tuple[RecordResponse, int]:
     with write() as ctx:
         rec = restore.restore_record(ctx, record_id, with_parents=with_parents, only_this=only_this)
         return RecordShaper(ctx.session).single(rec), 200
 
 
-def restore_above(record_id: str) -> tuple[list[Body], int]:
+def restore_above(record_id: str) -> tuple[list[RecordResponse], int]:
     with write() as ctx:
         return RecordShaper(ctx.session).shape(restore.restore_above(ctx, record_id)), 200
 
@@ -125,7 +126,7 @@ def purge_record(record_id: str) -> tuple[None, int]:
     return None, 204
 
 
-def list_referrers(record_id: str) -> tuple[list[Body], int]:
+def list_referrers(record_id: str) -> tuple[list[RecordResponse], int]:
     with read() as s:
         return RecordShaper(s).shape(restore.referrers(s, record_id)), 200
 

@@ -20,6 +20,7 @@ from benchbook.domain.ids import resolve_prefix
 from benchbook.domain.records.search import like_pattern
 from benchbook.persistence.tables import Job, Record, utcnow
 from benchbook.runner import manual_runs, queue, workflows
+from benchbook.runner.shapes import WorkflowJobResponse
 
 MAX_MATCHED = 1000
 """Most runs one rerun or delete by filter acts on (docs/limits.md *Runs and the plugin wire*)."""
@@ -86,7 +87,7 @@ def record_names(session: Session, jobs: list[Job]) -> dict[str, str | None]:
     return {record_id: name for record_id, name in rows}
 
 
-def job_response(job: Job, names: dict[str, str | None] | None = None) -> dict[str, Any]:
+def job_response(job: Job, names: dict[str, str | None] | None = None) -> WorkflowJobResponse:
     """WorkflowJobResponse (plus ``problems``, ``summary`` and ``cancel_requested``), with
     ``record_name``: the natural name of the run's record (None when it is deleted or gone),
     from ``names`` (:func:`record_names`) or read now through the job's session."""
@@ -211,7 +212,7 @@ def _order(sort: str | None) -> list[Any]:
 
 
 def list_jobs(session: Session, conds: list[ColumnElement[bool]], *, sort: str | None, limit: int,
-              offset: int) -> list[dict[str, Any]]:
+              offset: int) -> list[WorkflowJobResponse]:
     """A page of runs matching ``conds``, newest first unless ``sort`` says otherwise."""
     rows = list(session.scalars(select(Job).where(*conds).order_by(*_order(sort)).limit(limit).offset(offset)))
     names = record_names(session, rows)
@@ -293,7 +294,7 @@ def rerun_many(session: Session, project_root: Path, ids: list[str] | None, tree
     """Rerun the runs ``ids`` (in the order given) or every run ``tree`` matches (newest first);
     those that cannot be rerun are skipped with a reason. ``{started: [runs], skipped}``."""
     manual_runs.refuse_while_paused(project_root, "rerunning", invalid=True)
-    started: list[dict[str, Any]] = []
+    started: list[WorkflowJobResponse] = []
     skipped: list[dict[str, str]] = []
     for item in _matched(session, ids, tree, "rerun"):
         given = item.id if isinstance(item, Job) else item

@@ -18,6 +18,7 @@ from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound
 from benchbook.domain.history.own_values import whole_values
+from benchbook.domain.history.shapes import AuditChange, AuditLogResponse
 from benchbook.domain.history.value_labels import value_labels
 from benchbook.domain.ids import new_id, resolve_prefix
 from benchbook.domain.records.rows import value_changes
@@ -171,7 +172,7 @@ def list_entries(session: Session, conds: list[ColumnElement[bool]], *, action: 
     return {"items": entry_responses(session, list(rows)), "total": total, "offset": offset, "limit": limit}
 
 
-def get_entry(session: Session, audit_id: str) -> dict[str, Any]:
+def get_entry(session: Session, audit_id: str) -> AuditLogResponse:
     """One entry (named as :func:`find_entry` takes it) as AuditLogResponse; raises ``NotFound``
     or ``Invalid`` (an ambiguous prefix)."""
     return entry_responses(session, [find_entry(session, audit_id)])[0]
@@ -238,7 +239,7 @@ def entry_changes(session: Session, entries: list[AuditEntry],
     return out
 
 
-def entry_responses(session: Session, entries: list[AuditEntry]) -> list[dict[str, Any]]:
+def entry_responses(session: Session, entries: list[AuditEntry]) -> list[AuditLogResponse]:
     """Shape entries as AuditLogResponse: changes (:func:`entry_changes`), ``now`` and
     ``value_labels`` (:func:`.value_labels.value_labels`) in a few queries for the whole list."""
     whole = whole_values(session, entries)
@@ -247,16 +248,22 @@ def entry_responses(session: Session, entries: list[AuditEntry]) -> list[dict[st
     record_ids = {e.entity_id for e in entries if e.entity_type == "record"}
     records = ({r.id: r for r in session.scalars(select(Record).where(Record.id.in_(record_ids)))}
                if record_ids else {})
-    out = []
+    out: list[AuditLogResponse] = []
     for e in entries:
-        changes = every_changes[e.id]
-        out.append({
+        # rows of stored JSON or of value_changes, each an AuditChange
+        changes = cast(list[AuditChange], every_changes[e.id])
+        body: AuditLogResponse = {
             "id": e.id, "action": e.action, "entity_type": e.entity_type, "entity_id": e.entity_id,
-            "timestamp": e.timestamp.isoformat(), "actor": e.actor, "changes": changes,
-            "device": e.device, **whole.get(e.id, {"new_data": e.new_data, "old_data": e.old_data}),
-            "now": _now(e, records) if e.entity_type == "record" else None,
-            "sync": sync_rows.shown(e.sync), "batch_id": e.batch_id, "value_labels": labels.get(e.id, {}),
-        })
+            "timestamp": e.timestamp.isoformat(), "actor": e.actor, "changes": changes, "device": e.device}
+        made_whole = whole.get(e.id)
+        if made_whole is None:  # the stored values, in the order the answer has always had
+            body["new_data"], body["old_data"] = e.new_data, e.old_data
+        else:
+            body["old_data"], body["new_data"] = made_whole["old_data"], made_whole["new_data"]
+        body["now"] = _now(e, records) if e.entity_type == "record" else None
+        body["sync"], body["batch_id"] = sync_rows.shown(e.sync), e.batch_id
+        body["value_labels"] = labels.get(e.id, {})
+        out.append(body)
     return out
 
 

@@ -31,6 +31,7 @@ from benchbook.domain.records.derived import check_columns
 from benchbook.domain.records.labels import targets
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.references import ReferenceResolver
+from benchbook.domain.records.shapes import RecordResponse
 from benchbook.domain.records.shaping import RecordShaper
 from benchbook.domain.records.values import FILE_TYPES
 from benchbook.persistence.tables import Collection, Field, Record
@@ -49,7 +50,7 @@ class ReferenceCells:
         self.resolver = ReferenceResolver(session, collection, cache)
         self.safe: dict[tuple[str, str], bool] = {}  # (field id, target id) → its label imports back
 
-    def prepare(self, items: Sequence[dict[str, Any]], records: Sequence[Record]) -> None:
+    def prepare(self, items: Sequence[RecordResponse], records: Sequence[Record]) -> None:
         """Check, for the shaped ``items`` of ``records`` about to be written, which labels
         import back: one resolution per reference field for the labels not seen yet."""
         asked: dict[str, tuple[Field, dict[str, set[str]]]] = {}

@@ -21,6 +21,7 @@ from benchbook.domain.records.counting import (
 from benchbook.domain.records.derived import check_columns
 from benchbook.domain.records.queries import Conditions, RecordQuery, SortLead
 from benchbook.domain.records.search import search_condition
+from benchbook.domain.records.shapes import RecordResponse
 from benchbook.domain.records.shaping import RecordShaper
 from benchbook.persistence.record_counts import live_counts
 from benchbook.persistence.tables import Collection, Record, Schema
@@ -292,7 +293,7 @@ def record_counts(session: Session, name_or_id: str, query: RecordQuery) -> dict
 
 
 def search_records(session: Session, *, limit: int, schema: str | None, search: str | None,
-                   reachable_from: str | None) -> list[dict[str, Any]]:
+                   reachable_from: str | None) -> list[RecordResponse]:
     """``GET /records``: live records of any collection, newest first; ``reachable_from``
     keeps those a record of that collection may reference (its own and global collections')."""
     conds: list[Any] = [Record.deleted_at.is_(None)]

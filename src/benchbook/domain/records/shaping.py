@@ -13,6 +13,7 @@ from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.errors import NotFound
 from benchbook.domain.records.derived import derive
 from benchbook.domain.records.rows import Shaped, whole_record_id
+from benchbook.domain.records.shapes import DeletedFieldValue, FileLabel, RecordRef, RecordResponse
 from benchbook.domain.records.values import FILE_TYPES, REFERENCE_TYPES, as_list, shown_values
 from benchbook.persistence.tables import Collection, Record, Schema, StoredFile
 
@@ -46,7 +47,7 @@ def lineage(session: Session, record_id: str) -> Sequence[Row[Any]]:
     return session.execute(_LINEAGE, {"record_id": record_id}).all()
 
 
-def ref(rec: Shaped, schema_name: str) -> dict[str, Any]:
+def ref(rec: Shaped, schema_name: str) -> RecordRef:
     """A record reference ``{id, schema_name, natural_name}``."""
     return {"id": rec.id, "schema_name": schema_name, "natural_name": rec.natural_name}
 
@@ -76,7 +77,7 @@ class RecordShaper:
                                     .where(Record.id.in_(targets))).all()
         return {r[0]: (r[1], r[2]) for r in rows}
 
-    def _files(self, records: Sequence[Shaped]) -> dict[str, dict[str, Any]]:
+    def _files(self, records: Sequence[Shaped]) -> dict[str, FileLabel]:
         """``{sha256: {filename, size, content_type}}`` of every file value of ``records`` the
         store holds, in one query (none when no record has a file value)."""
         hashes: set[str] = set()
@@ -109,7 +110,7 @@ class RecordShaper:
         return counts
 
     def shape(self, records: Sequence[Shaped], *, child_counts: bool = False,
-              columns: list[str] | None = None) -> list[dict[str, Any]]:
+              columns: list[str] | None = None) -> list[RecordResponse]:
         """RecordResponse for each record, in order; ``derived`` holds the requested ``columns``
         that ``data`` cannot answer (see :mod:`benchbook.domain.records.derived`);
         ``reference_labels`` names the records its references point at and ``file_labels`` the
@@ -121,7 +122,7 @@ class RecordShaper:
         derived = (derive(self.session, self.cache, records, columns,
                           {r.dataset_id: self.collection(r.dataset_id).timezone for r in records})
                    if columns else {})
-        out = []
+        out: list[RecordResponse] = []
         for rec in records:
             meta = self.cache.meta(rec.schema_id)
             coll = self.collection(rec.dataset_id)
@@ -136,7 +137,7 @@ class RecordShaper:
                             colls[target] = coll_name
             file_labels = {str(v): files[str(v)] for f in meta.fields if f.type in FILE_TYPES
                            for v in as_list(rec.data.get(f.id)) if str(v) in files}
-            deleted_fields = [{"field_id": f.id, "name": f.name, "label": f.label, "type": f.type,
+            deleted_fields: list[DeletedFieldValue] = [{"field_id": f.id, "name": f.name, "label": f.label, "type": f.type,
                                "value": rec.data[f.id]} for f in meta.deleted_fields if f.id in rec.data]
             out.append({
                 "id": rec.id, "dataset_id": rec.dataset_id, "schema_name": meta.schema.name,
@@ -153,7 +154,7 @@ class RecordShaper:
     def _schema_name(self, schema_id: str) -> str:
         return self.cache.meta(schema_id).schema.name
 
-    def single(self, rec: Shaped, ancestors: Sequence[Shaped] | None = None) -> dict[str, Any]:
+    def single(self, rec: Shaped, ancestors: Sequence[Shaped] | None = None) -> RecordResponse:
         """RecordResponse of a single fetch: adds ``ancestors`` (root first) and, for a live
         record, ``deleted_above`` (deleted records above it, topmost first). ``ancestors``:
         ``rec``'s, root first, when the caller has them (:func:`lineage`); else read in one
@@ -168,7 +169,7 @@ class RecordShaper:
         return body
 
 
-def single_record(session: Session, record_id: str) -> dict[str, Any]:
+def single_record(session: Session, record_id: str) -> RecordResponse:
     """RecordResponse of ``GET /records/{record_id}`` (OpenAPI ``records.get_record``): the record
     with that id or unique id prefix, deleted or not, with its ancestors; a whole id costs one
     statement for the record and its ancestors, plus the catalog token and, for a record whose

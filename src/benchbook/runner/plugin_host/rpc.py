@@ -45,6 +45,7 @@ from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound
 from benchbook.domain.records import lists, writes
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.rows import find_record
+from benchbook.domain.records.shapes import RecordResponse
 from benchbook.domain.records.shaping import RecordShaper
 from benchbook.runner.plugin_host.frames import BINARY_INLINE_THRESHOLD, violation
 
@@ -126,7 +127,7 @@ class HostOperations:
             return error_frame(call["call_id"], "invalid", exc.detail)
         return {"type": "rpc_result", "call_id": call["call_id"], "result": json.loads(json.dumps(result))}
 
-    def _record(self, record_id: str) -> dict[str, Any]:
+    def _record(self, record_id: str) -> RecordResponse:
         return RecordShaper(self.ctx.session).single(find_record(self.ctx.session, record_id))
 
     # ------------------------------------------------------------------ methods
@@ -140,12 +141,12 @@ class HostOperations:
             envelope = {"encoding": "path", "path": str(target)}
         return {**envelope, "filename": row.filename, "size": row.size}
 
-    def _update_record(self, record_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    def _update_record(self, record_id: str, data: dict[str, Any]) -> RecordResponse:
         rec = writes.update_record(self.ctx, str(record_id), {"data": data})
         return RecordShaper(self.ctx.session).single(rec)
 
     def _create_record(self, collection: str, schema_name: str, data: dict[str, Any] | None = None,
-                       parent_record_id: str | None = None) -> dict[str, Any]:
+                       parent_record_id: str | None = None) -> RecordResponse:
         rec = writes.create_record(self.ctx, str(collection), {"schema_name": schema_name, "data": data or {},
                                                                 "parent_record_id": parent_record_id})
         return RecordShaper(self.ctx.session).single(rec)
@@ -155,7 +156,7 @@ class HostOperations:
         return {}
 
     # ------------------------------------------------------------------ tools
-    def _get_context_record(self) -> dict[str, Any]:
+    def _get_context_record(self) -> RecordResponse:
         if not self.record_id:
             raise NotFound("this run is not about a record")
         return self._record(self.record_id)

@@ -1,0 +1,37 @@
+"""What the API shows of a history entry (OpenAPI ``AuditLogResponse`` and its ``AuditChange``
+rows), as types: :mod:`.entries` builds them, the handlers answer them, and
+``tests/test_response_shapes.py`` holds them to the document's keys.
+
+No ``from __future__ import annotations`` here: on Python 3.11 a TypedDict whose annotations
+are strings counts every ``NotRequired`` key as required (``__required_keys__``)."""
+from typing import Any, NotRequired, TypedDict
+
+
+class AuditChange(TypedDict):
+    """OpenAPI ``AuditChange``: one field's value before and after a change."""
+
+    field: str
+    label: NotRequired[str | None]
+    dtype: NotRequired[str | None]
+    before: NotRequired[Any]
+    after: NotRequired[Any]
+    deleted: NotRequired[bool | None]
+
+
+class AuditLogResponse(TypedDict):
+    """OpenAPI ``AuditLogResponse``: one history entry."""
+
+    id: str
+    action: str
+    entity_type: str
+    entity_id: str
+    timestamp: str
+    actor: NotRequired[str | None]
+    changes: NotRequired[list[AuditChange]]
+    device: NotRequired[str | None]
+    new_data: NotRequired[dict[str, Any] | None]
+    old_data: NotRequired[dict[str, Any] | None]
+    now: NotRequired[dict[str, Any] | None]
+    value_labels: NotRequired[dict[str, str]]
+    sync: NotRequired[list[dict[str, Any]]]
+    batch_id: NotRequired[str | None]

@@ -1,0 +1,56 @@
+"""What the API shows of a record (OpenAPI ``RecordResponse`` and the objects inside it), as
+types: :mod:`.shaping` builds them, the handlers answer them, and
+``tests/test_response_shapes.py`` holds them to the document's keys.
+
+No ``from __future__ import annotations`` here: on Python 3.11 a TypedDict whose annotations
+are strings counts every ``NotRequired`` key as required (``__required_keys__``)."""
+from typing import Any, NotRequired, TypedDict
+
+
+class RecordRef(TypedDict):
+    """OpenAPI ``RecordRef``: a record named by its id, schema and natural name."""
+
+    id: str
+    schema_name: str
+    natural_name: str | None
+
+
+class DeletedFieldValue(TypedDict):
+    """OpenAPI ``DeletedFieldValue``: a value the record holds for a field deleted from its schema."""
+
+    field_id: str
+    name: str
+    label: NotRequired[str | None]
+    type: str
+    value: NotRequired[Any]
+
+
+class FileLabel(TypedDict):
+    """One value of ``RecordResponse.file_labels``: a stored file's name, size and type."""
+
+    filename: str
+    size: int
+    content_type: str | None
+
+
+class RecordResponse(TypedDict):
+    """OpenAPI ``RecordResponse``."""
+
+    id: str
+    dataset_id: str
+    schema_name: str
+    parent_record_id: str | None
+    data: dict[str, Any]
+    natural_name: str | None
+    created_at: str
+    updated_at: str
+    collection: NotRequired[str | None]
+    ancestors: NotRequired[list[RecordRef] | None]
+    child_counts: NotRequired[dict[str, int] | None]
+    deleted_above: NotRequired[list[RecordRef] | None]
+    deleted_at: NotRequired[str | None]
+    deleted_fields: NotRequired[list[DeletedFieldValue] | None]
+    derived: NotRequired[dict[str, Any] | None]
+    reference_collections: NotRequired[dict[str, str] | None]
+    reference_labels: NotRequired[dict[str, str | None] | None]
+    file_labels: NotRequired[dict[str, FileLabel] | None]
