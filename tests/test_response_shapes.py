@@ -1,0 +1,53 @@
+"""The domain's response types say what the OpenAPI document says: for each TypedDict, its
+required keys are the component's ``required`` and all its keys the component's
+``properties``, so neither can gain or lose a key without the other."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, get_type_hints
+
+import pytest
+import yaml
+
+from benchbook.domain.history.shapes import AuditChange, AuditLogResponse
+from benchbook.domain.records.shapes import DeletedFieldValue, FileLabel, RecordRef, RecordResponse
+from benchbook.runner.shapes import WorkflowJobResponse
+
+DOCUMENT = Path(__file__).resolve().parents[1] / "src" / "benchbook" / "openapi.yaml"
+
+SHAPES: list[tuple[Any, tuple[str, ...]]] = [
+    (RecordResponse, ("RecordResponse",)),
+    (RecordRef, ("RecordRef",)),
+    (DeletedFieldValue, ("DeletedFieldValue",)),
+    (FileLabel, ("RecordResponse", "properties", "file_labels", "additionalProperties")),
+    (AuditLogResponse, ("AuditLogResponse",)),
+    (AuditChange, ("AuditChange",)),
+    (WorkflowJobResponse, ("WorkflowJobResponse",)),
+]
+
+
+@pytest.fixture(scope="module")
+def schemas() -> dict[str, Any]:
+    loaded = yaml.safe_load(DOCUMENT.read_text(encoding="utf-8"))
+    found: dict[str, Any] = loaded["components"]["schemas"]
+    return found
+
+
+def component(schemas: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    node: Any = schemas
+    for step in path:
+        node = node[step]
+    assert isinstance(node, dict)
+    return node
+
+
+@pytest.mark.parametrize(("shape", "path"), SHAPES, ids=[s.__name__ for s, _ in SHAPES])
+def test_a_response_type_has_the_keys_of_its_component(schemas: dict[str, Any], shape: Any,
+                                                       path: tuple[str, ...]) -> None:
+    schema = component(schemas, path)
+    hints = get_type_hints(shape)  # every annotation resolves (a misspelt type fails here)
+    assert set(hints) == set(shape.__required_keys__) | set(shape.__optional_keys__)
+    assert set(shape.__required_keys__) == set(schema.get("required", [])), "/".join(path)
+    assert set(shape.__optional_keys__) == set(schema["properties"]) - set(schema.get("required", [])), \
+        "/".join(path)
