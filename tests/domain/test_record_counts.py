@@ -192,8 +192,8 @@ def test_collections_and_record_counts_answer_from_them(db: Database) -> None:
                              {"dataset": "lab", "schema_name": "sample", "count": 5},
                              {"dataset": "lab", "schema_name": "site", "count": 1}]}
         assert analytics.records_counts(s) == counted
-        assert analytics.records_counts(s, dataset="lab", schema="site") == {"items": [counted["items"][2]]}
-        assert analytics.records_counts(s, dataset="nowhere") == {"items": []}
+        assert analytics.records_counts(s, collection="lab", schema="site") == {"items": [counted["items"][2]]}
+        assert analytics.records_counts(s, collection="nowhere") == {"items": []}
         if keeps(db):
             s.execute(text("UPDATE record_counts SET live = live + 100"))  # what is read is what is kept
             assert collection_response(s, lab)["record_count"] == 206

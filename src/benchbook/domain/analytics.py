@@ -206,30 +206,30 @@ def _items(session: Session, stmt: Select[*tuple[Any, ...]], keys: tuple[str, ..
 
 # ---------------------------------------------------------------------------------------- records
 
-def _record_filters(dataset: str | None, schema: str | None, dataset_id: Any = Record.dataset_id,
+def _record_filters(collection: str | None, schema: str | None, dataset_id: Any = Record.dataset_id,
                     schema_id: Any = Record.schema_id) -> list[ColumnElement[bool]]:
     """Conditions on the columns ``dataset_id`` and ``schema_id`` (the records', or the kept
-    counts') for the ``dataset`` and ``schema`` names given."""
+    counts') for the ``collection`` and ``schema`` names given."""
     conds: list[ColumnElement[bool]] = []
-    if dataset:
-        conds.append(dataset_id.in_(select(Collection.id).where(Collection.name == dataset)))
+    if collection:
+        conds.append(dataset_id.in_(select(Collection.id).where(Collection.name == collection)))
     if schema:
         conds.append(schema_id.in_(select(Schema.id).where(Schema.name == schema)))
     return conds
 
 
-def records_counts(session: Session, *, dataset: str | None = None, schema: str | None = None) -> Body:
+def records_counts(session: Session, *, collection: str | None = None, schema: str | None = None) -> Body:
     """Live records now, by collection and schema name (a snapshot: no range, no bucket). On
     SQLite read from the counts the database keeps (``persistence.record_counts``: 2 ms where
     counting 1,000,000 records took 68 ms), elsewhere counted."""
     if record_counts.kept(_dialect(session)):
         kept = RecordCount
         counted = (select(kept.dataset_id, kept.schema_id, kept.live.label("n"))
-                   .where(kept.live > 0, *_record_filters(dataset, schema, kept.dataset_id, kept.schema_id))
+                   .where(kept.live > 0, *_record_filters(collection, schema, kept.dataset_id, kept.schema_id))
                    .subquery("counted"))
     else:
         counted = (select(Record.dataset_id, Record.schema_id, func.count().label("n"))
-                   .where(Record.deleted_at.is_(None), *_record_filters(dataset, schema))
+                   .where(Record.deleted_at.is_(None), *_record_filters(collection, schema))
                    .group_by(Record.dataset_id, Record.schema_id).subquery("counted"))
     by = [Collection.name, Schema.name]  # joined over the groups, not over the records
     stmt = (select(*by, func.sum(counted.c.n)).select_from(counted)
@@ -239,7 +239,7 @@ def records_counts(session: Session, *, dataset: str | None = None, schema: str 
 
 
 def records_growth(session: Session, *, start: str | None = None, end: str | None = None,
-                   bucket: str | None = None, dataset: str | None = None, schema: str | None = None) -> Body:
+                   bucket: str | None = None, collection: str | None = None, schema: str | None = None) -> Body:
     """Records created per bucket, collection and schema: every record row whose ``created_at`` is
     in the range, deleted since or not (a purged record is gone and no longer counted). On SQLite
     the whole days come from the counts the database keeps (``persistence.record_counts``),
@@ -248,11 +248,11 @@ def records_growth(session: Session, *, start: str | None = None, end: str | Non
     dialect = _dialect(session)
     day = day_of(dialect, Record.created_at)
     rows = (select(day.label("day"), Record.dataset_id, Record.schema_id, func.count().label("n"))
-            .where(*_record_filters(dataset, schema)).group_by(day, Record.dataset_id, Record.schema_id))
+            .where(*_record_filters(collection, schema)).group_by(day, Record.dataset_id, Record.schema_id))
     if record_counts.kept(dialect):
         kept = (select(RecordDay.day, RecordDay.dataset_id, RecordDay.schema_id, RecordDay.created.label("n"))
                 .where(RecordDay.created != 0,
-                       *_record_filters(dataset, schema, RecordDay.dataset_id, RecordDay.schema_id)))
+                       *_record_filters(collection, schema, RecordDay.dataset_id, RecordDay.schema_id)))
         counted = _days_and_parts(start, end, kept, RecordDay.day, rows, Record.created_at)
     else:
         counted = rows.where(*in_range(Record.created_at, start, end)).subquery("counted")

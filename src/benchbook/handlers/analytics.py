@@ -14,13 +14,13 @@ Body = dict[str, Any]
 
 def records_counts(dataset: str | None = None, schema: str | None = None, **_: Any) -> tuple[Body, int]:
     with read() as s:
-        return domain.records_counts(s, dataset=dataset, schema=schema), 200
+        return domain.records_counts(s, collection=dataset, schema=schema), 200
 
 
 def records_growth(start: str | None = None, end: str | None = None, bucket: str | None = None,
                    dataset: str | None = None, schema: str | None = None, **_: Any) -> tuple[Body, int]:
     with read() as s:
-        return domain.records_growth(s, start=start, end=end, bucket=bucket, dataset=dataset, schema=schema), 200
+        return domain.records_growth(s, start=start, end=end, bucket=bucket, collection=dataset, schema=schema), 200
 
 
 def audit_events(start: str | None = None, end: str | None = None, bucket: str | None = None,

@@ -19,13 +19,13 @@ from benchbook.persistence.tables import Record
 
 
 @collector.paused()
-def delete_by_query(ctx: Ctx, dataset_name: str, query: RecordQuery, *, force: bool,
+def delete_by_query(ctx: Ctx, collection_name: str, query: RecordQuery, *, force: bool,
                     references: str | None = None, progress: Progress = silent) -> dict[str, Any]:
     """Soft-delete exactly what the same list shows, as one batch: ``{deleted, batch_id}``;
     ``progress`` as :func:`~benchbook.domain.records.writes.delete_records` reports it.
     Raises ``Conflict`` when records with live children block and ``force`` is off, or when
     live records reference them and ``references`` is not given (``writes.delete_records``)."""
-    collection = find_collection(ctx.session, dataset_name)
+    collection = find_collection(ctx.session, collection_name)
     records = record_rows(ctx.session, *query.conditions(ctx.session, collection), data=False)
     if not records:
         return {"deleted": 0, "batch_id": None}

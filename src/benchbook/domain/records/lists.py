@@ -43,14 +43,14 @@ sort index: sorting that many costs about what counting them did, while the walk
 records between two rare matches."""
 
 
-def list_page(session: Session, dataset_name: str, query: RecordQuery, *, limit: int, offset: int,
+def list_page(session: Session, collection_name: str, query: RecordQuery, *, limit: int, offset: int,
               child_counts: bool = False, columns: list[str] | None = None) -> dict[str, Any]:
     """Paginated RecordResponse list ``{items, total, total_exact, offset, limit}``; ``columns``
     adds ``derived`` values (422 for a column no listed schema can answer). ``limit`` 0 gives no
     items, only the ``total`` (always exact). ``total_exact`` false: ``total`` is a lower bound,
     the count having run out of its budget (:mod:`benchbook.domain.records.counting`)."""
     shaper = RecordShaper(session)
-    collection = shaper.cache.collection_named(dataset_name)
+    collection = shaper.cache.collection_named(collection_name)
     parts = query.parts(session, collection)
     conds = parts.all
     if columns:

@@ -60,9 +60,9 @@ def keep_links(session: Session, rec: Record, meta: SchemaMeta, *, new: bool = F
                 session.add(RecordLink(source_id=rec.id, field_id=f.id, target_id=target, kind=kind))
 
 
-def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
+def create_record(ctx: Ctx, collection_name: str, body: dict[str, Any], *,
                   cache: SchemaCache | None = None, record_id: str | None = None) -> Record:
-    """Create a record from a RecordCreate ``body`` in collection ``dataset_name``; its id is
+    """Create a record from a RecordCreate ``body`` in collection ``collection_name``; its id is
     new, or ``record_id`` (sync: the id the record was made with on a device).
 
     Raises ``NotFound`` (collection, schema, parent or field unknown), ``Invalid`` (bad values),
@@ -70,9 +70,9 @@ def create_record(ctx: Ctx, dataset_name: str, body: dict[str, Any], *,
     """
     s = ctx.session
     cache = cache or SchemaCache(s)
-    collection = cache.collection_named(dataset_name)  # a read-only copy, as the schema below
+    collection = cache.collection_named(collection_name)  # a read-only copy, as the schema below
     if not lock_collection(s, collection.id, share=True):  # deleted while this waited for it
-        raise NotFound(f"collection {dataset_name!r} not found")
+        raise NotFound(f"collection {collection_name!r} not found")
     try:
         schema = cache.schema_named(body["schema_name"]).schema
     except NotFound:
