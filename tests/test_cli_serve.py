@@ -22,7 +22,7 @@ from starlette.testclient import TestClient
 from benchbook.cli import stopping
 from benchbook.cli.http_protocol import EnvelopeH11Protocol
 from benchbook.cli.main import build_cli
-from benchbook.cli.serve import is_local_host, serve, server_url
+from benchbook.cli.serve import KEEP_ALIVE_SECONDS, is_local_host, serve, server_url
 from benchbook.settings.config import Project
 from tests.live_server import Live, free_port, live_server, self_signed_certificate
 from tests.waiting import HANG
@@ -108,7 +108,15 @@ def test_allow_remote_warns_and_passes_flags(monkeypatch: pytest.MonkeyPatch, tm
     assert made == [{"root": tmp_path.resolve(), "allow_remote": True, "sync_only": False, "resume_history": True}]
     assert calls[0][1] == {"host": "0.0.0.0", "port": 8123, "log_level": "debug", "http": EnvelopeH11Protocol,
                            "h11_max_incomplete_event_size": 1024 * 1024,  # room past [limits] (docs/limits.md)
-                           "timeout_graceful_shutdown": 2.5}
+                           "timeout_keep_alive": KEEP_ALIVE_SECONDS, "timeout_graceful_shutdown": 2.5}
+
+
+def test_an_idle_connection_outlives_what_an_httpx_client_keeps_it_for() -> None:
+    """The server closes an idle connection later than benchbook's clients (httpx, its default
+    limits: the CLI's ``--url``, a device syncing) stop reusing it, so a client never sends on a
+    connection the server is closing (``http_options``)."""
+    expiry = httpx.Limits().keepalive_expiry
+    assert expiry is not None and KEEP_ALIVE_SECONDS >= 2 * expiry
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.1"])

@@ -197,14 +197,24 @@ def serve(ctx: click.Context, open_browser: bool, port: int, sync_only: bool, lo
     stopping.run(create_app(project, allow_remote=allow_remote, sync_only=sync_only, resume_history=True), **options)
 
 
+KEEP_ALIVE_SECONDS = 15
+"""Seconds the server keeps an idle HTTP connection open (see :func:`http_options`)."""
+
+
 def http_options(limits: Limits) -> dict[str, Any]:
     """uvicorn's HTTP settings for the server's own limits (``docs/limits.md``) to answer first,
     in the ``{detail}`` envelope: h11 (httptools cannot parse a URL of 64 KiB or more and
     answers a plain-text 400 itself) with room for a request line and headers well past
     ``url_bytes`` and ``header_bytes`` (at least 1 MiB), so that an over-long target gets
     benchbook's 414 and only a request head larger than that room gets h11's 400, which
-    :class:`~benchbook.cli.http_protocol.EnvelopeH11Protocol` also gives in the envelope."""
+    :class:`~benchbook.cli.http_protocol.EnvelopeH11Protocol` also gives in the envelope.
+
+    An idle connection is kept :data:`KEEP_ALIVE_SECONDS`, longer than an ``httpx`` client
+    (benchbook's own: the CLI's ``--url``, a device syncing) keeps one for reuse (5 s): with
+    both at 5 s (uvicorn's default), a client could send its next request on a connection the
+    server was closing at that moment and read "connection reset" (a busy machine's run met it)."""
     from benchbook.cli.http_protocol import EnvelopeH11Protocol
 
     room = max(1024 * 1024, 4 * (limits.url_bytes + limits.header_bytes))
-    return {"http": EnvelopeH11Protocol, "h11_max_incomplete_event_size": room}
+    return {"http": EnvelopeH11Protocol, "h11_max_incomplete_event_size": room,
+            "timeout_keep_alive": KEEP_ALIVE_SECONDS}
