@@ -15,7 +15,7 @@ integer) and a one-step workflow, ``count-words`` (the built-in ``benchbook.text
   record hold its word count. Timed: runs per second (target >= 500 runs/s on SQLite).
 - **baseline**, in the same run on the same records: ``--records`` bare updates of the same field
   (``words``) through the domain's ``update_record``, one transaction each (``BEGIN IMMEDIATE`` as
-  the unit of work and the engine take it, then commit; no trigger check), timed the same way.
+  the unit of work and the run take it, then commit; no trigger check), timed the same way.
   The per-run overhead is (drain time - baseline time) / records: what a run costs beyond the
   record update its save makes (no target).
 - **statements**: SQL statements sent per run and per bare update (counted on the engine): a
@@ -26,8 +26,8 @@ integer) and a one-step workflow, ``count-words`` (the built-in ``benchbook.text
   built-in step on the same records, with the ratios (targets: Python >= 200, JS >= 300 runs/s
   warm; issue 36); and ``--batched-runs`` of each as a batch plugin (target: Python >= 1,000 runs/s).
 - **chained claim, A/B** (``--ab-chain SLICES``): ``--records`` more runs queued, then drained
-  by ``engine.execute_next`` in ``2 x SLICES`` alternating slices (A B B A …), half with a
-  chaining ``engine.Drain`` (a run's final commit claims the next run, as the worker's drains
+  by ``execution.execute_next`` in ``2 x SLICES`` alternating slices (A B B A …), half with a
+  chaining ``drain.Drain`` (a run's final commit claims the next run, as the worker's drains
   do) and half without (each run claimed in its own commit): CPU time per run of each, in the
   same process, so the load of other work falls on both alike.
 
@@ -60,7 +60,7 @@ from benchbook.domain.records.writes import update_record
 from benchbook.persistence.db import Database, open_database, write_lock
 from benchbook.persistence.tables import Job, Record
 from benchbook.runner import drain as drain_module
-from benchbook.runner import engine, triggers, worker, workflows
+from benchbook.runner import execution, triggers, worker, workflows
 from benchbook.runner.plugin_host import discovery
 from benchbook.settings.config import Project
 
@@ -186,7 +186,7 @@ def ab_chain(project: Project, db: Database, n: int, slices: int) -> dict[bool, 
         chained = i % 4 in (0, 3)  # A B B A: a drift in the load falls on both alike
         with drain_module.Drain(chain=db if chained else None) as drain:
             wall, cpu = time.perf_counter(), time.process_time()
-            ran = sum(engine.execute_next(db, project, drain=drain) is not None for _ in range(per))
+            ran = sum(execution.execute_next(db, project, drain=drain) is not None for _ in range(per))
             spent = (time.perf_counter() - wall, time.process_time() - cpu)
         totals[chained][0] += spent[0]
         totals[chained][1] += spent[1]

@@ -1,4 +1,4 @@
-"""What a drain of the run queue keeps between runs (``engine.Drain``, ``workflows.Loaded``, the
+"""What a drain of the run queue keeps between runs (``drain.Drain``, ``workflows.Loaded``, the
 steps' shared scratch folder) and that it never runs a workflow file as it was before it
 changed on disk or through ``PUT /workflows``."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from sqlalchemy import select
 from benchbook.domain.errors import NotFound
 from benchbook.persistence.tables import AuditBatch, Job
 from benchbook.runner import drain as drain_module
-from benchbook.runner import engine, queue, workflows
+from benchbook.runner import execution, queue, workflows
 from benchbook.runner.plugin_host.steps import StepRunner
 from benchbook.settings.config import write_paused
 from tests.api.helpers import make_collection, make_record, make_schema
@@ -81,10 +81,10 @@ def test_a_drain_runs_the_workflow_as_it_is_on_disk_now(api: Any) -> None:
     first, second = enqueue(api, records)
     db, project = api.app.services.db, api.project
     with drain_module.Drain(recheck=3600) as drain:
-        assert engine.execute_next(db, project, drain=drain) == (first, "completed")
+        assert execution.execute_next(db, project, drain=drain) == (first, "completed")
         write(api, {**STATS, "steps": [{**STATS["steps"][0], "plugin": "no.such-plugin"}]})
-        assert engine.execute_next(db, project, drain=drain) == (second, "failed")
-        assert engine.execute_next(db, project, drain=drain) is None
+        assert execution.execute_next(db, project, drain=drain) == (second, "failed")
+        assert execution.execute_next(db, project, drain=drain) is None
     assert (job(api, second).error_details or {})["kind"] == "workflow_invalid"
     done = job(api, first)
     assert done.affected_records == [{"record_id": records[0], "schema_name": "sample", "action": "updated"}]
@@ -97,7 +97,7 @@ def test_a_run_that_writes_nothing_leaves_no_history_batch(api: Any) -> None:
     write(api, {**STATS, "save": {}})
     (only, _) = enqueue(api, records)
     with drain_module.Drain() as drain:
-        assert engine.execute_next(api.app.services.db, api.project, drain=drain) == (only, "completed")
+        assert execution.execute_next(api.app.services.db, api.project, drain=drain) == (only, "completed")
     with api.app.services.db.session() as s:
         assert s.scalars(select(AuditBatch.ref).where(AuditBatch.kind == "workflow")).all() == []
     assert job(api, only).affected_records == []
@@ -122,7 +122,7 @@ def test_a_chaining_drain_claims_the_next_run_with_the_end_of_the_last_and_hands
     first, second = enqueue(api, records)
     db, project = api.app.services.db, api.project
     with drain_module.Drain(chain=db) as drain:
-        assert engine.execute_next(db, project, drain=drain) == (first, "completed")
+        assert execution.execute_next(db, project, drain=drain) == (first, "completed")
         assert drain.next is not None and drain.next.id == second
         assert job(api, second).status == "running"  # claimed in the commit that ended the first
     again = job(api, second)  # the drain closed without running it: waiting again, no batch left
@@ -130,8 +130,8 @@ def test_a_chaining_drain_claims_the_next_run_with_the_end_of_the_last_and_hands
     with db.session() as s:
         assert s.scalars(select(AuditBatch.ref).where(AuditBatch.kind == "workflow")).all() == [first]
     with drain_module.Drain(chain=db) as drain:
-        assert engine.execute_next(db, project, drain=drain) == (second, "completed")
-        assert drain.next is None and engine.execute_next(db, project, drain=drain) is None
+        assert execution.execute_next(db, project, drain=drain) == (second, "completed")
+        assert drain.next is None and execution.execute_next(db, project, drain=drain) is None
 
 
 def test_a_run_ending_while_automation_is_paused_claims_nothing(api: Any) -> None:
@@ -141,7 +141,7 @@ def test_a_run_ending_while_automation_is_paused_claims_nothing(api: Any) -> Non
     write_paused(api.project.root, True)
     try:
         with drain_module.Drain(chain=api.app.services.db) as drain:
-            assert engine.execute(api.app.services.db, api.project, first, drain=drain) == "completed"
+            assert execution.execute(api.app.services.db, api.project, first, drain=drain) == "completed"
             assert drain.next is None
         assert job(api, second).status == "pending"
     finally:
@@ -155,7 +155,7 @@ def test_a_claimed_run_asked_to_stop_before_it_ran_is_cancelled_when_handed_back
     db = api.app.services.db
     try:
         with drain_module.Drain(chain=db) as drain:
-            assert engine.execute_next(db, api.project, drain=drain) == (first, "completed")
+            assert execution.execute_next(db, api.project, drain=drain) == (first, "completed")
             api.ok("POST", "/automation/stop")  # the claimed run is running: asked to stop
         stopped = job(api, second)
     finally:

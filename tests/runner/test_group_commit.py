@@ -11,7 +11,7 @@ from sqlalchemy import event, func, select
 
 from benchbook.persistence.tables import AuditBatch, AuditEntry, Job
 from benchbook.runner import drain as drain_module
-from benchbook.runner import engine
+from benchbook.runner import execution
 from tests.api.helpers import make_record
 from tests.api.test_events_listing import same_pages
 from tests.runner.test_drain import STATS, enqueue, lab, write
@@ -40,7 +40,7 @@ def drain_all(api: Any, group_seconds: float = HANG) -> tuple[list[tuple[str, st
     event.listen(db.engine, "commit", counted)
     try:
         with drain_module.Drain(chain=db, group_seconds=group_seconds) as drain:
-            while (ran := engine.execute_next(db, project, drain=drain)) is not None:
+            while (ran := execution.execute_next(db, project, drain=drain)) is not None:
                 answers.append(ran)
     finally:
         event.remove(db.engine, "commit", counted)
@@ -101,8 +101,8 @@ def test_an_error_that_ends_the_drain_keeps_nothing_of_the_open_group(api: Any) 
     ids = enqueue(api, records)
     db = api.app.services.db
     with pytest.raises(RuntimeError), drain_module.Drain(chain=db, group_seconds=HANG) as drain:
-        assert engine.execute_next(db, api.project, drain=drain) == (ids[0], "completed")
-        assert engine.execute_next(db, api.project, drain=drain) == (ids[1], "completed")
+        assert execution.execute_next(db, api.project, drain=drain) == (ids[0], "completed")
+        assert execution.execute_next(db, api.project, drain=drain) == (ids[1], "completed")
         assert drain.group is not None and drain.group.runs == 2
         raise RuntimeError("the worker failed")
     assert statuses(api, ids) == ["pending"] * 3

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from benchbook.runner import drain as drain_module
-from benchbook.runner import engine, queue, workflows
+from benchbook.runner import execution, queue, workflows
 from benchbook.runner.errors import StepFailed
 from benchbook.runner.plugin_host import discovery
 from benchbook.runner.plugin_host.pool import Pool
@@ -277,11 +277,11 @@ def drained(api: Any, root: Path) -> None:
     # a refresh that finds the plugin's files changed ends the warm process
     enqueue(*records[3:])
     with drain_module.Drain(recheck=0, project_root=root) as drain:
-        assert engine.execute_next(db, api.project, drain=drain) is not None
+        assert execution.execute_next(db, api.project, drain=drain) is not None
         with (root / "plugins" / "memo" / "plugin.py").open("a") as fh:
             fh.write("# changed\n")
         assert "memo" in api.ok("POST", "/plugins/refresh")["changed"]
-        assert engine.execute_next(db, api.project, drain=drain) is not None
+        assert execution.execute_next(db, api.project, drain=drain) is not None
         assert drain.pool.ended == {"changed": 1}
     before, after = saved(records[3]), saved(records[4])
     assert before["pid"] != after["pid"] != served[0]["pid"]  # a drain's processes end with it

@@ -6,7 +6,7 @@ from typing import Any
 
 from benchbook.handlers.uow import kick_worker, read, services, write
 from benchbook.runner import failure_groups, manual_runs, worker
-from benchbook.runner import jobs as domain
+from benchbook.runner import run_list as domain
 from benchbook.runner.shapes import WorkflowJobResponse
 
 Body = dict[str, Any]

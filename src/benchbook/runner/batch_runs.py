@@ -8,7 +8,7 @@ waiting runs of the same workflow (:func:`claim_more`, oldest first) and runs th
 (:func:`run_together`): for each step of the workflow, in order,
 
 1. each run still going is checked (cancelled, deleted, the server stopping: as a lone run is,
-   :mod:`.engine`), its ``if`` tested and its inputs read; what this wrote (runs that ended,
+   :mod:`.execution`), its ``if`` tested and its inputs read; what this wrote (runs that ended,
    skipped steps) is committed, so no transaction stays open while the plugin runs;
 2. a batch plugin gets the inputs of every run that is ready in one ``run`` frame
    (:meth:`~.plugins.steps.StepRunner.run_batch`); a step of any other plugin runs for each run
@@ -43,10 +43,10 @@ from benchbook.domain.errors import NotFound
 from benchbook.domain.ids import new_id
 from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import AuditBatch, Job, Record, utcnow
-from benchbook.runner import engine
+from benchbook.runner import execution
 from benchbook.runner.drain import RUN_WAIT, Claimed, Drain
-from benchbook.runner.engine import StepExecution, _Run
 from benchbook.runner.errors import StepFailed, StopRun
+from benchbook.runner.execution import StepExecution, _Run
 from benchbook.runner.plugin_host.steps import StepRunner
 from benchbook.runner.workflows import Step, Workflow
 from benchbook.settings.config import Project
@@ -116,7 +116,7 @@ def execute_waiting(db: Database, project: Project, *, worker: str = "",
             return None
         more = claim_more(db, project, claimed.workflow_name, drain.limits.plugin_batch_size - 1)
         return run_together(db, project, [claimed, *more], worker=worker, should_stop=should_stop, drain=drain)
-    return engine.execute_runs(db, project, worker=worker, should_stop=should_stop, drain=drain, together=together)
+    return execution.execute_runs(db, project, worker=worker, should_stop=should_stop, drain=drain, together=together)
 
 
 def run_together(db: Database, project: Project, claimed: list[Claimed], *, worker: str,

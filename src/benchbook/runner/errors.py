@@ -8,7 +8,7 @@
      ├── Regroup        a run of an open group of runs failed: the drain rolls the group back and
      │                  runs that run alone (``runner/drain.py``)
      └── StopRun        the run ends before its next step: cancelled, deleted or interrupted
-                        (``runner/engine.py``)
+                        (``runner/execution.py``)
 
 None of them reaches a client: the engine turns each into the run's status and error.
 """

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from benchbook.domain.message_template import RULES, template
 from benchbook.persistence.tables import Job
-from benchbook.runner.jobs import column_of, compile_run_filter
+from benchbook.runner.run_list import column_of, compile_run_filter
 
 SQLITE_FUNCTION = "benchbook_message_template"
 

@@ -47,7 +47,7 @@ class StepRunner:
     below ``scratch`` (default: a ``run-*`` folder of the runner's in this process's scratch
     area of the project in ``project_root``, removed with it; :mod:`.scratch`); tier-1
     processes make theirs in that area too (``project_root`` None: the user's cache folder's). With a
-    ``scratch`` given (a drain's: :class:`benchbook.runner.engine.Drain`), a step's folder that
+    ``scratch`` given (a drain's: :class:`benchbook.runner.drain.Drain`), a step's folder that
     is still empty when the runner closes is kept for the next run's step instead of being
     removed and made again: on this project's disks making and removing two folders cost about
     3 ms of wall-clock time a run, more than the rest of a 1-step built-in run's bookkeeping."""
