@@ -24,6 +24,7 @@ from benchbook.cli.http_protocol import EnvelopeH11Protocol
 from benchbook.cli.main import build_cli
 from benchbook.cli.serve import KEEP_ALIVE_SECONDS, is_local_host, serve, server_url
 from benchbook.settings.config import Project
+from tests import patient_http
 from tests.live_server import Live, free_port, live_server, self_signed_certificate
 from tests.waiting import HANG
 
@@ -195,10 +196,10 @@ def test_live_server_answers_health_over_tls(tmp_path: Path) -> None:
                      args=["--ssl-certfile", str(cert), "--ssl-keyfile", str(key)]) as live:
         assert live.base.startswith("https://")
         trusted = ssl.create_default_context(cafile=str(cert))
-        response = httpx.get(f"https://127.0.0.1:{live.port}/api/health", verify=trusted, timeout=HANG)
+        response = patient_http.get(f"https://127.0.0.1:{live.port}/api/health", verify=trusted)
         assert response.status_code == 200 and response.json()["status"] == "ok", response.text
         with pytest.raises(httpx.ConnectError):  # not trusted by default: it really is this certificate
-            httpx.get(f"https://127.0.0.1:{live.port}/api/health", timeout=HANG)
+            patient_http.get(f"https://127.0.0.1:{live.port}/api/health")
     log = (tmp_path / "server.log").read_text()
     assert f"at https://127.0.0.1:{live.port}/" in log, log
 
@@ -388,7 +389,7 @@ def test_a_request_whose_client_left_is_abandoned_and_a_stop_abandons_the_rest(t
             client.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nx-benchbook-test-hold: gone\r\n\r\n")
             gone_started.wait(live.log_path)
         gone_abandoned.wait(live.log_path)  # the client closed its connection: the work stopped
-        assert httpx.get(live.base + "/api/health", timeout=HANG).json()["status"] == "ok"
+        assert patient_http.get(live.base + "/api/health").json()["status"] == "ok"
 
         thread, answer = _hold(live, "held")
         held_started.wait(live.log_path)

@@ -13,7 +13,6 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from click.testing import CliRunner, Result
 from rich.console import Console
@@ -25,10 +24,10 @@ from benchbook.cli.progress import bar
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import Record
 from benchbook.settings.config import Project
+from tests import patient_http
 from tests.api.helpers import make_collection, make_record, make_schema
 from tests.live_server import live_server, self_signed_certificate
 from tests.sync.conftest import Lab, Side
-from tests.waiting import HANG
 
 FIELDS = [{"name": "code", "type": "string", "required": True}, {"name": "site", "type": "string"}]
 
@@ -184,7 +183,7 @@ def test_clone_over_tls_from_a_served_authority(tmp_path: Path, monkeypatch: pyt
     with live_server(tmp_path / "authority", tmp_path / "server.log", https_ca=cert,
                      args=["--ssl-certfile", str(cert), "--ssl-keyfile", str(key)]) as live:
         trusted = ssl.create_default_context(cafile=str(cert))
-        with httpx.Client(base_url=live.base + "/api", verify=trusted, timeout=HANG) as http:
+        with patient_http.Client(base_url=live.base + "/api", verify=trusted) as http:
             assert http.post("/collections", json={"name": "lake"}).status_code == 201
             invite = http.post("/sync/devices", json={"name": "laptop"}).json()["invite"]
         untrusted = cli("clone", live.base, str(tmp_path / "refused"), "--invite", invite)

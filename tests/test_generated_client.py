@@ -21,9 +21,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
+from tests import patient_http
 from tests.live_server import served
 from tests.waiting import HANG
 
@@ -40,7 +40,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def document(server: str) -> dict[str, Any]:
-    served = httpx.get(f"{server}/openapi.json", timeout=HANG)
+    served = patient_http.get(f"{server}/openapi.json")
     assert served.status_code == 200 and served.headers["content-type"] == "application/json"
     loaded = served.json()
     assert isinstance(loaded, dict)

@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from benchbook.settings.config import Project
+from tests import patient_http
 from tests.conftest import migrated_copy
 from tests.live_server import served_in_thread
-from tests.waiting import HANG
 
 
 @dataclass
@@ -50,7 +50,7 @@ class Lab:
         config.write_text(config.read_text().replace('[user]\n', f'[user]\nname = "{name}"\n', 1))
         migrated_copy(self._request, Path(str(make_url(project.database_url).database)))
         url = self._stack.enter_context(served_in_thread(project.root))
-        http = self._stack.enter_context(httpx.Client(base_url=url + "/api", timeout=HANG))
+        http = self._stack.enter_context(patient_http.Client(base_url=url + "/api"))
         return Side(root=project.root, url=url, http=http)
 
     def follow(self, authority: Side, name: str) -> Side:

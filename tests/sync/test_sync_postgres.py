@@ -12,6 +12,7 @@ from sqlalchemy import create_engine, func, select
 from benchbook.persistence.db import open_database
 from benchbook.persistence.tables import AuditEntry
 from benchbook.settings.config import Project
+from tests import patient_http
 from tests.api.helpers import make_collection, make_schema
 from tests.conftest import new_pg_database
 from tests.live_server import live_server
@@ -34,11 +35,9 @@ def pg_authority(tmp_path: Path):
 
 
 def test_two_servers_on_one_database_number_every_entry_once(lab, pg_authority, tmp_path):
-    import httpx
-
     root, url = pg_authority
     with live_server(root, tmp_path / "one.log") as one, live_server(root, tmp_path / "two.log") as two, \
-            httpx.Client(base_url=one.base + "/api", timeout=HANG) as h1:
+            patient_http.Client(base_url=one.base + "/api") as h1:
         first = Side(root, one.base, h1)
         make_schema(first, "sample", [{"name": "code", "type": "string"}])
         make_collection(first, "lake", ["sample"])
