@@ -265,13 +265,36 @@ def _columns(table: Table, fields: dict[str, dict[str, Any]], schema: str,
 def run(ctx: Context, inputs: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
     record = ctx.get_context_record()
     collection = config.get("collection") or record["collection"]
-    schema = ctx.get_schema(config["schema"])
+    schema = _child_schema(ctx, record, config["schema"])
+    fields = {f["name"].lower(): f for f in schema["fields"] if not f.get("deleted_at")}
+    stored, table = _read_within_limits(ctx, inputs["file"], config)
+    problems = Problems(REPORT_LIMIT)
+    mapping = _columns(table, fields, schema["name"], problems)
+    if not mapping:
+        raise PluginError("invalid_input", f"no column of {stored.filename} matches a field of schema "
+                                           f"{schema['name']!r} (columns: "
+                                           f"{', '.join(str(h) for h in table.header) or 'none'}; fields: "
+                                           f"{', '.join(f['name'] for f in fields.values())})")
+    created = _create_rows(ctx, table, mapping, schema, collection, record["id"], problems)
+    ctx.log(f"{stored.filename}: {created} {schema['name']} record(s) created, {problems.count} problem(s)")
+    return {"created": created, "problems": problems.count, "report": problems.items}
+
+
+def _child_schema(ctx: Context, record: dict[str, Any], name: str) -> dict[str, Any]:
+    """The schema ``name`` (as ``ctx.get_schema`` gives it); ``PluginError("invalid_config")`` when it is
+    not a child schema of ``record``'s."""
+    schema = ctx.get_schema(name)
     if schema.get("parent") != record["schema_name"]:
         raise PluginError("invalid_config", f"schema {schema['name']!r} is not a child schema of "
                                             f"{record['schema_name']!r} (its parent: {schema.get('parent')}), so "
                                             "its records cannot go under this record")
-    fields = {f["name"].lower(): f for f in schema["fields"] if not f.get("deleted_at")}
-    stored = fetch(ctx, inputs["file"])
+    return schema
+
+
+def _read_within_limits(ctx: Context, file: Any, config: dict[str, Any]) -> tuple[StoredFile, Table]:
+    """The stored ``file`` and its table; ``PluginError("invalid_input")`` when the file is larger than
+    ``config["max_bytes"]`` (checked before reading) or has more non-blank rows than ``config["max_rows"]``."""
+    stored = fetch(ctx, file)
     if stored.size > config["max_bytes"]:
         raise PluginError("invalid_input", f"{stored.filename} is {stored.size:,} bytes, more than max_bytes "
                                            f"({config['max_bytes']:,}): it would be read whole into memory")
@@ -280,13 +303,15 @@ def run(ctx: Context, inputs: dict[str, Any], config: dict[str, Any]) -> dict[st
     if rows > config["max_rows"]:
         raise PluginError("invalid_input", f"{stored.filename} has {rows:,} rows after its header, "
                                            f"more than max_rows ({config['max_rows']:,})")
-    problems = Problems(REPORT_LIMIT)
-    mapping = _columns(table, fields, schema["name"], problems)
-    if not mapping:
-        raise PluginError("invalid_input", f"no column of {stored.filename} matches a field of schema "
-                                           f"{schema['name']!r} (columns: "
-                                           f"{', '.join(str(h) for h in table.header) or 'none'}; fields: "
-                                           f"{', '.join(f['name'] for f in fields.values())})")
+    return stored, table
+
+
+def _create_rows(ctx: Context, table: Table, mapping: dict[int, dict[str, Any]], schema: dict[str, Any],
+                 collection: str, parent_id: Any, problems: Problems) -> int:
+    """Creates one ``schema`` record per non-blank row of ``table`` in ``collection`` under record
+    ``parent_id``; returns how many were created. Rows with extra cells, repeating an earlier row's uniqueness
+    key or refused as ``invalid`` are skipped and added to ``problems``; any other refusal raises
+    ``PluginError`` (its kind, ``row N: message``)."""
     keys = [key for key in schema.get("unique_keys") or [] if key]
     seen: dict[str, int] = {}
     created = 0
@@ -298,25 +323,30 @@ def run(ctx: Context, inputs: dict[str, Any], config: dict[str, Any]) -> dict[st
             problems.add(row=number, problem=f"the row has {len(table.header) + len(extra)} or more cells, the "
                                              f"header {len(table.header)}; skipped")
             continue
-        data: dict[str, Any] = {}
-        for index, field in mapping.items():
-            value = cell_value(cells[index], field["type"]) if index < len(cells) else None
-            if value is not None:
-                data[field["name"]] = value
+        data = _row_data(cells, mapping)
         repeated = _repeated_key(keys, data, number, seen)
         if repeated:
             problems.add(row=number, problem=repeated)
             continue
         try:
-            ctx.create_record(collection, schema["name"], data, parent_record_id=record["id"])
+            ctx.create_record(collection, schema["name"], data, parent_record_id=parent_id)
         except PluginRpcError as exc:
             if exc.kind != "invalid":
                 raise PluginError(exc.kind, f"row {number}: {exc.message}", exc.retryable) from None
             problems.add(row=number, problem=exc.message)
             continue
         created += 1
-    ctx.log(f"{stored.filename}: {created} {schema['name']} record(s) created, {problems.count} problem(s)")
-    return {"created": created, "problems": problems.count, "report": problems.items}
+    return created
+
+
+def _row_data(cells: list[Any], mapping: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    """A row's record data: field name -> cell value (see ``cell_value``) for each mapped non-blank cell."""
+    data: dict[str, Any] = {}
+    for index, field in mapping.items():
+        value = cell_value(cells[index], field["type"]) if index < len(cells) else None
+        if value is not None:
+            data[field["name"]] = value
+    return data
 
 
 def _repeated_key(keys: list[list[str]], data: dict[str, Any], number: int, seen: dict[str, int]) -> str | None:
