@@ -1,7 +1,7 @@
 // Counting things in words (lib/counting.js), without a browser.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { andList, counted, formatCount, pluralOf } from "../../src/benchbook/web/static/lib/counting.js";
+import { andList, counted, formatCount, nounFor, pluralOf } from "../../src/benchbook/web/static/lib/counting.js";
 
 test("counts are written as the locale writes them, none as nothing", () => {
   assert.equal(formatCount(0), (0).toLocaleString());
@@ -27,6 +27,13 @@ test("a count and its noun", () => {
   assert.equal(counted(1000, "record"), `${(1000).toLocaleString()} records`);
   assert.equal(counted(2, "vial", "vial records"), "2 vial records");
   assert.equal(counted(1, "vial", "vial records"), "1 vial");
+});
+
+test("the noun alone follows its count", () => {
+  assert.equal(nounFor(1, "record"), "record");
+  assert.equal(nounFor(0, "record"), "records");
+  assert.equal(nounFor(1000, "box"), "boxes");
+  assert.equal(nounFor(2, "vial", "vial records"), "vial records");
 });
 
 test("lists end with 'and'", () => {

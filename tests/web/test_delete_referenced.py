@@ -46,7 +46,7 @@ def test_the_record_page_says_who_points_at_it_and_offers_the_choices(page: Any,
     page.get_by_role("button", name="Delete record…").click()
     dialog = page.get_by_role("dialog", name="Other records point at this")
     expect(dialog).to_contain_text("3 records point at this record")
-    assert dialog.locator(".referrer-counts li").all_inner_texts() == ["2 flight", "1 log"]
+    assert dialog.locator(".referrer-counts li").all_inner_texts() == ["2 flights", "1 log"]
     check_axe(page, "delete-referenced")
     dialog.get_by_role("button", name="Cancel").click()
     expect(dialog).to_have_count(0)
@@ -75,7 +75,7 @@ def test_the_bulk_delete_turns_the_409_into_the_same_choice(page: Any, empty_ser
     page.get_by_role("dialog").get_by_role("button", name="Delete 2 records").click()
     dialog = page.get_by_role("dialog", name="Other records point at this")
     expect(dialog).to_contain_text("2 records point at the 2 ticked plane records")
-    assert dialog.locator(".referrer-counts li").all_inner_texts() == ["2 flight"]
+    assert dialog.locator(".referrer-counts li").all_inner_texts() == ["2 flights"]
     dialog.get_by_role("button", name="Delete anyway").click()
     expect(dialog).to_have_count(0)
     assert record(empty_server, n3)["deleted_at"] is not None and record(empty_server, n4)["deleted_at"] is not None

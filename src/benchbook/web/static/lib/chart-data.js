@@ -1,6 +1,7 @@
 // The records chart's data, pure (no browser, no uPlot: tests/js/chart-data.test.js): the
 // fields a chart can use (own and inherited), a record's value of one, histogram bins, counts
 // per value and scatter groups, and an axis title with its unit.
+import { counted } from "./counting.js";
 
 export const GROUPS = 8;  // colours of a scatter: a field without choices shows at most this many groups
 export const MAX_BARS = 20;  // bars of counts per value of a field without choices
@@ -48,7 +49,7 @@ function fold(entries, size, merge, max) {
   if (byLabel.length <= max) return byLabel;
   const sorted = byLabel.sort((a, b) => size(b[1]) - size(a[1]) || a[0].localeCompare(b[0]));
   const rest = sorted.slice(max - 1);
-  return [...sorted.slice(0, max - 1), [`(${rest.length} other values)`, merge(rest.map((e) => e[1]))]];
+  return [...sorted.slice(0, max - 1), [`(${counted(rest.length, "other value")})`, merge(rest.map((e) => e[1]))]];
 }
 
 // items → [{label, count}] per value present: a field's choices in their order (then any other

@@ -4,6 +4,7 @@
 import uPlot from "uplot";
 import { html, useEffect, useRef } from "./html.js";
 import { formatCount, ScrollRegion } from "./ui.js";
+import { counted } from "./counting.js";
 
 const COLOURS = ["#1f4f9e", "#b34d00", "#1b6b34", "#7a2a8c", "#8a6d00", "#a4161a", "#00707a", "#545d70"];
 
@@ -71,7 +72,7 @@ export function TimeChart({ caption, days, series, bars = false, bucket = "day",
   }, [JSON.stringify(days), JSON.stringify(series), asBars, bucket]);
   if (!days.length) return html`<p class="muted">${empty}</p>`;
   return html`<div class="chart" ref=${box} role="img" aria-label=${`${caption}: ${series.map((s) =>
-    `${s.label} ${formatCount(s.values.reduce((a, b) => a + b, 0))}`).join(", ")} over ${days.length} periods`}></div>
+    `${s.label} ${formatCount(s.values.reduce((a, b) => a + b, 0))}`).join(", ")} over ${counted(days.length, "period")}`}></div>
     <${DataTable} caption=${caption} days=${days} series=${series} />`;
 }
 

@@ -12,8 +12,12 @@ export function formatCount(n) {
 export const pluralOf = (one) =>
   (/(s|x|z|ch|sh)$/.test(one) ? one + "es" : /[^aeiou]y$/.test(one) ? one.slice(0, -1) + "ies" : one + "s");
 
+// The noun alone for a count written apart from it ("<span>1,000</span> records"): `one` for 1,
+// else `many` (the noun's plural unless given).
+export const nounFor = (n, one, many = pluralOf(one)) => (n === 1 ? one : many);
+
 // "1 record", "1,000 records", "2 boxes"; `many` where the plural is not the noun's rule's.
-export const counted = (n, one, many = pluralOf(one)) => `${formatCount(n)} ${n === 1 ? one : many}`;
+export const counted = (n, one, many = pluralOf(one)) => `${formatCount(n)} ${nounFor(n, one, many)}`;
 
 // "a, b and c"; "a" for one, "" for none.
 export const andList = (xs) => (xs.length > 1 ? `${xs.slice(0, -1).join(", ")} and ${xs[xs.length - 1]}` : xs[0] || "");

@@ -6,7 +6,7 @@ import { html, useState } from "./html.js";
 import { post } from "./api.js";
 import { href } from "./router.js";
 import { Modal, useAction, ErrorBox, Confirm } from "./ui.js";
-import { counted, formatCount } from "./counting.js";
+import { counted } from "./counting.js";
 
 // {schema name: how many} of the records GET /records/{id}/referrers lists.
 export function referrerCounts(records) {
@@ -32,7 +32,7 @@ export function ReferencedChoice({ counts, what, onChoose, onClose }) {
   return html`<${Modal} title="Other records point at this" onClose=${onClose}>
     <div class="dialog-body">
       <p><strong>${counted(total, "record")} point${total === 1 ? "s" : ""} at ${what}</strong>:</p>
-      <ul class="plain referrer-counts">${Object.entries(counts).map(([schema, n]) => html`<li>${formatCount(n)} ${schema}</li>`)}</ul>
+      <ul class="plain referrer-counts">${Object.entries(counts).map(([schema, n]) => html`<li>${counted(n, schema)}</li>`)}</ul>
       <p><em>Delete anyway</em> keeps their references, shown as deleted until it is restored.
         <em>Clear references</em> empties them in the same step (restoring puts them back).</p>
     </div>
@@ -57,12 +57,12 @@ export function DeleteSelected({ ids, schema, onDone, onClose }) {
     return r;
   };
   if (counts) {
-    return html`<${ReferencedChoice} counts=${counts} what=${`the ${ids.length} ticked ${schema} records`}
+    return html`<${ReferencedChoice} counts=${counts} what=${`the ${counted(ids.length, `ticked ${schema} record`)}`}
       onChoose=${remove} onClose=${onClose} />`;
   }
-  return html`<${Confirm} title="Delete records" danger confirmLabel=${`Delete ${ids.length} records`}
-    message=${html`<p>Delete the ${ids.length} ticked ${schema} records? They go to <a href=${href("/trash")}>Recently deleted</a>,
-      from where they can be restored.</p>`}
+  return html`<${Confirm} title="Delete records" danger confirmLabel=${`Delete ${counted(ids.length, "record")}`}
+    message=${html`<p>Delete the ${counted(ids.length, `ticked ${schema} record`)}? ${ids.length === 1 ? "It goes" : "They go"} to <a href=${href("/trash")}>Recently deleted</a>,
+      from where ${ids.length === 1 ? "it" : "they"} can be restored.</p>`}
     onConfirm=${async () => {
       try { return await remove(null); }
       catch (e) {

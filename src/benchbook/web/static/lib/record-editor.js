@@ -4,6 +4,7 @@
 import { html, useEffect, useRef, useState } from "./html.js";
 import { get, enc } from "./api.js";
 import { Field, formatBytes, formatValue, notify } from "./ui.js";
+import { counted } from "./counting.js";
 import { href, seg } from "./router.js";
 import { upload } from "./status.js";
 
@@ -130,7 +131,7 @@ export function FieldControl({ field, draft, setDraft, error, record, labels, on
   const value = draft[field.name];
   const set = (v) => setDraft((d) => ({ ...d, [field.name]: v }));  // functional: two uploads may finish together
   const hint = [r.min !== undefined ? `min ${r.min}` : null, r.max !== undefined ? `max ${r.max}` : null,
-    r.max_length ? `at most ${r.max_length} characters` : null,
+    r.max_length ? `at most ${counted(r.max_length, "character")}` : null,
     ["tags", "file_list", "reference_list"].includes(field.type) ? "comma-separated" : null].filter(Boolean).join(", ") || undefined;
   return html`<${Field} label=${label} error=${error} hint=${hint}>${(id, d) => {
     if (r.choices && field.type === "string") {

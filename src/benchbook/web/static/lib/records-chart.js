@@ -168,7 +168,7 @@ function Histogram({ field, bins, withValue }) {
   }, [JSON.stringify(bins), title]);
   if (!bins.length) return html`<p class="muted">No listed record has a ${field.label || field.name}.</p>`;
   return html`<h2 class="chart-title">${caption}</h2>
-    <div class="chart" ref=${box} role="img" aria-label=${`Histogram of ${title}: ${formatCount(withValue)} records with a value in ${bins.length} bins`}></div>
+    <div class="chart" ref=${box} role="img" aria-label=${`Histogram of ${title}: ${counted(withValue, "record")} with a value in ${counted(bins.length, "bin")}`}></div>
     <${NumbersTable} caption=${caption} heads=${[title, "Records"]}
       rows=${bins.map((b) => [b.lo === b.hi ? fmt(b.lo) : `${fmt(b.lo)} – ${fmt(b.hi)}`, formatCount(b.count)])} />`;
 }

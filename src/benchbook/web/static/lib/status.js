@@ -13,7 +13,7 @@ import { html, useEffect, useState } from "./html.js";
 import { ApiError, get } from "./api.js";
 import { useNotices, formatBytes, formatTime } from "./ui.js";
 import { href } from "./router.js";
-import { counted } from "./counting.js";
+import { counted, formatCount } from "./counting.js";
 
 const uploads = new Map();
 const listeners = new Set();
@@ -125,17 +125,17 @@ export function StatusBar() {
     const total = batch.pending + batch.succeeded + batch.failed + batch.cancelled;
     const done = total - batch.pending;
     items.push(html`<a href=${href("/automation/runs")} class="runs" data-testid="status-runs">
-      <span>Runs ${done} of ${total} done</span>
+      <span>Runs ${formatCount(done)} of ${formatCount(total)} done</span>
       <progress max=${total || 1} value=${done} aria-label="runs done"></progress>
-      <span data-testid="status-waiting">${batch.pending} waiting</span>${" · "}<span
-        data-testid="status-succeeded">${batch.succeeded} succeeded</span>${" · "}<span data-testid="status-failed" class=${batch.failed ? "bad" : ""}>${batch.failed} failed</span>
-      ${batch.cancelled ? html` · <span>${batch.cancelled} cancelled</span>` : null}</a>`);
+      <span data-testid="status-waiting">${formatCount(batch.pending)} waiting</span>${" · "}<span
+        data-testid="status-succeeded">${formatCount(batch.succeeded)} succeeded</span>${" · "}<span data-testid="status-failed" class=${batch.failed ? "bad" : ""}>${formatCount(batch.failed)} failed</span>
+      ${batch.cancelled ? html` · <span>${formatCount(batch.cancelled)} cancelled</span>` : null}</a>`);
     if (batch.done) {
       items.push(html`<button type="button" class="link" aria-label="Dismiss the finished runs"
         onClick=${() => setFinished(null)}>×</button>`);
     }
   } else if (automation && (automation.pending || automation.running)) {
-    items.push(html`<span>${automation.pending} runs waiting, ${automation.running} running</span>`);
+    items.push(html`<span>${counted(automation.pending, "run")} waiting, ${formatCount(automation.running)} running</span>`);
   }
   for (const [id, u] of uploads) {
     items.push(html`<span key=${"u" + id} class="upload">Uploading ${u.label}
@@ -144,7 +144,7 @@ export function StatusBar() {
   }
   if (remote && remote.url) items.push(...syncItems(remote));
   if (storage && storage.converting) {
-    items.push(html`<a href=${href("/history/storage")}>Converting history ${storage.done ?? 0} of ${storage.total ?? "?"}</a>`);
+    items.push(html`<a href=${href("/history/storage")}>Converting history ${formatCount(storage.done ?? 0)} of ${storage.total == null ? "?" : formatCount(storage.total)}</a>`);
   }
   return html`<footer class="status-bar" aria-label="Background work">
     <div class="status-items" role="status" aria-live="polite">${items.length ? items : html`<span class="muted">Idle</span>`}</div>

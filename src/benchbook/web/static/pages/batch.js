@@ -31,13 +31,13 @@ export default function Batch({ params, query }) {
       Restoring it brings back ${counted(plan.data.restores, "record")}${plan.data.blocked
         ? `; ${formatCount(plan.data.blocked)} cannot come back (what held them is gone)` : ""}.</p>
       <button type="button" class="primary" disabled=${restore.busy} onClick=${async () => {
-        const r = await restore.run(); if (r) { notify(`Restored ${r.restored} things`, "ok"); plan.reload(); entries.reload(); } }}>Restore what this batch deleted</button>
+        const r = await restore.run(); if (r) { notify(`Restored ${counted(r.restored, "thing")}`, "ok"); plan.reload(); entries.reload(); } }}>Restore what this batch deleted</button>
       <${ErrorBox} error=${restore.error} /></div>` : null}
     <${ErrorBox} error=${entries.error} onRetry=${entries.reload} />
     ${e ? html`<div class="entries">${(e.items || []).map((x) => html`<${EntryLine} key=${x.id} entry=${x} />`)}</div>
       <nav class="pager" aria-label="pages of the batch">
         <button type="button" disabled=${page <= 1} onClick=${() => navigate("/history/batch/" + seg(id), { page: page - 1 })}>Previous</button>
-        <span>Page ${page} of ${pages}</span>
+        <span>Page ${formatCount(page)} of ${formatCount(pages)}</span>
         <button type="button" disabled=${page >= pages} onClick=${() => navigate("/history/batch/" + seg(id), { page: page + 1 })}>Next</button>
       </nav>` : html`<${Loading} />`}
   </section>`;

@@ -7,6 +7,7 @@ import { html, useState, useEffect } from "../lib/html.js";
 import { get } from "../lib/api.js";
 import { navigate } from "../lib/router.js";
 import { useLoad, Loading, ErrorBox, Field, useTitle } from "../lib/ui.js";
+import { counted } from "../lib/counting.js";
 import { TimeChart, Bars, pivot, seconds } from "../lib/charts-plot.js";
 
 const BUCKETS = [["day", "Day"], ["week", "Week (from Monday)"], ["month", "Month"]];
@@ -74,7 +75,7 @@ export default function Charts({ query }) {
       <${Panel} title="Step durations" id="c-duration" deps=${[start, end]} load=${(signal) => get("/analytics/jobs/duration", span, { signal })}>
         ${(d) => { const marks = {};
           for (const m of d.percentile_markers || []) (marks[m.bin_label] = marks[m.bin_label] || []).push(m.label);
-          return html`<p class="muted">${d.count} steps · mean ${seconds(d.avg_seconds)} · shortest ${seconds(d.min_seconds)} · longest ${seconds(d.max_seconds)}</p>
+          return html`<p class="muted">${counted(d.count, "step")} · mean ${seconds(d.avg_seconds)} · shortest ${seconds(d.min_seconds)} · longest ${seconds(d.max_seconds)}</p>
           <${Bars} caption="steps by duration" head="Duration"
             items=${(d.bins || []).map((b) => ({ label: b.label, count: b.count, marks: marks[b.label] || [] }))}
             markers=${[["p50", d.p50_seconds], ["p90", d.p90_seconds], ["p99", d.p99_seconds]].map(([label, s]) => ({ label, text: seconds(s) }))} />`; }}<//>

@@ -75,7 +75,7 @@ function Message({ m }) {
 
 function answerUsage({ usage, stop_reason: stop }) {
   const requests = counted(usage.requests, "model request");
-  const tokens = `${formatCount(usage.input_tokens)} tokens in, ${formatCount(usage.output_tokens)} out`;
+  const tokens = `${counted(usage.input_tokens, "token")} in, ${formatCount(usage.output_tokens)} out`;
   return `This answer: ${requests}, ${tokens}${stop === "max_rounds" ? " (stopped: too many tool rounds)" : ""}.`;
 }
 
@@ -124,8 +124,8 @@ function Usage({ usage }) {
   return html`<section class="card" aria-labelledby="usage-h" aria-busy=${usage.loading ? "true" : "false"}><h2 id="usage-h">Usage</h2>
     <${ErrorBox} error=${usage.error} onRetry=${usage.reload} />
     ${!usage.data ? (usage.loading ? html`<${Loading} />` : null) : html`
-      <p data-testid="usage-total">${[`${formatCount(usage.data.total.requests)} model requests`,
-        `${formatCount(usage.data.total.input_tokens)} tokens in`, `${formatCount(usage.data.total.output_tokens)} tokens out (all time)`].join(" · ")}</p>
+      <p data-testid="usage-total">${[counted(usage.data.total.requests, "model request"),
+        `${counted(usage.data.total.input_tokens, "token")} in`, `${counted(usage.data.total.output_tokens, "token")} out (all time)`].join(" · ")}</p>
       ${usage.data.by_model.length ? html`<${ScrollRegion} label="Usage by model (scrolls)"><table class="grid usage-table" aria-label="Usage by model">
         <thead><tr><th scope="col">Provider</th><th scope="col">Model</th><th scope="col" class="num">Requests</th>
           <th scope="col" class="num">Tokens in</th><th scope="col" class="num">Tokens out</th></tr></thead>

@@ -4,7 +4,8 @@
 import { html, useState } from "../lib/html.js";
 import { get, patch, del, enc } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
-import { useLoad, useAction, Loading, ErrorBox, Field, Confirm, notify, useTitle, formatCount } from "../lib/ui.js";
+import { useLoad, useAction, Loading, ErrorBox, Field, Confirm, notify, useTitle } from "../lib/ui.js";
+import { counted } from "../lib/counting.js";
 
 function Settings({ collection, schemas }) {
   const [form, setForm] = useState({ name: collection.name, description: collection.description || "",
@@ -34,7 +35,7 @@ function Settings({ collection, schemas }) {
     <div class="toolbar"><button type="submit" class="primary" disabled=${save.busy}>Save settings</button>
       <button type="button" class="danger" onClick=${() => setAsking(true)}>Delete collection…</button></div>
     ${asking ? html`<${Confirm} title=${`Delete collection ${collection.name}?`} danger=${true} confirmLabel="Delete collection"
-      message=${`Its ${formatCount(collection.record_count)} records go with it to Recently deleted, where the collection can be restored with them.`}
+      message=${`Its ${counted(collection.record_count, "record goes", "records go")} with it to Recently deleted, where the collection can be restored with them.`}
       onClose=${() => setAsking(false)} onConfirm=${async () => { await del(`/collections/${enc(collection.id)}`);
         notify(`Collection ${collection.name} deleted`, "ok"); navigate("/trash"); return true; }} />` : null}
   </form>`;
@@ -49,7 +50,7 @@ export default function Collection({ params }) {
   const [collection, schemas] = state.data;
   return html`<section class="page collection-settings">
     <p><a href=${href("/c/" + seg(collection.name))}>← ${collection.name}</a></p>
-    <div class="page-head"><h1>Settings of ${collection.name}</h1><span class="muted">${formatCount(collection.record_count)} records</span></div>
+    <div class="page-head"><h1>Settings of ${collection.name}</h1><span class="muted">${counted(collection.record_count, "record")}</span></div>
     <${Settings} key=${collection.id + collection.name} collection=${collection} schemas=${schemas} />
   </section>`;
 }

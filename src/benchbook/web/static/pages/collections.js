@@ -4,6 +4,7 @@ import { html, useState } from "../lib/html.js";
 import { get, post } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, Modal, formatCount, useTitle, notify } from "../lib/ui.js";
+import { nounFor } from "../lib/counting.js";
 import { COLLECTION_NAME, COLLECTION_RULE, nameError, slugOf } from "../lib/names.js";
 
 export function CollectionForm({ schemas, onDone, onClose }) {
@@ -68,7 +69,7 @@ export default function Collections() {
       ${collections.map((c) => html`<li class="card" key=${c.id}>
         <h2><a href=${href("/c/" + seg(c.name))}>${c.name}</a></h2>
         ${c.description ? html`<p>${c.description}</p>` : null}
-        <p class="muted"><span class="count" data-testid="record-count">${formatCount(c.record_count)}</span> records
+        <p class="muted"><span class="count" data-testid="record-count">${formatCount(c.record_count)}</span> ${nounFor(c.record_count, "record")}
           · ${c.scope || "local"}${c.timezone ? ` · ${c.timezone}` : ""}</p>
         <p>${(c.schemas || []).map((s) => html`<a class="chip" href=${href("/c/" + seg(c.name), { schema: s })}>${s}</a> `)}</p>
         <p><a href=${href("/c/" + seg(c.name) + "/settings")}>Settings</a> · <a href=${href("/c/" + seg(c.name) + "/import")}>Import</a></p>

@@ -9,6 +9,7 @@ import { html, useState } from "../lib/html.js";
 import { get } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, Loading, ErrorBox, Field, useTitle, formatTime, formatCount } from "../lib/ui.js";
+import { counted } from "../lib/counting.js";
 import { EntryLine } from "../lib/entries.js";
 import { addParts, partsWords, storyPage } from "../lib/history-words.js";
 
@@ -66,12 +67,12 @@ function FoldedRuns({ fold }) {
   const last = fold.events[0];
   const left = fold.events.length - shown;
   return html`<li><details class="card event runs-fold" data-testid="runs-fold">
-    <summary><span class="badge">workflow runs</span>${" "}<strong>${fold.label}</strong> ran ${fold.events.length} times:${" "}
+    <summary><span class="badge">workflow runs</span>${" "}<strong>${fold.label}</strong> ran ${counted(fold.events.length, "time")}:${" "}
       ${partsWords(addParts(fold.events))} · <time datetime=${first.timestamp}>${formatTime(first.timestamp)}</time>
       ${" "}to <time datetime=${last.timestamp}>${formatTime(last.timestamp)}</time></summary>
     <ul class="plain events">${fold.events.slice(0, shown).map((ev) => html`<${EventLine} key=${ev.id} event=${ev} />`)}</ul>
     ${left > 0 ? html`<button type="button" onClick=${() => setShown(shown + RUNS_SHOWN)}>
-      Show ${formatCount(Math.min(left, RUNS_SHOWN))} more runs (${formatCount(left)} not shown)</button>` : null}
+      Show ${counted(Math.min(left, RUNS_SHOWN), "more run")} (${formatCount(left)} not shown)</button>` : null}
   </details></li>`;
 }
 
@@ -124,7 +125,7 @@ export default function History({ query }) {
     back: trail.length ? trail.slice(-50).join(",") : undefined, page: undefined });
   const heading = query.record ? "History of a record" : query.schema ? `History of schema ${query.schema}` : "History";
   return html`<section class="page history">
-    <div class="page-head"><h1>${heading}</h1>${data ? html`<span class="muted">${formatCount(data.total)} events</span>` : null}</div>
+    <div class="page-head"><h1>${heading}</h1>${data ? html`<span class="muted">${counted(data.total, "event")}</span>` : null}</div>
     <${Filters} key=${query.q || ""} query=${query} />
     <${ErrorBox} error=${state.error} onRetry=${state.reload} />
     ${state.loading && !data ? html`<${Loading} />` : null}

@@ -12,6 +12,7 @@ import { href, seg } from "../lib/router.js";
 import { upload } from "../lib/status.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, notify, useTitle, formatCount, formatBytes } from "../lib/ui.js";
 import { readColumns, matchField, SPECIAL, LEAVE_OUT } from "../lib/import-file.js";
+import { counted } from "../lib/counting.js";
 
 // A preview is a dry run of the whole file on the server: asked by itself up to this size.
 const AUTO_PREVIEW = 16 << 20;
@@ -106,7 +107,7 @@ function ImportForm({ name, collection, initialSchema, onResult, onRefused }) {
       const r = await send();
       setPreview(null);
       onResult(r);
-      notify(r.dry_run ? `Checked ${file.name}: nothing written` : `Imported ${file.name}: ${r.created} created, ${r.updated} updated`, "ok");
+      notify(r.dry_run ? `Checked ${file.name}: nothing written` : `Imported ${file.name}: ${formatCount(r.created)} created, ${formatCount(r.updated)} updated`, "ok");
     } catch (err) {
       setError(err);
       onRefused(err, form.dry_run);
@@ -183,6 +184,9 @@ function Refused({ error, dryRun = false }) {
   </div>`;
 }
 
+// An undo's answer ({deleted, reverted}) in words: "3 records deleted, 1 update reverted".
+const undoneWords = (r) => `${counted(r.deleted, "record deleted", "records deleted")}, ${counted(r.reverted, "update reverted", "updates reverted")}`;
+
 function Result({ name, result }) {
   const [undone, setUndone] = useState(null);
   const [force, setForce] = useState(false);
@@ -199,7 +203,7 @@ function Result({ name, result }) {
       <dt>Skipped</dt><dd data-testid="skipped">${formatCount(result.skipped)}</dd>
       ${result.schema ? html`<dt>New schema</dt><dd>${result.schema}${result.created_collection ? ` (collection ${name} created too)` : ""}</dd>` : null}
     </dl>
-    ${result.inferred_fields && result.inferred_fields.length ? html`<details><summary>Inferred fields (${result.inferred_fields.length})</summary>
+    ${result.inferred_fields && result.inferred_fields.length ? html`<details><summary>Inferred fields (${formatCount(result.inferred_fields.length)})</summary>
       <div class="table-wrap"><table class="grid"><thead><tr><th scope="col">Column</th><th scope="col">Field</th><th scope="col">Type</th><th scope="col">Restrictions</th></tr></thead>
       <tbody>${result.inferred_fields.map((f) => html`<tr><td>${f.column}</td><td>${f.name}</td><td>${f.type}</td>
         <td>${f.restrictions && Object.keys(f.restrictions).length ? JSON.stringify(f.restrictions) : ""}</td></tr>`)}</tbody></table></div></details>` : null}
@@ -212,14 +216,14 @@ function Result({ name, result }) {
       ${result.batch_id ? html` · <a href=${href(`/history/batch/${seg(result.batch_id)}`)}>This import in history</a>` : null}</p>` : null}
     ${result.batch_id && !undone ? html`<div class="toolbar">
       <button type="button" class="danger" disabled=${undo.busy} onClick=${async () => {
-        const r = await undo.run(); if (r) { setUndone(r); notify(`Undid the import: ${r.deleted} records deleted, ${r.reverted} updates reverted`, "ok"); } }}>
+        const r = await undo.run(); if (r) { setUndone(r); notify(`Undid the import: ${undoneWords(r)}`, "ok"); } }}>
         ${undo.busy ? "Undoing…" : "Undo this import"}</button>
       ${undo.error && undo.error.status === 409 ? html`<label class="check"><input type="checkbox" checked=${force}
         onChange=${(e) => setForce(e.target.checked)} /> Force (also delete children added since, put back fields edited since)</label>` : null}
     </div>` : null}
     <${ErrorBox} error=${undo.error} />
-    ${undone ? html`<div class="ok-box" role="status" data-testid="undo-result">Undone: ${formatCount(undone.deleted)} records deleted,
-      ${formatCount(undone.reverted)} updates reverted${undone.already_gone ? `, ${formatCount(undone.already_gone)} were already gone` : ""}.
+    ${undone ? html`<div class="ok-box" role="status" data-testid="undo-result">Undone: ${undoneWords(undone)}${undone.already_gone
+      ? `, ${formatCount(undone.already_gone)} ${undone.already_gone === 1 ? "was" : "were"} already gone` : ""}.
       <a href=${href(`/trash`)}>Recently deleted</a></div>` : null}
   </section>`;
 }
@@ -279,10 +283,10 @@ function Preview({ look, size, mapping, fields, preview, doubled, creating, skip
         <td data-testid="column-type">${f ? html`${f.type}${f.reference ? html` <span class="muted">(names ${f.reference} records)</span>` : null}` : ""}</td>
         <td>${f ? valuesOf(f) : ""}</td></tr>`; })}</tbody></table></div>` : null}
     ${rows.length ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="First rows as they will be read">
-      <table class="grid" data-testid="import-rows"><caption>The first ${rows.length} rows as they will be read</caption>
+      <table class="grid" data-testid="import-rows"><caption>The first ${rows.length === 1 ? "row as it" : `${formatCount(rows.length)} rows as they`} will be read</caption>
       <thead><tr>${Object.keys(rows[0]).map((k) => html`<th scope="col">${(byName[k] && byName[k].label) || k}</th>`)}</tr></thead>
       <tbody>${rows.map((row) => html`<tr>${Object.keys(rows[0]).map((k) => html`<td>${shown(row[k])}</td>`)}</tr>`)}</tbody></table></div>` : null}
-    ${r ? html`<p data-testid="preview-summary">${formatCount(rowsRead)} rows read: importing would create ${formatCount(r.created)}${r.updated ? `, update ${formatCount(r.updated)}` : ""}${r.unchanged ? `, leave ${formatCount(r.unchanged)} unchanged` : ""}.
+    ${r ? html`<p data-testid="preview-summary">${counted(rowsRead, "row read", "rows read")}: importing would create ${formatCount(r.created)}${r.updated ? `, update ${formatCount(r.updated)}` : ""}${r.unchanged ? `, leave ${formatCount(r.unchanged)} unchanged` : ""}.
       ${problems.length ? html` ${formatCount(r.skipped)} ${r.skipped === 1 ? "row has" : "rows have"} problems${skipBad ? " and would be left out" : ": the import would be refused unless you tick “Skip bad rows”"}:
         <ul>${problems.slice(0, 5).map((p) => html`<li>${p.text || p.message}</li>`)}</ul>` : null}</p>
       ${r.notes && r.notes.length ? html`<ul class="notes">${r.notes.map((n) => html`<li>${n}</li>`)}</ul>` : null}` : null}

@@ -7,7 +7,7 @@ import { html, useState, useEffect, useRef } from "../lib/html.js";
 import { get, post, del, apiUrl } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, Modal, Confirm, notify, useTitle, formatValue, formatCount } from "../lib/ui.js";
-import { counted } from "../lib/counting.js";
+import { counted, nounFor } from "../lib/counting.js";
 import { pokeStatus } from "../lib/status.js";
 import { VIEW_NAME, VIEW_RULE, nameError, viewNameOf } from "../lib/names.js";
 import { catalogue, FilterBuilder, parseFilter, errorPathOf, asRoot, compact } from "../lib/records-filter.js";
@@ -175,7 +175,7 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
           title="Every record this query matches (all pages), with the columns shown">Export CSV${data ? ` (${formatCount(total)}${bounded ? "+" : ""})` : ""}</a>
       </span>
       <button type="button" onClick=${() => setDialog({ kind: "new" })}>New record</button>
-      <span class="selection" role="status">${selected.size ? html`<strong>${selected.size} selected</strong>` : null}</span>
+      <span class="selection" role="status">${selected.size ? html`<strong>${formatCount(selected.size)} selected</strong>` : null}</span>
       ${selected.size ? html`<button type="button" class="danger" onClick=${() => setDialog({ kind: "delete" })}>Delete selected…</button>
         <button type="button" onClick=${() => setDialog({ kind: "run" })}>Run a workflow on selected…</button>
         <button type="button" onClick=${() => download(`${name}-${schema}-selected.csv`,
@@ -198,7 +198,7 @@ function SchemaTable({ collection, cat, types, query, path, set, schema }) {
         go=${(p) => set({ page: p > 1 ? p : undefined })} setLimit=${(l) => set({ limit: l === 50 ? undefined : l })} />` : null}
     ${records.loading && data ? html`<p class="loading loading-more muted" aria-live="polite">Updating…</p>` : null}
     ${dialog && dialog.kind === "delete" ? html`<${DeleteSelected} ids=${[...selected]} schema=${schema}
-      onDone=${(r) => { notify(`Deleted ${r.deleted} records`, "ok"); records.reload(); }} onClose=${() => setDialog(null)} />` : null}
+      onDone=${(r) => { notify(`Deleted ${counted(r.deleted, "record")}`, "ok"); records.reload(); }} onClose=${() => setDialog(null)} />` : null}
     ${dialog && dialog.kind === "run" ? html`<${RunMany} schema=${schema} ids=${[...selected]} onClose=${() => setDialog(null)} />` : null}
     ${dialog && dialog.kind === "new" ? html`<${NewRecord} collection=${name} cat=${cat} types=${types} parent=${query.parent}
       onClose=${() => setDialog(null)} onDone=${(r) => { setDialog(null); notify(`Created ${r.natural_name || r.id}`, "ok"); records.reload(); }} />` : null}
@@ -337,7 +337,7 @@ function Pager({ page, pages, total, bounded, countAll, limit, count, go, setLim
     <button type="button" onClick=${() => go(page + 1)} disabled=${page >= pages}>Next</button>
     <button type="button" onClick=${() => go(pages)} disabled=${page >= pages || bounded}
       title=${bounded ? "Count all the records first: the last page is not known yet" : null}>Last</button>
-    <span class="muted" data-testid="range">${count ? `${formatCount(first)}–${formatCount(first + count - 1)} of ` : ""}${bounded ? "more than " : ""}<span data-testid="total">${formatCount(total)}</span> records</span>
+    <span class="muted" data-testid="range">${count ? `${formatCount(first)}–${formatCount(first + count - 1)} of ` : ""}${bounded ? "more than " : ""}<span data-testid="total">${formatCount(total)}</span> ${nounFor(total, "record")}</span>
     ${bounded ? html`<button type="button" class="link" onClick=${countAll}
       title="The count stopped early to keep the page quick; count every matching record">Count all</button>` : null}
     <label class="page-size">Per page
@@ -412,18 +412,18 @@ function RunMany({ schema, ids, onClose }) {
       ${flows.data && !mine.length ? html`<p>No workflow of ${schema} records can be run by hand (a <code>manual</code> trigger).
         <a href=${href("/automation")}>Automation</a></p>` : null}
       ${automatic.length ? html`<p class="muted">Not run by hand (no manual trigger): ${automatic.map((w) => w.name).join(", ")}.</p>` : null}
-      ${mine.length ? html`<${Field} label="Workflow" hint=${`One run for each of the ${ids.length} ticked records.`}>
+      ${mine.length ? html`<${Field} label="Workflow" hint=${ids.length === 1 ? "One run for the ticked record." : `One run for each of the ${formatCount(ids.length)} ticked records.`}>
         ${(id, d) => html`<select id=${id} aria-describedby=${d} value=${chosen || mine[0].name} onChange=${(e) => setChosen(e.target.value)}>
           ${mine.map((w) => html`<option value=${w.name}>${w.name}${w.valid ? "" : " (has problems)"}</option>`)}</select>`}<//>` : null}
       <${ErrorBox} error=${action.error} />
-      ${result ? html`<div class="ok-box" role="status">Started ${result.started} runs.
+      ${result ? html`<div class="ok-box" role="status">Started ${counted(result.started, "run")}.
         ${result.skipped.length ? html`<ul>${result.skipped.map((s) => html`<li>${s.id}: ${s.reason}</li>`)}</ul>` : null}
         <a href=${href("/automation/runs")}>See the runs</a></div>` : null}
     </div>
     <footer class="dialog-foot"><button type="button" onClick=${onClose}>${result ? "Close" : "Cancel"}</button>
       ${!result && mine.length ? html`<button type="button" class="primary" disabled=${action.busy} onClick=${async () => {
         const r = await action.run();
-        if (r) { setResult(r); pokeStatus(); notify(`Started ${r.started} runs`, "ok"); }
+        if (r) { setResult(r); pokeStatus(); notify(`Started ${counted(r.started, "run")}`, "ok"); }
       }}>${action.busy ? "Starting…" : "Run"}</button>` : null}</footer>
   <//>`;
 }

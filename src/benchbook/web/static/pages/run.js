@@ -5,6 +5,7 @@ import { html, useEffect } from "../lib/html.js";
 import { get, post, enc } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, notify, useTitle, formatTime, formatValue, formatBytes, ScrollRegion } from "../lib/ui.js";
+import { counted } from "../lib/counting.js";
 import { StatusBadge } from "../lib/automation-common.js";
 import { pokeStatus } from "../lib/status.js";
 
@@ -15,7 +16,7 @@ function Outputs({ step }) {
     if (!ports.length) return html`<span class="muted">no outputs</span>`;
     return html`<dl class="props outputs" aria-label=${`outputs of ${step.step_id}`}>${ports.map(([port, value]) => html`<dt>${port}</dt>
       <dd>${value && typeof value === "object" && value.type === "bytes" ? `${formatBytes(value.size)} of bytes`
-        : value && typeof value === "object" && value.type === "table" ? `a table of ${value.rows} rows (${value.columns.join(", ")})`
+        : value && typeof value === "object" && value.type === "table" ? `a table of ${counted(value.rows, "row")} (${value.columns.join(", ")})`
         : formatValue(value)}</dd>`)}</dl>`;
   }
   if (step.outputs === null && step.outputs_bytes) return html`<span class="muted">outputs of ${formatBytes(step.outputs_bytes)}: too large to keep with the run</span>`;

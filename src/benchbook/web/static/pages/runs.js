@@ -6,6 +6,7 @@ import { get, post, enc } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, Confirm, notify, useTitle, formatTime, formatCount } from "../lib/ui.js";
 import { StatusBadge } from "../lib/automation-common.js";
+import { counted } from "../lib/counting.js";
 import { pokeStatus } from "../lib/status.js";
 
 const PAGE = 50;
@@ -36,7 +37,8 @@ export default function Runs({ query }) {
   const act = useAction(async (kind, body) => {
     const r = await post(kind === "rerun" ? "/jobs/rerun" : "/jobs/delete", body);
     pokeStatus();
-    notify(kind === "rerun" ? `${r.started} runs started again${r.skipped ? `, ${r.skipped.length ?? r.skipped} skipped` : ""}` : `${r.deleted} runs deleted`, "ok");
+    notify(kind === "rerun" ? `${counted(r.started, "run started again", "runs started again")}${r.skipped ? `, ${formatCount(r.skipped.length ?? r.skipped)} skipped` : ""}`
+      : counted(r.deleted, "run deleted", "runs deleted"), "ok");
     setTicked(new Set());
     runs.reload();
     return r;
@@ -48,7 +50,7 @@ export default function Runs({ query }) {
   const tree = jobTree(query);
   return html`<section class="page runs">
     <p><a href=${href("/automation")}>← Automation</a></p>
-    <div class="page-head"><h1>Runs</h1><span class="muted">${formatCount(total)} runs</span></div>
+    <div class="page-head"><h1>Runs</h1><span class="muted">${counted(total, "run")}</span></div>
     <form class="form-row" role="search" aria-label="Filter the runs" onSubmit=${(e) => { e.preventDefault(); set({ search: search || undefined }); }}>
       <${Field} label="Status">${(id) => html`<select id=${id} value=${query.status || ""} onChange=${(e) => set({ status: e.target.value || undefined })}>
         <option value="">any</option>${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}</select>`}<//>
@@ -59,7 +61,7 @@ export default function Runs({ query }) {
       <${Field} label="Search runs">${(id) => html`<input id=${id} type="search" data-search value=${search} onInput=${(e) => setSearch(e.target.value)} />`}<//>
     </form>
     <div class="toolbar">
-      ${ticked.size ? html`<strong>${ticked.size} ticked</strong>
+      ${ticked.size ? html`<strong>${formatCount(ticked.size)} ticked</strong>
         <button type="button" onClick=${() => act.run("rerun", { ids: [...ticked] })}>Rerun ticked</button>
         <button type="button" class="danger" onClick=${() => setAsking({ ids: [...ticked] })}>Delete ticked…</button>` : null}
       <button type="button" disabled=${!total || !!query.search} title=${query.search ? "A text search cannot pick runs to rerun: use the filters" : undefined}
@@ -82,9 +84,9 @@ export default function Runs({ query }) {
       ${!items.length ? html`<p class="muted">No run matches.</p>` : null}
       <nav class="pager" aria-label="pages of runs">
         <button type="button" disabled=${page <= 1} onClick=${() => navigate("/automation/runs", { ...query, page: page - 1 })}>Previous</button>
-        <span>Page ${page} of ${pages}</span>
+        <span>Page ${formatCount(page)} of ${formatCount(pages)}</span>
         <button type="button" disabled=${page >= pages} onClick=${() => navigate("/automation/runs", { ...query, page: page + 1 })}>Next</button></nav>`}
-    ${asking ? html`<${Confirm} title=${`Delete ${asking.ids.length} runs?`} danger=${true} confirmLabel="Delete runs"
+    ${asking ? html`<${Confirm} title=${`Delete ${counted(asking.ids.length, "run")}?`} danger=${true} confirmLabel="Delete runs"
       message="Deleted runs leave the list for good; what they wrote to records stays in the history."
       onClose=${() => setAsking(null)} onConfirm=${() => act.run("delete", { ids: asking.ids })} />` : null}
   </section>`;

@@ -3,7 +3,7 @@
 import { html, useState } from "../lib/html.js";
 import { get, post } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
-import { useLoad, useAction, Loading, ErrorBox, Field, Modal, notify, useTitle } from "../lib/ui.js";
+import { useLoad, useAction, Loading, ErrorBox, Field, Modal, notify, useTitle, formatCount } from "../lib/ui.js";
 import { SCHEMA_RULE, nameError, nameFromWords } from "../lib/names.js";
 
 function NewSchema({ schemas, onClose }) {
@@ -48,7 +48,7 @@ export default function Schemas() {
       <thead><tr><th scope="col">Schema</th><th scope="col">Label</th><th scope="col">Parent</th><th scope="col" class="num">Fields</th>
         <th scope="col">Collections</th></tr></thead>
       <tbody>${schemas.map((s) => html`<tr><td><a href=${href("/schemas/" + seg(s.name))}>${s.name}</a></td><td>${s.label || ""}</td>
-        <td>${s.parent || ""}</td><td class="num">${(s.fields || []).length}</td>
+        <td>${s.parent || ""}</td><td class="num">${formatCount((s.fields || []).length)}</td>
         <td>${usedBy(s.name).map((c, i) => html`${i ? ", " : ""}<a href=${href("/c/" + seg(c.name), { schema: s.name })}>${c.name}</a>`)}</td></tr>`)}
       </tbody></table></div>
       ${!schemas.length ? html`<p class="muted">No schemas yet.</p>` : null}`}

@@ -4,6 +4,7 @@
 import { html, useState } from "../lib/html.js";
 import { get, post } from "../lib/api.js";
 import { useLoad, useAction, Loading, ErrorBox, Confirm, Field, notify, useTitle, formatBytes, formatCount } from "../lib/ui.js";
+import { counted } from "../lib/counting.js";
 
 function RestoreAll() {
   const [q, setQ] = useState("");
@@ -23,7 +24,7 @@ function RestoreAll() {
         <dt>Live afterwards</dt><dd>${formatCount(plan.restores)}</dd><dt>Blocked</dt><dd>${formatCount(plan.blocked)}</dd></dl>
       ${plan.truncated ? html`<p class="warn-box">More matched than were looked at: run it again afterwards.</p>` : null}
       <button type="button" class="primary" disabled=${apply.busy || !plan.things} onClick=${async () => {
-        const r = await apply.run(); if (r) { notify(`Restored ${r.restored} things (${r.blocked} blocked)`, "ok"); setPlan(null); } }}>Restore them</button>` : null}
+        const r = await apply.run(); if (r) { notify(`Restored ${counted(r.restored, "thing")} (${formatCount(r.blocked)} blocked)`, "ok"); setPlan(null); } }}>Restore them</button>` : null}
   </section>`;
 }
 

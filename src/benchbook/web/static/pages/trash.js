@@ -108,7 +108,7 @@ function RecordDeletions() {
     items=${(d) => d.items.map(recordItem)}
     more=${(d) => offset > 0 || d.total > PAGE ? html`<div class="pager">
       <button type="button" disabled=${offset === 0} onClick=${() => setOffset(Math.max(0, offset - PAGE))}>Newer</button>
-      <span class="muted">${formatCount(offset + 1)}–${formatCount(offset + d.items.length)} of ${formatCount(d.total)} deletions</span>
+      <span class="muted">${formatCount(offset + 1)}–${formatCount(offset + d.items.length)} of ${counted(d.total, "deletion")}</span>
       <button type="button" disabled=${offset + PAGE >= d.total} onClick=${() => setOffset(offset + PAGE)}>Older</button>
     </div>` : null} />`;
 }
@@ -124,7 +124,7 @@ export default function Trash() {
     <${Section} id="trash-collections" title="Collections" empty="No deleted collections."
       load=${(signal) => get("/collections/deleted", {}, { signal })}
       items=${(d) => d.map((c) => ({ key: c.id, title: c.name, testid: "deleted-collection",
-        meta: `deleted ${formatTime(c.deleted_at)} · ${formatCount(c.record_count)} records`, ...thing(`/collections/${enc(c.id)}`) }))} />
+        meta: `deleted ${formatTime(c.deleted_at)} · ${counted(c.record_count, "record")}`, ...thing(`/collections/${enc(c.id)}`) }))} />
     <${Section} id="trash-schemas" title="Schemas" empty="No deleted schemas." load=${(signal) => get("/schemas/deleted", {}, { signal })}
       items=${(d) => d.map((x) => ({ key: x.id, title: x.name, testid: "deleted-schema", meta: `deleted ${formatTime(x.deleted_at)}`,
         ...thing(`/schemas/${enc(x.id)}`) }))} />

@@ -7,7 +7,7 @@ import { html, useEffect, useRef, useState } from "../lib/html.js";
 import { get, put, post, del, enc } from "../lib/api.js";
 import { href, navigate, seg } from "../lib/router.js";
 import { useLoad, useAction, Loading, ErrorBox, Field, Confirm, notify, useTitle } from "../lib/ui.js";
-import { counted } from "../lib/counting.js";
+import { counted, formatCount } from "../lib/counting.js";
 import { pokeStatus } from "../lib/status.js";
 import { loadDraft, saveDraft, dropDraft } from "../lib/drafts.js";
 
@@ -110,7 +110,7 @@ function RunOn({ workflow }) {
     const r = ids.length === 1 ? await post(`/workflows/${enc(workflow.name)}/run`, { record_id: ids[0] })
       : await post(`/workflows/${enc(workflow.name)}/run-many`, { record_ids: ids });
     pokeStatus();
-    notify(ids.length === 1 ? "Run started" : `${r.started} runs started${r.skipped && r.skipped.length ? `, ${r.skipped.length} skipped` : ""}`, "ok");
+    notify(ids.length === 1 ? "Run started" : `${counted(r.started, "run started", "runs started")}${r.skipped && r.skipped.length ? `, ${formatCount(r.skipped.length)} skipped` : ""}`, "ok");
     return r;
   });
   if (!workflow.triggers || !("manual" in workflow.triggers)) {
@@ -124,7 +124,7 @@ function RunOn({ workflow }) {
     <${ErrorBox} error=${find.error || run.error} />
     ${found ? html`<ul class="plain run-targets">${found.map((r) => html`<li><label class="check"><input type="checkbox" checked=${ticked.has(r.id)}
       onChange=${() => { const s = new Set(ticked); s.has(r.id) ? s.delete(r.id) : s.add(r.id); setTicked(s); }} /> ${r.natural_name || r.id}</label></li>`)}</ul>
-      <div class="toolbar"><button type="button" onClick=${() => setTicked(new Set(found.map((r) => r.id)))}>Tick all ${found.length}</button>
+      <div class="toolbar"><button type="button" onClick=${() => setTicked(new Set(found.map((r) => r.id)))}>Tick all ${formatCount(found.length)}</button>
         <button type="button" class="primary" disabled=${!ticked.size || run.busy} onClick=${run.run}>Run on ${counted(ticked.size, "record")}</button></div>` : null}
   </section>`;
 }
