@@ -12,7 +12,7 @@ import yaml
 
 from benchbook.domain.history.shapes import AuditChange, AuditLogResponse
 from benchbook.domain.records.shapes import DeletedFieldValue, FileLabel, RecordRef, RecordResponse
-from benchbook.runner.shapes import WorkflowJobResponse
+from benchbook.runner.shapes import AffectedRecord, StepExecution, WorkflowJobResponse
 
 DOCUMENT = Path(__file__).resolve().parents[1] / "src" / "benchbook" / "openapi.yaml"
 
@@ -24,6 +24,8 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (AuditLogResponse, ("AuditLogResponse",)),
     (AuditChange, ("AuditChange",)),
     (WorkflowJobResponse, ("WorkflowJobResponse",)),
+    (StepExecution, ("StepExecution",)),
+    (AffectedRecord, ("AffectedRecord",)),
 ]
 
 

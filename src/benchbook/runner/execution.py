@@ -62,7 +62,7 @@ from benchbook.domain.records.filters import compile_filter, resolve_field
 from benchbook.persistence.db import Database, write_lock
 from benchbook.persistence.tables import Collection, Job, Record, Schema, utcnow
 from benchbook.plugin import values as sdk_values
-from benchbook.runner import kept_reads, step_outputs, triggers, workflows
+from benchbook.runner import kept_reads, shapes, step_outputs, triggers, workflows
 from benchbook.runner.drain import RUN_WAIT, Claimed, Drain, claim, claim_in, drop_empty_batch
 from benchbook.runner.errors import Regroup, StepFailed, StopRun
 from benchbook.runner.plugin_host.rpc import HostOperations
@@ -135,14 +135,14 @@ class StepExecution:
 
     def __init__(self, run: _Run, step: Step) -> None:
         self.run, self.clock = run, time.monotonic()
-        self.data: dict[str, Any] = {"step_id": step.id, "plugin": step.plugin, "status": "running",
-                                     "started_at": utcnow().isoformat(), "finished_at": None, "duration_ms": None,
-                                     "error": None, "problems": None}
+        self.data: shapes.StepExecution = {"step_id": step.id, "plugin": step.plugin, "status": "running",
+                                           "started_at": utcnow().isoformat(), "finished_at": None,
+                                           "duration_ms": None, "error": None, "problems": None}
 
     def end(self, status: str, error: str | None = None) -> None:
         """The step ended with ``status`` (``completed``, ``skipped``, ``failed``) and ``error``."""
-        self.data.update(status=status, finished_at=utcnow().isoformat(),
-                         duration_ms=int((time.monotonic() - self.clock) * 1000), error=error)
+        self.data.update({"status": status, "finished_at": utcnow().isoformat(),
+                          "duration_ms": int((time.monotonic() - self.clock) * 1000), "error": error})
         self.run.executions.append(self.data)
 
 
@@ -159,8 +159,8 @@ class _Run:
         self.shared = False  # runs in step with other runs of its workflow, which commit for it (batch_runs.py)
         self.ended: str | None = None  # its final status, once :meth:`_finish` wrote it
         self.log = _RunLog()
-        self.executions: list[dict[str, Any]] = []
-        self.affected: dict[str, dict[str, Any]] = {}
+        self.executions: list[shapes.StepExecution] = []
+        self.affected: dict[str, shapes.AffectedRecord] = {}
         self.problems = 0
         self.deleted = False
         self.batch_settled = False  # the empty-batch check ran in the final commit
@@ -354,7 +354,8 @@ class _Run:
         """What ``step``'s plugin returned: kept for later steps, saved through the workflow's
         ``save``, its ``problems`` counted. Raises :class:`StepFailed` (``save_failed``)."""
         outputs[step.id] = result
-        execution.data.update(step_outputs.kept(result))
+        kept = step_outputs.kept(result)  # {outputs, outputs_bytes}
+        execution.data.update({"outputs": kept["outputs"], "outputs_bytes": kept["outputs_bytes"]})
         self._save(ctx, wf, step, result)
         declared = plugin["outputs"].get("problems") or {}
         if declared.get("type") == "integer" and isinstance(result.get("problems"), int) and result["problems"]:

@@ -1,12 +1,43 @@
-"""What the API shows of a workflow run (OpenAPI ``WorkflowJobResponse``), as a type:
-:func:`.jobs.job_response` builds it, the handlers answer it, and
-``tests/test_response_shapes.py`` holds it to the document's keys. ``error_details``,
+"""What the API shows of a workflow run (OpenAPI ``WorkflowJobResponse`` and the
+``StepExecution`` and ``AffectedRecord`` entries inside it), as types:
+:func:`.run_list.job_response` builds it, the handlers answer it, and
+``tests/test_response_shapes.py`` holds them to the document's keys. ``error_details``,
 ``step_executions``, ``affected_records`` and ``trigger_detail`` are the run's stored JSON,
-shown as stored.
+shown as stored: :mod:`.execution` writes ``step_executions`` and ``affected_records`` in the
+shapes of :class:`StepExecution` and :class:`AffectedRecord` (a run stored before ``outputs``
+existed lacks it, as the document says).
 
 No ``from __future__ import annotations`` here: on Python 3.11 a TypedDict whose annotations
 are strings counts every ``NotRequired`` key as required (``__required_keys__``)."""
 from typing import Any, NotRequired, TypedDict
+
+
+class StepExecution(TypedDict):
+    """OpenAPI ``StepExecution``: one step of a run, as :mod:`.execution` stores it in the run's
+    ``step_executions``. Times are ISO 8601 text (None before the step started or ended),
+    ``duration_ms`` milliseconds; ``status`` is ``running``, ``completed``, ``failed``,
+    ``skipped`` or ``cancelled``; ``outputs`` (None when its JSON is over 16 KiB) and
+    ``outputs_bytes`` are there once the step's plugin returned."""
+
+    step_id: str
+    plugin: str
+    status: str
+    started_at: str | None
+    finished_at: str | None
+    duration_ms: int | None
+    error: str | None
+    problems: int | None
+    outputs: NotRequired[dict[str, Any] | None]
+    outputs_bytes: NotRequired[int]
+
+
+class AffectedRecord(TypedDict):
+    """OpenAPI ``AffectedRecord``: a record a run wrote, once, with the first write's ``action``
+    (``created`` or ``updated``) and its schema's name (None when the schema is gone)."""
+
+    record_id: str
+    schema_name: str | None
+    action: str
 
 
 class WorkflowJobResponse(TypedDict):
@@ -22,8 +53,8 @@ class WorkflowJobResponse(TypedDict):
     error: str | None
     error_details: dict[str, Any] | None
     log: str | None
-    step_executions: list[Any] | None
-    affected_records: list[Any] | None
+    step_executions: list[StepExecution] | None
+    affected_records: list[AffectedRecord] | None
     created_at: str | None
     started_at: str | None
     finished_at: str | None
