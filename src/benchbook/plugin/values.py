@@ -36,7 +36,7 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -96,42 +96,73 @@ def bytes_to_envelope(
     return envelope
 
 
+def _decode_bytes(value: object, scratch: Path | None) -> bytes:
+    return envelope_to_bytes(value, scratch)
+
+
+def _decode_table(value: object, scratch: Path | None) -> Any:
+    return envelope_to_dataframe(value, scratch)
+
+
+def _decode_date(value: object, scratch: Path | None) -> dt.date:
+    return parse_date(value)
+
+
+def _decode_datetime(value: object, scratch: Path | None) -> dt.datetime:
+    return parse_datetime(value)
+
+
+def _decode_file(value: object, scratch: Path | None) -> str:
+    if not isinstance(value, str) or not _SHA256.match(value):
+        raise BadValue(f"expected a file's sha256 (64 hex digits), got {value!r}")
+    return value.lower()
+
+
+def _decode_json(value: object, scratch: Path | None) -> Any:
+    return value
+
+
+def _decode_integer(value: object, scratch: Path | None) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise BadValue(f"expected an integer, got {value!r}")
+
+
+def _decode_float(value: object, scratch: Path | None) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise BadValue(f"expected a number, got {value!r}")
+
+
+def _decode_string(value: object, scratch: Path | None) -> str:
+    if isinstance(value, str):
+        return value
+    raise BadValue(f"expected a string, got {value!r}")
+
+
+def _decode_boolean(value: object, scratch: Path | None) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise BadValue(f"expected true or false, got {value!r}")
+
+
+_DECODERS: dict[str, Callable[[object, Path | None], Any]] = {
+    "bytes": _decode_bytes, "table": _decode_table, "date": _decode_date, "datetime": _decode_datetime,
+    "file": _decode_file, "json": _decode_json, "integer": _decode_integer, "float": _decode_float,
+    "string": _decode_string, "boolean": _decode_boolean,
+}
+"""Declared type -> its decoder: ``(wire value, scratch folder) -> Python value``, raising ``ValueError``."""
+
+
 def decode_value(port_type: str, value: object, scratch: Path | None = None) -> Any:
     """One non-null wire value of a declared type as the run function sees it (table in the
     module docstring). Raises ``ValueError`` when the value does not fit the type."""
-    if port_type == "bytes":
-        return envelope_to_bytes(value, scratch)
-    if port_type == "table":
-        return envelope_to_dataframe(value, scratch)
-    if port_type == "date":
-        return parse_date(value)
-    if port_type == "datetime":
-        return parse_datetime(value)
-    if port_type == "file":
-        if not isinstance(value, str) or not _SHA256.match(value):
-            raise BadValue(f"expected a file's sha256 (64 hex digits), got {value!r}")
-        return value.lower()
-    if port_type == "json":
-        return value
-    if port_type == "integer":
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        raise BadValue(f"expected an integer, got {value!r}")
-    if port_type == "float":
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        raise BadValue(f"expected a number, got {value!r}")
-    if port_type == "string":
-        if isinstance(value, str):
-            return value
-        raise BadValue(f"expected a string, got {value!r}")
-    if port_type == "boolean":
-        if isinstance(value, bool):
-            return value
-        raise BadValue(f"expected true or false, got {value!r}")
-    raise BadValue(f"unknown type {port_type!r}")
+    decoder = _DECODERS.get(port_type)
+    if decoder is None:
+        raise BadValue(f"unknown type {port_type!r}")
+    return decoder(value, scratch)
 
 
 def _is_dataframe(value: object) -> bool:
@@ -148,52 +179,91 @@ def _json_default(value: object) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
+def _mismatch(port_type: str, value: object) -> BadValue:
+    return BadValue(f"expected {port_type}, got {type(value).__name__} {value!r:.80}")
+
+
+def _encode_bytes(value: object, scratch: Path, stem: str) -> Any:
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise BadValue(f"expected bytes, got {type(value).__name__}")
+    return bytes_to_envelope(value, scratch, stem=stem)
+
+
+def _encode_table(value: object, scratch: Path, stem: str) -> Any:
+    if not _is_dataframe(value):
+        raise BadValue(f"expected a pandas DataFrame, got {type(value).__name__}")
+    return dataframe_to_envelope(value, scratch, stem=stem)
+
+
+def _encode_integer(value: object, scratch: Path, stem: str) -> int:
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    raise _mismatch("integer", value)
+
+
+def _encode_float(value: object, scratch: Path, stem: str) -> float:
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        number = float(value)
+        if not math.isfinite(number):
+            raise BadValue(f"{number} is not a number JSON can carry")
+        return number
+    raise _mismatch("float", value)
+
+
+def _encode_string(value: object, scratch: Path, stem: str) -> str:
+    if isinstance(value, str):
+        return str(value)
+    raise _mismatch("string", value)
+
+
+def _encode_boolean(value: object, scratch: Path, stem: str) -> bool:
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return bool(value)
+    raise _mismatch("boolean", value)
+
+
+def _encode_date(value: object, scratch: Path, stem: str) -> str:
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value.isoformat()
+    raise _mismatch("date", value)
+
+
+def _encode_datetime(value: object, scratch: Path, stem: str) -> str:
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise BadValue("a datetime output needs a timezone (naive datetimes are ambiguous)")
+        return value.isoformat()
+    raise _mismatch("datetime", value)
+
+
+def _encode_file(value: object, scratch: Path, stem: str) -> str:
+    if isinstance(value, str) and _SHA256.match(value):
+        return value.lower()
+    raise BadValue(f"expected a file's sha256 (64 hex digits), got {value!r}")
+
+
+def _encode_json(value: object, scratch: Path, stem: str) -> Any:
+    try:
+        return json.loads(json.dumps(value, default=_json_default, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise BadValue(f"not JSON: {exc}") from None
+
+
+_ENCODERS: dict[str, Callable[[object, Path, str], Any]] = {
+    "bytes": _encode_bytes, "table": _encode_table, "integer": _encode_integer, "float": _encode_float,
+    "string": _encode_string, "boolean": _encode_boolean, "date": _encode_date, "datetime": _encode_datetime,
+    "file": _encode_file, "json": _encode_json,
+}
+"""Declared type -> its encoder: ``(value, scratch folder, file stem) -> wire JSON``, raising ``ValueError``."""
+
+
 def encode_value(port_type: str, value: object, scratch: Path, *, stem: str = "value") -> Any:
     """One non-null output value as wire JSON (table in the module docstring). Raises
     ``ValueError`` when the value does not fit the declared type."""
-    if port_type == "bytes":
-        if not isinstance(value, (bytes, bytearray, memoryview)):
-            raise BadValue(f"expected bytes, got {type(value).__name__}")
-        return bytes_to_envelope(value, scratch, stem=stem)
-    if port_type == "table":
-        if not _is_dataframe(value):
-            raise BadValue(f"expected a pandas DataFrame, got {type(value).__name__}")
-        return dataframe_to_envelope(value, scratch, stem=stem)
-    if port_type == "integer":
-        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-            return int(value)
-    elif port_type == "float":
-        if isinstance(value, numbers.Real) and not isinstance(value, bool):
-            number = float(value)
-            if not math.isfinite(number):
-                raise BadValue(f"{number} is not a number JSON can carry")
-            return number
-    elif port_type == "string":
-        if isinstance(value, str):
-            return str(value)
-    elif port_type == "boolean":
-        if isinstance(value, bool) or type(value).__name__ == "bool_":
-            return bool(value)
-    elif port_type == "date":
-        if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-            return value.isoformat()
-    elif port_type == "datetime":
-        if isinstance(value, dt.datetime):
-            if value.tzinfo is None or value.utcoffset() is None:
-                raise BadValue("a datetime output needs a timezone (naive datetimes are ambiguous)")
-            return value.isoformat()
-    elif port_type == "file":
-        if isinstance(value, str) and _SHA256.match(value):
-            return value.lower()
-        raise BadValue(f"expected a file's sha256 (64 hex digits), got {value!r}")
-    elif port_type == "json":
-        try:
-            return json.loads(json.dumps(value, default=_json_default, allow_nan=False))
-        except (TypeError, ValueError) as exc:
-            raise BadValue(f"not JSON: {exc}") from None
-    else:
+    encoder = _ENCODERS.get(port_type)
+    if encoder is None:
         raise BadValue(f"unknown type {port_type!r}")
-    raise BadValue(f"expected {port_type}, got {type(value).__name__} {value!r:.80}")
+    return encoder(value, scratch, stem)
 
 
 def decode_inputs(ports: Mapping[str, Mapping[str, Any]], inputs: Mapping[str, Any], scratch: Path) -> dict[str, Any]:
