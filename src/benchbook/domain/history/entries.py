@@ -192,7 +192,7 @@ def derived(entry: AuditEntry) -> bool:
     return entry.entity_type == "record" and not entry.changes
 
 
-def record_changes(entry: AuditEntry, cache: SchemaCache, whole: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def record_changes(entry: AuditEntry, cache: SchemaCache, whole: dict[str, Any] | None = None) -> list[AuditChange]:
     """The AuditChange rows of record entry ``entry`` when its ``changes`` are not stored
     (:func:`derived`): a parent change first (an ``update`` whose ``parent_record_id`` differs
     before and after), then every field id whose value differs between ``old_data.data`` and
@@ -202,7 +202,7 @@ def record_changes(entry: AuditEntry, cache: SchemaCache, whole: dict[str, Any] 
     values that are still the record's own)."""
     whole = whole or {"old_data": entry.old_data, "new_data": entry.new_data}
     old, new = whole["old_data"] or {}, whole["new_data"] or {}
-    out: list[dict[str, Any]] = []
+    out: list[AuditChange] = []
     if entry.action == "update" and old.get("parent_record_id") != new.get("parent_record_id"):
         out.append({"field": "parent_record_id", "label": "parent", "dtype": "reference",
                     "before": old.get("parent_record_id"), "after": new.get("parent_record_id"), "deleted": None})
@@ -214,7 +214,7 @@ def record_changes(entry: AuditEntry, cache: SchemaCache, whole: dict[str, Any] 
 
 
 def entry_changes(session: Session, entries: list[AuditEntry],
-                  whole: dict[str, dict[str, Any]] | None = None) -> dict[str, list[dict[str, Any]]]:
+                  whole: dict[str, dict[str, Any]] | None = None) -> dict[str, list[AuditChange]]:
     """Each entry's AuditChange rows by entry id: derived (:func:`record_changes`) or stored,
     the stored ones of record fields with their label and ``deleted`` as the field is now.
     ``whole``: :func:`.own_values.whole_values` of ``entries`` when already read."""
@@ -222,14 +222,14 @@ def entry_changes(session: Session, entries: list[AuditEntry],
     whole = whole_values(session, entries) if whole is None else whole
     field_ids = {c.get("field") for e in entries if e.entity_type == "record" for c in e.changes}
     fields = {f.id: f for f in session.scalars(select(Field).where(Field.id.in_(field_ids)))} if field_ids else {}
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[AuditChange]] = {}
     for e in entries:
         if derived(e):
             out[e.id] = record_changes(e, cache, whole.get(e.id))
             continue
-        changes = []
-        for c in e.changes:
-            c = dict(c)
+        changes: list[AuditChange] = []
+        for stored in e.changes:  # the stored JSON rows, each an AuditChange
+            c: AuditChange = stored.copy()  # a dict, copied as dict(c) would
             f = fields.get(str(c.get("field"))) if e.entity_type == "record" else None
             if f is not None:
                 c["label"] = f.label or f.name
@@ -250,8 +250,7 @@ def entry_responses(session: Session, entries: list[AuditEntry]) -> list[AuditLo
                if record_ids else {})
     out: list[AuditLogResponse] = []
     for e in entries:
-        # rows of stored JSON or of value_changes, each an AuditChange
-        changes = cast(list[AuditChange], every_changes[e.id])
+        changes = every_changes[e.id]
         body: AuditLogResponse = {
             "id": e.id, "action": e.action, "entity_type": e.entity_type, "entity_id": e.entity_id,
             "timestamp": e.timestamp.isoformat(), "actor": e.actor, "changes": changes, "device": e.device}

@@ -8,11 +8,10 @@ there), a file by its name in the store. Values with no name (a purged record, a
 the store) are left out; a reader then shows the value itself."""
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from benchbook.domain.history.shapes import AuditChange
 from benchbook.domain.records.labels import target_names
 from benchbook.domain.records.values import FILE_TYPES, REFERENCE_TYPES, as_list
 from benchbook.persistence.tables import StoredFile
@@ -21,7 +20,7 @@ CHUNK = 500
 """Values looked up per statement (bound parameters stay well under every backend's limit)."""
 
 
-def _values(rows: list[dict[str, Any]], types: tuple[str, ...]) -> set[str]:
+def _values(rows: list[AuditChange], types: tuple[str, ...]) -> set[str]:
     return {str(v) for c in rows if c.get("dtype") in types
             for side in ("before", "after") for v in as_list(c.get(side)) if isinstance(v, str)}
 
@@ -36,7 +35,7 @@ def _file_names(session: Session, hashes: set[str]) -> dict[str, str]:
     return out
 
 
-def value_labels(session: Session, changes: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, str]]:
+def value_labels(session: Session, changes: dict[str, list[AuditChange]]) -> dict[str, dict[str, str]]:
     """``{entry id: {value: label}}`` for the reference and file values of each entry's change
     rows (``changes``: AuditChange rows by entry id, with ``dtype``): records' names through
     :func:`benchbook.domain.records.labels.target_names`, files' from the store."""

@@ -25,6 +25,7 @@ from benchbook.domain.catalog.naming import natural_name, placeholders
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, NotFound, error_entry, missing
 from benchbook.domain.history import batch_figures
+from benchbook.domain.history.shapes import AuditChange
 from benchbook.domain.ids import ID_LENGTH, new_ids, resolve_prefix
 from benchbook.domain.progress import Progress, silent
 from benchbook.domain.records.labels import reference_placeholders
@@ -126,11 +127,12 @@ def identity(rec: Record | Row[Any], meta: SchemaMeta, collection: Collection | 
             "natural_name": rec.natural_name}
 
 
-def value_changes(meta: SchemaMeta, before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+def value_changes(meta: SchemaMeta, before: dict[str, Any], after: dict[str, Any]) -> list[AuditChange]:
     """AuditChange entries, schema order, for every field id whose value differs."""
     specs = meta.change_fields
-    out = [{"field": fid, "label": label, "dtype": dtype, "before": old, "after": new, "deleted": deleted}
-           for fid, label, dtype, deleted in specs if (old := before.get(fid)) != (new := after.get(fid))]
+    out: list[AuditChange] = [
+        {"field": fid, "label": label, "dtype": dtype, "before": old, "after": new, "deleted": deleted}
+        for fid, label, dtype, deleted in specs if (old := before.get(fid)) != (new := after.get(fid))]
     unknown = (before.keys() | after.keys()) - meta.change_ids
     out += [{"field": k, "label": None, "dtype": None, "before": before.get(k), "after": after.get(k),
              "deleted": True} for k in sorted(unknown) if before.get(k) != after.get(k)]
