@@ -310,32 +310,53 @@ def with_view(session: Session, collection_name: str, view: str, query: RecordQu
     as ``limit``. Raises ``NotFound`` (``loc`` ``["query", "view"]``) for an unknown or deleted
     view, ``Conflict`` for a view of another schema than ``schema`` or one saved for another
     collection."""
-    def bad(msg: str, type_: str, kind: type[BenchbookError] = NotFound) -> BenchbookError:
-        return kind(f"view {view!r}: {msg}", [error_entry(["query", "view"], msg, type_, view)])
-
-    found = session.scalars(select(View).where(View.id == view.strip().upper(), View.deleted_at.is_(None))).first()
-    if found is None and query.schema:
-        try:
-            found = find_view(session, find_schema(session, query.schema), view)
-        except NotFound:
-            found = None
-    if found is None:
-        raise bad(f"no live view has this id or name among schema {query.schema!r}'s views" if query.schema
-                  else "no live view has this id (a view's name needs `schema`)", "unknown_view")
-    schema = session.get(Schema, found.schema_id)
-    assert schema is not None
-    if schema.deleted_at is not None:
-        raise bad(f"its schema {schema.name!r} is deleted", "unknown_view")
-    if query.schema and find_schema(session, query.schema).id != schema.id:
-        raise bad(f"it is a view of schema {schema.name!r}, not {query.schema!r}", "view_schema", Conflict)
-    collection = find_collection(session, collection_name)
-    if found.dataset_id is not None and found.dataset_id != collection.id:
-        other = session.get(Collection, found.dataset_id)
-        raise bad(f"it is saved for collection {other.name if other else found.dataset_id!r}, "
-                  f"not {collection.name!r}", "view_collection", Conflict)
+    found = _listed_view(session, view, query.schema)
+    schema = _view_schema_for(session, found, view, query.schema, collection_name)
     own = {f.name for f in SchemaCache(session).meta(schema.id).fields}
     merged = replace(query, schema=query.schema or schema.name,
                      filter=query.filter or (json.dumps(found.filter) if found.filter is not None else None),
                      sort=query.sort or list(found.sort or []), search=query.search or found.search)
     derived = [c for c in found.columns or [] if c not in BASE_COLUMNS and c not in own]
     return merged, columns or derived or None
+
+
+def _view_param_error(view: str, msg: str, type_: str, kind: type[BenchbookError] = NotFound) -> BenchbookError:
+    """``kind`` (default ``NotFound``) saying ``view {view!r}: {msg}``, its one error at ``["query", "view"]``."""
+    return kind(f"view {view!r}: {msg}", [error_entry(["query", "view"], msg, type_, view)])
+
+
+def _listed_view(session: Session, view: str, schema_name: str | None) -> View:
+    """The live view with id ``view`` or, when ``schema_name`` is given, the one so named among that
+    schema's views. Raises ``NotFound`` (``unknown_view``) when there is none."""
+    found = session.scalars(select(View).where(View.id == view.strip().upper(), View.deleted_at.is_(None))).first()
+    if found is None and schema_name:
+        try:
+            found = find_view(session, find_schema(session, schema_name), view)
+        except NotFound:
+            found = None
+    if found is None:
+        raise _view_param_error(view, f"no live view has this id or name among schema {schema_name!r}'s views"
+                                if schema_name else "no live view has this id (a view's name needs `schema`)",
+                                "unknown_view")
+    return found
+
+
+def _view_schema_for(session: Session, found: View, view: str, schema_name: str | None,
+                     collection_name: str) -> Schema:
+    """``found``'s schema, after checking the view can list ``collection_name``'s records of ``schema_name``
+    (any schema when None). Raises ``NotFound`` (its schema is deleted, ``unknown_view``; unknown collection)
+    or ``Conflict`` (a view of another schema, ``view_schema``; saved for another collection,
+    ``view_collection``)."""
+    schema = session.get(Schema, found.schema_id)
+    assert schema is not None
+    if schema.deleted_at is not None:
+        raise _view_param_error(view, f"its schema {schema.name!r} is deleted", "unknown_view")
+    if schema_name and find_schema(session, schema_name).id != schema.id:
+        raise _view_param_error(view, f"it is a view of schema {schema.name!r}, not {schema_name!r}", "view_schema",
+                                Conflict)
+    collection = find_collection(session, collection_name)
+    if found.dataset_id is not None and found.dataset_id != collection.id:
+        other = session.get(Collection, found.dataset_id)
+        raise _view_param_error(view, f"it is saved for collection {other.name if other else found.dataset_id!r}, "
+                                f"not {collection.name!r}", "view_collection", Conflict)
+    return schema
