@@ -10,7 +10,7 @@ from typing import Any, get_type_hints
 import pytest
 import yaml
 
-from benchbook.domain.history.shapes import AuditChange, AuditLogResponse
+from benchbook.domain.history.shapes import AuditBatchResponse, AuditChange, AuditLogResponse
 from benchbook.domain.records.shapes import DeletedFieldValue, FileLabel, RecordRef, RecordResponse
 from benchbook.runner.shapes import AffectedRecord, StepExecution, WorkflowJobResponse
 
@@ -23,6 +23,7 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (FileLabel, ("RecordResponse", "properties", "file_labels", "additionalProperties")),
     (AuditLogResponse, ("AuditLogResponse",)),
     (AuditChange, ("AuditChange",)),
+    (AuditBatchResponse, ("AuditBatchResponse",)),
     (WorkflowJobResponse, ("WorkflowJobResponse",)),
     (StepExecution, ("StepExecution",)),
     (AffectedRecord, ("AffectedRecord",)),

@@ -8,7 +8,7 @@ from benchbook.domain.history import entries as domain
 from benchbook.domain.history import events as history_events
 from benchbook.domain.history import filters as history_filters
 from benchbook.domain.history import storage as history_storage
-from benchbook.domain.history.shapes import AuditLogResponse
+from benchbook.domain.history.shapes import AuditBatchResponse, AuditLogResponse
 from benchbook.domain.progress import reporting
 from benchbook.domain.records.rows import find_record
 from benchbook.handlers.uow import read, services, write
@@ -27,7 +27,7 @@ def list_audit(entity_id: str | None = None, entity_type: str | None = None, **s
     return _page(domain.scope(entity_id=entity_id, entity_types=(entity_type,) if entity_type else ()), **shared)
 
 
-def create_batch(body: Body | None = None) -> tuple[Body, int]:
+def create_batch(body: Body | None = None) -> tuple[AuditBatchResponse, int]:
     with write() as ctx:
         batch = domain.open_batch(ctx, "import", (body or {}).get("label"))
         ctx.session.flush()

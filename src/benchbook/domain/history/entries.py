@@ -18,7 +18,7 @@ from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound
 from benchbook.domain.history.own_values import whole_values
-from benchbook.domain.history.shapes import AuditChange, AuditLogResponse
+from benchbook.domain.history.shapes import AuditBatchResponse, AuditChange, AuditLogResponse
 from benchbook.domain.history.value_labels import value_labels
 from benchbook.domain.ids import new_id, resolve_prefix
 from benchbook.domain.records.rows import value_changes
@@ -101,8 +101,8 @@ def find_entry(session: Session, audit_id: str) -> AuditEntry:
     return entry
 
 
-def batch_response(batch: AuditBatch) -> dict[str, Any]:
-    """AuditBatchResponse."""
+def batch_response(batch: AuditBatch) -> AuditBatchResponse:
+    """``batch`` as AuditBatchResponse: ``label`` and ``ref`` always present (None when not given)."""
     return {"id": batch.id, "kind": batch.kind, "created_at": batch.created_at.isoformat(),
             "label": batch.label, "ref": batch.ref}
 

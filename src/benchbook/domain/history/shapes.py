@@ -1,5 +1,5 @@
 """What the API shows of a history entry (OpenAPI ``AuditLogResponse`` and its ``AuditChange``
-rows), as types: :mod:`.entries` builds them, the handlers answer them, and
+rows) and of a batch (``AuditBatchResponse``), as types: :mod:`.entries` builds them, the handlers answer them, and
 ``tests/test_response_shapes.py`` holds them to the document's keys.
 
 No ``from __future__ import annotations`` here: on Python 3.11 a TypedDict whose annotations
@@ -35,3 +35,15 @@ class AuditLogResponse(TypedDict):
     value_labels: NotRequired[dict[str, str]]
     sync: NotRequired[list[dict[str, Any]]]
     batch_id: NotRequired[str | None]
+
+
+class AuditBatchResponse(TypedDict):
+    """OpenAPI ``AuditBatchResponse``: a history batch. ``kind`` is one of
+    ``entries.BATCH_KINDS``; ``created_at`` ISO 8601 text; ``label`` and ``ref`` (a workflow
+    batch's run id) None when not given."""
+
+    id: str
+    kind: str
+    created_at: str
+    label: NotRequired[str | None]
+    ref: NotRequired[str | None]
