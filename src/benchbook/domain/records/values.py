@@ -69,24 +69,35 @@ def coerce_data(session: Session, meta: SchemaMeta, collection: Collection, inco
     wanted = {i for ids in added.values() for i in ids}
     targets = reference_targets(session, wanted) if wanted else {}
     if any(i not in targets for i in wanted):  # typed as a key, name, id prefix or suffix
-        fields = [f for f in meta.fields if f.id in added]
-        resolved = {f.id: out[f.id] for f in fields}
-        problems = resolve_rows(ReferenceResolver(session, collection), fields, [resolved],
-                                known=targets.__contains__, loc=loc).get(0, [])
-        errors += problems
-        for f in fields:
-            if f.id in resolved:
-                out[f.id] = resolved[f.id]
-            else:  # every value unresolved: reported above
-                out.pop(f.id, None)
-            previous = as_list((current or {}).get(f.id))
-            added[f.id] = [i for i in as_list(resolved.get(f.id)) if i not in previous]
-        fresh = {i for ids in added.values() for i in ids} - targets.keys()
-        targets.update(reference_targets(session, fresh) if fresh else {})
+        errors += _resolve_typed_references(session, meta, collection, out, added, targets, current=current, loc=loc)
     errors += reference_problems(meta.fields, added, targets, collection, loc)
     if errors:
         raise Invalid("; ".join(e["msg"] for e in errors), errors)
     return out
+
+
+def _resolve_typed_references(session: Session, meta: SchemaMeta, collection: Collection, out: dict[str, Any],
+                              added: dict[str, list[str]], targets: dict[str, tuple[Any, ...]], *,
+                              current: dict[str, Any] | None, loc: tuple[str, ...]) -> list[dict[str, Any]]:
+    """For :func:`coerce_data` when some added reference (``added``: field id → ids the write adds) is not a
+    record id of ``targets``: resolves the reference fields of ``out`` (stored dict, field id → value) in place
+    through :func:`resolve_rows` (a field none of whose values resolves is dropped), recomputes ``added`` and
+    adds the newly named records to ``targets`` (:func:`reference_targets`). Returns the resolution problems
+    (error entries)."""
+    fields = [f for f in meta.fields if f.id in added]
+    resolved = {f.id: out[f.id] for f in fields}
+    problems = resolve_rows(ReferenceResolver(session, collection), fields, [resolved],
+                            known=targets.__contains__, loc=loc).get(0, [])
+    for f in fields:
+        if f.id in resolved:
+            out[f.id] = resolved[f.id]
+        else:  # every value unresolved: reported by resolve_rows
+            out.pop(f.id, None)
+        previous = as_list((current or {}).get(f.id))
+        added[f.id] = [i for i in as_list(resolved.get(f.id)) if i not in previous]
+    fresh = {i for ids in added.values() for i in ids} - targets.keys()
+    targets.update(reference_targets(session, fresh) if fresh else {})
+    return problems
 
 
 def merge_values(meta: SchemaMeta, collection: Collection, incoming: dict[str, Any], *,
@@ -146,27 +157,44 @@ def merge_new_rows(meta: SchemaMeta, collection: Collection, rows: list[dict[str
     bound = limits.current()
     fields = {f.name: f for f in meta.fields}
     slow = [False] * len(rows)
-    columns: dict[str, list[Any]] = {}
-    for name, field in fields.items():
-        coerce = dtypes.column_coercer(field.type, field.restrictions or {}, tz=collection.timezone,
-                                       file_lookup=file_lookup)
-        column: list[Any] = []
-        for i, row in enumerate(rows):
-            if name not in row or slow[i]:
-                column.append(None)
-                continue
-            value = row[name]
-            if (type(value) is str and not _plain_text(value, bound)) or (
-                    type(value) is list and limit_problem(value, bound) is not None):
-                slow[i] = True
-                column.append(None)
-                continue
-            try:
-                column.append(coerce(value))
-            except dtypes.ValueProblem:
-                slow[i] = True
-                column.append(None)
-        columns[name] = column
+    columns = {name: _coerce_column(dtypes.column_coercer(field.type, field.restrictions or {},
+                                                          tz=collection.timezone, file_lookup=file_lookup),
+                                    name, rows, slow, bound)
+               for name, field in fields.items()}
+    return _assemble_rows(meta, collection, rows, columns, slow, bound=bound, loc=loc, file_lookup=file_lookup)
+
+
+def _coerce_column(coerce: Callable[[Any], Any], name: str, rows: list[dict[str, Any]], slow: list[bool],
+                   bound: limits.Limits) -> list[Any]:
+    """Field ``name``'s value of each row through ``coerce`` (None where the row lacks it or is slow). A row
+    whose value is over a limit or refused by ``coerce`` (``dtypes.ValueProblem``) is marked in ``slow``
+    (in place) for :func:`merge_values`."""
+    column: list[Any] = []
+    for i, row in enumerate(rows):
+        if name not in row or slow[i]:
+            column.append(None)
+            continue
+        value = row[name]
+        if (type(value) is str and not _plain_text(value, bound)) or (
+                type(value) is list and limit_problem(value, bound) is not None):
+            slow[i] = True
+            column.append(None)
+            continue
+        try:
+            column.append(coerce(value))
+        except dtypes.ValueProblem:
+            slow[i] = True
+            column.append(None)
+    return column
+
+
+def _assemble_rows(meta: SchemaMeta, collection: Collection, rows: list[dict[str, Any]],
+                   columns: dict[str, list[Any]], slow: list[bool], *, bound: limits.Limits, loc: tuple[str, ...],
+                   file_lookup: Callable[[str], dtypes.FileMeta | None]) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Each row's ``(stored dict, [])`` from its coerced ``columns`` (field name → value per row) with
+    defaults filled, or :func:`merge_values`'s ``(stored dict, problems)`` for a row that is ``slow``, names
+    an unknown field, lacks a required value or comes near ``bound.record_length``."""
+    fields = {f.name: f for f in meta.fields}
     defaults = [(f.id, f.default) for f in meta.fields if not blank(f.default)]
     required = [f.id for f in meta.fields if f.required]
     out: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
