@@ -10,18 +10,31 @@ from typing import Any, get_type_hints
 import pytest
 import yaml
 
-from benchbook.domain.history.shapes import AuditBatchResponse, AuditChange, AuditLogResponse
-from benchbook.domain.records.shapes import DeletedFieldValue, FileLabel, RecordRef, RecordResponse
+from benchbook.domain.history.shapes import (
+    AuditBatchResponse,
+    AuditChange,
+    AuditLogResponse,
+    PaginatedAuditLogResponse,
+)
+from benchbook.domain.records.shapes import (
+    DeletedFieldValue,
+    FileLabel,
+    PaginatedRecordResponse,
+    RecordRef,
+    RecordResponse,
+)
 from benchbook.runner.shapes import AffectedRecord, StepExecution, WorkflowJobResponse
 
 DOCUMENT = Path(__file__).resolve().parents[1] / "src" / "benchbook" / "openapi.yaml"
 
 SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (RecordResponse, ("RecordResponse",)),
+    (PaginatedRecordResponse, ("PaginatedRecordResponse",)),
     (RecordRef, ("RecordRef",)),
     (DeletedFieldValue, ("DeletedFieldValue",)),
     (FileLabel, ("RecordResponse", "properties", "file_labels", "additionalProperties")),
     (AuditLogResponse, ("AuditLogResponse",)),
+    (PaginatedAuditLogResponse, ("PaginatedAuditLogResponse",)),
     (AuditChange, ("AuditChange",)),
     (AuditBatchResponse, ("AuditBatchResponse",)),
     (WorkflowJobResponse, ("WorkflowJobResponse",)),

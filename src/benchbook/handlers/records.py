@@ -12,7 +12,7 @@ from benchbook.domain.records import deleted, deleting, exports, lists
 from benchbook.domain.records import writes as domain
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.rows import find_record
-from benchbook.domain.records.shapes import RecordResponse
+from benchbook.domain.records.shapes import PaginatedRecordResponse, RecordResponse
 from benchbook.domain.records.shaping import RecordShaper, single_record
 from benchbook.handlers.uow import read, services, write
 
@@ -25,7 +25,8 @@ def _query(params: dict[str, Any]) -> RecordQuery:
 
 
 def list_records(dataset_name: str, limit: int = 50, offset: int = 0, child_counts: bool = False,
-                 columns: list[str] | None = None, view: str | None = None, **params: Any) -> tuple[Body, int]:
+                 columns: list[str] | None = None, view: str | None = None,
+                 **params: Any) -> tuple[PaginatedRecordResponse, int]:
     with read() as s:
         query = _query(params)
         if view:
@@ -97,7 +98,7 @@ def delete_record(record_id: str, force: bool = False, references: str | None = 
     return None, 204
 
 
-def list_orphans(limit: int = 50, offset: int = 0) -> tuple[Body, int]:
+def list_orphans(limit: int = 50, offset: int = 0) -> tuple[PaginatedRecordResponse, int]:
     with read() as s:
         rows, total = restore.orphans(s, limit, offset)
         return {"items": RecordShaper(s).shape(rows), "total": total, "total_exact": True,

@@ -18,7 +18,12 @@ from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, NotFound
 from benchbook.domain.history.own_values import whole_values
-from benchbook.domain.history.shapes import AuditBatchResponse, AuditChange, AuditLogResponse
+from benchbook.domain.history.shapes import (
+    AuditBatchResponse,
+    AuditChange,
+    AuditLogResponse,
+    PaginatedAuditLogResponse,
+)
 from benchbook.domain.history.value_labels import value_labels
 from benchbook.domain.ids import new_id, resolve_prefix
 from benchbook.domain.records.rows import value_changes
@@ -151,12 +156,13 @@ def scope(*, entity_id: str | None = None, entity_types: tuple[str, ...] = (), b
 
 
 def list_entries(session: Session, conds: list[ColumnElement[bool]], *, action: str | None,
-                 since: str | None, sort: str | None, limit: int, offset: int) -> dict[str, Any]:
+                 since: str | None, sort: str | None, limit: int, offset: int) -> PaginatedAuditLogResponse:
     """A page of entries matching ``conds`` (from :func:`scope`) and the shared list parameters
     (OpenAPI: ``GET /audit``).
 
     ``sort``: ``timestamp`` or ``action`` with optional ``:asc``/``:desc``; newest first by
-    default. Returns the paginated wrapper ``{items, total, offset, limit}``.
+    default. Returns the paginated wrapper ``{items, total, offset, limit}``
+    (PaginatedAuditLogResponse).
     """
     conds = list(conds)
     if action:

@@ -1,5 +1,6 @@
 """What the API shows of a history entry (OpenAPI ``AuditLogResponse`` and its ``AuditChange``
-rows) and of a batch (``AuditBatchResponse``), as types: :mod:`.entries` builds them, the handlers answer them, and
+rows), of a page of them (``PaginatedAuditLogResponse``) and of a batch (``AuditBatchResponse``),
+as types: :mod:`.entries` builds them, the handlers answer them, and
 ``tests/test_response_shapes.py`` holds them to the document's keys.
 
 No ``from __future__ import annotations`` here: on Python 3.11 a TypedDict whose annotations
@@ -47,3 +48,13 @@ class AuditBatchResponse(TypedDict):
     created_at: str
     label: NotRequired[str | None]
     ref: NotRequired[str | None]
+
+
+class PaginatedAuditLogResponse(TypedDict):
+    """OpenAPI ``PaginatedAuditLogResponse``: one page of history entries, ``limit`` from
+    ``offset``, of ``total`` matching."""
+
+    items: list[AuditLogResponse]
+    total: int
+    offset: int
+    limit: int

@@ -21,7 +21,7 @@ from benchbook.domain.records.counting import (
 from benchbook.domain.records.derived import check_columns
 from benchbook.domain.records.queries import Conditions, RecordQuery, SortLead
 from benchbook.domain.records.search import search_condition
-from benchbook.domain.records.shapes import RecordResponse
+from benchbook.domain.records.shapes import PaginatedRecordResponse, RecordResponse
 from benchbook.domain.records.shaping import RecordShaper
 from benchbook.persistence.record_counts import live_counts
 from benchbook.persistence.tables import Collection, Record, Schema
@@ -44,7 +44,7 @@ records between two rare matches."""
 
 
 def list_page(session: Session, collection_name: str, query: RecordQuery, *, limit: int, offset: int,
-              child_counts: bool = False, columns: list[str] | None = None) -> dict[str, Any]:
+              child_counts: bool = False, columns: list[str] | None = None) -> PaginatedRecordResponse:
     """Paginated RecordResponse list ``{items, total, total_exact, offset, limit}``; ``columns``
     adds ``derived`` values (422 for a column no listed schema can answer). ``limit`` 0 gives no
     items, only the ``total`` (always exact). ``total_exact`` false: ``total`` is a lower bound,

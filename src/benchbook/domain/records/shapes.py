@@ -1,5 +1,5 @@
-"""What the API shows of a record (OpenAPI ``RecordResponse`` and the objects inside it), as
-types: :mod:`.shaping` builds them, the handlers answer them, and
+"""What the API shows of a record (OpenAPI ``RecordResponse`` and the objects inside it) and of
+a page of records (``PaginatedRecordResponse``), as types: :mod:`.shaping` builds them, the handlers answer them, and
 ``tests/test_response_shapes.py`` holds them to the document's keys.
 
 No ``from __future__ import annotations`` here: on Python 3.11 a TypedDict whose annotations
@@ -54,3 +54,15 @@ class RecordResponse(TypedDict):
     reference_collections: NotRequired[dict[str, str] | None]
     reference_labels: NotRequired[dict[str, str | None] | None]
     file_labels: NotRequired[dict[str, FileLabel] | None]
+
+
+class PaginatedRecordResponse(TypedDict):
+    """OpenAPI ``PaginatedRecordResponse``: one page of records, ``limit`` from ``offset``;
+    ``total`` matches in all, a lower bound when ``total_exact`` is false (the count ran out of
+    its budget)."""
+
+    items: list[RecordResponse]
+    total: int
+    total_exact: bool
+    offset: int
+    limit: int
