@@ -343,18 +343,38 @@ class _Compiler:
         expr = getattr(alias, f.name) if isinstance(f, TargetColumn) else value_of(alias, f)
         has = expr.is_not(None) if isinstance(f, TargetColumn) else alias.data[f.id].as_string().is_not(None)
         if leaf.op == "is_null":
-            if leaf.value is not None and not isinstance(leaf.value, bool):
-                raise leaf.bad("is_null takes true, false or no value", "bool_type")
-            return has, leaf.value is not False
+            return self._is_null(leaf, has)
         if leaf.op == "in":
-            if not isinstance(leaf.value, list):
-                raise leaf.bad("in needs a list of values", "list_type")
-            items = [self.coerce(f, v, leaf, i) for i, v in enumerate(leaf.value)]
-            if not items:
-                return false(), False
-            if listed is not None:
-                return self.has_item(alias, listed, items), False
-            return expr.in_(items), False
+            return self._any_of(alias, f, leaf, expr, listed)
+        return self._one_value(alias, f, leaf, expr, has, listed)
+
+    @staticmethod
+    def _is_null(leaf: _Leaf, has: ColumnElement[bool]) -> tuple[ColumnElement[bool], bool]:
+        """``is_null``: ``(has a value, negate)``, negated unless the leaf's value is false. Raises ``Invalid``
+        for a value other than true, false or none."""
+        if leaf.value is not None and not isinstance(leaf.value, bool):
+            raise leaf.bad("is_null takes true, false or no value", "bool_type")
+        return has, leaf.value is not False
+
+    def _any_of(self, alias: Any, f: Field | TargetColumn, leaf: _Leaf, expr: Any,
+                listed: Field | None) -> tuple[ColumnElement[bool], bool]:
+        """``in``: ``expr`` (or, for a list field ``listed``, one of its items) is one of the leaf's values;
+        false for an empty list. Raises ``Invalid`` for a value that is not a list or an item that does not
+        suit ``f``."""
+        if not isinstance(leaf.value, list):
+            raise leaf.bad("in needs a list of values", "list_type")
+        items = [self.coerce(f, v, leaf, i) for i, v in enumerate(leaf.value)]
+        if not items:
+            return false(), False
+        if listed is not None:
+            return self.has_item(alias, listed, items), False
+        return expr.in_(items), False
+
+    def _one_value(self, alias: Any, f: Field | TargetColumn, leaf: _Leaf, expr: Any, has: ColumnElement[bool],
+                   listed: Field | None) -> tuple[ColumnElement[bool], bool]:
+        """The ops taking one value (``eq``, ``ne``, ``contains``, the order ops): ``(test, negate)``. On a list
+        field ``listed`` eq, ne and contains test whether the list holds the item. Raises ``Invalid`` for a
+        list or object value or one that does not suit ``f``."""
         if isinstance(leaf.value, (list, dict)):
             hint = " (in takes a list: any of its items)" if isinstance(leaf.value, list) else ""
             raise leaf.bad(f"{leaf.op} takes one value{hint}", "value_type")
