@@ -23,7 +23,14 @@ from benchbook.domain.records.shapes import (
     RecordRef,
     RecordResponse,
 )
-from benchbook.runner.shapes import AffectedRecord, StepExecution, WorkflowJobResponse
+from benchbook.runner.shapes import (
+    AffectedRecord,
+    FailureGroupResponse,
+    JobRerunResponse,
+    SkippedJob,
+    StepExecution,
+    WorkflowJobResponse,
+)
 
 DOCUMENT = Path(__file__).resolve().parents[1] / "src" / "benchbook" / "openapi.yaml"
 
@@ -40,6 +47,9 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (WorkflowJobResponse, ("WorkflowJobResponse",)),
     (StepExecution, ("StepExecution",)),
     (AffectedRecord, ("AffectedRecord",)),
+    (JobRerunResponse, ("JobRerunResponse",)),
+    (SkippedJob, ("SkippedJob",)),
+    (FailureGroupResponse, ("FailureGroupResponse",)),
 ]
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from benchbook.handlers.uow import kick_worker, read, services, write
 from benchbook.runner import failure_groups, manual_runs, worker
 from benchbook.runner import run_list as domain
-from benchbook.runner.shapes import WorkflowJobResponse
+from benchbook.runner.shapes import FailureGroupResponse, JobRerunResponse, WorkflowJobResponse
 
 Body = dict[str, Any]
 
@@ -16,7 +16,8 @@ def _conds(s: Any, filters: dict[str, Any]) -> list[Any]:
     return domain.conditions(s, **filters)
 
 
-def list_jobs(limit: int = 50, offset: int = 0, sort: str | None = None, **filters: Any) -> tuple[list[WorkflowJobResponse], int]:
+def list_jobs(limit: int = 50, offset: int = 0, sort: str | None = None,
+              **filters: Any) -> tuple[list[WorkflowJobResponse], int]:
     with read() as s:
         return domain.list_jobs(s, _conds(s, filters), sort=sort, limit=limit, offset=offset), 200
 
@@ -30,7 +31,7 @@ def list_filter_fields() -> tuple[list[Body], int]:
     return domain.FIELDS, 200
 
 
-def list_failure_groups(filter: str | None = None) -> tuple[list[Body], int]:
+def list_failure_groups(filter: str | None = None) -> tuple[list[FailureGroupResponse], int]:
     with read() as s:
         return failure_groups.failure_groups(s, filter), 200
 
@@ -60,7 +61,7 @@ def rerun_job(job_id: str) -> tuple[WorkflowJobResponse, int]:
     return out, 201
 
 
-def rerun_many(body: Body) -> tuple[Body, int]:
+def rerun_many(body: Body) -> tuple[JobRerunResponse, int]:
     with write() as ctx:
         out = domain.rerun_many(ctx.session, services().project.root, body.get("ids"), body.get("filter"))
     if out["started"]:

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.message_template import RULES, template
 from benchbook.persistence.tables import Job
 from benchbook.runner.run_list import column_of, compile_run_filter
+from benchbook.runner.shapes import FailureGroupResponse
 
 SQLITE_FUNCTION = "benchbook_message_template"
 
@@ -39,7 +40,7 @@ def template_sql(session: Session, message: ColumnElement[Any]) -> ColumnElement
     return message
 
 
-def failure_groups(session: Session, tree: Any = None) -> list[dict[str, Any]]:
+def failure_groups(session: Session, tree: Any = None) -> list[FailureGroupResponse]:
     """Failed runs (those matching the run filter ``tree``, when given) grouped by workflow,
     error kind, failed step and message template; FailureGroupResponse dicts ``{workflow, count,
     last_at, kind, message (the template), example (one message of the group), step}``, most
@@ -55,7 +56,7 @@ def failure_groups(session: Session, tree: Any = None) -> list[dict[str, Any]]:
     rows = session.execute(select(Job.workflow_name, kind, step, shape, count, last, func.max(message))
                            .where(*conds).group_by(Job.workflow_name, kind, step, shape)
                            .order_by(count.desc(), last.desc()))
-    out = []
+    out: list[FailureGroupResponse] = []
     for wf, k, st, shaped, n, last_at, example in rows:
         if isinstance(last_at, str):  # SQLite gives an aggregate of timestamps back as text
             last_at = datetime.fromisoformat(last_at)

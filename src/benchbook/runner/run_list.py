@@ -1,7 +1,8 @@
 """Runs as the API shows and handles them (docs/automation.md *The run list*): WorkflowJobResponse,
 the run list with its filters, the run filter tree (fields of :data:`FIELDS`, ``GET
-/jobs/filter-fields``; the tree form is the record and history filters'), cancel, delete and rerun, one by one and by ids or filter (at most :data:`MAX_MATCHED` runs). Failure groups are
-:mod:`benchbook.runner.failure_groups`.
+/jobs/filter-fields``; the tree form is the record and history filters'), cancel, delete and
+rerun, one by one and by ids or filter (at most :data:`MAX_MATCHED` runs). Failure groups are
+:mod:`benchbook.runner.failure_groups`; the answers' types are :mod:`benchbook.runner.shapes`.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from benchbook.domain.ids import resolve_prefix
 from benchbook.domain.records.search import like_pattern
 from benchbook.persistence.tables import Job, Record, utcnow
 from benchbook.runner import manual_runs, queue, workflows
-from benchbook.runner.shapes import WorkflowJobResponse
+from benchbook.runner.shapes import JobRerunResponse, SkippedJob, WorkflowJobResponse
 
 MAX_MATCHED = 1000
 """Most runs one rerun or delete by filter acts on (docs/limits.md *Runs and the plugin wire*)."""
@@ -83,7 +84,8 @@ def record_names(session: Session, jobs: list[Job]) -> dict[str, str | None]:
     ids = {j.record_id for j in jobs if j.record_id}
     if not ids:
         return {}
-    rows = session.execute(select(Record.id, Record.natural_name).where(Record.id.in_(ids), Record.deleted_at.is_(None)))
+    rows = session.execute(select(Record.id, Record.natural_name)
+                           .where(Record.id.in_(ids), Record.deleted_at.is_(None)))
     return {record_id: name for record_id, name in rows}
 
 
@@ -95,7 +97,8 @@ def job_response(job: Job, names: dict[str, str | None] | None = None) -> Workfl
         held = object_session(job)
         names = record_names(held, [job]) if held is not None else {}
     return {"id": job.id, "workflow_name": job.workflow_name, "record_id": job.record_id,
-            "record_name": names.get(job.record_id), "schema_name": job.schema_name, "trigger": job.trigger, "status": job.status, "error": job.error,
+            "record_name": names.get(job.record_id), "schema_name": job.schema_name, "trigger": job.trigger,
+            "status": job.status, "error": job.error,
             "error_details": job.error_details, "log": job.log, "step_executions": job.step_executions,
             "affected_records": job.affected_records, "created_at": _iso(job.created_at),
             "started_at": _iso(job.started_at), "finished_at": _iso(job.finished_at), "depth": job.depth,
@@ -176,7 +179,8 @@ def conditions(session: Session, *, affected_record_id: str | None = None, affec
                filter: Any = None, record_id: str | None = None, search: str | None = None,
                status: str | None = None, trigger: str | None = None,
                workflow: str | None = None) -> list[ColumnElement[bool]]:
-    """Conditions for the run list filters (OpenAPI: ``GET /jobs``; docs/automation.md *The run list*). Raises ``Invalid``."""
+    """Conditions for the run list filters (OpenAPI: ``GET /jobs``; docs/automation.md *The run
+    list*). Raises ``Invalid``."""
     dialect = session.get_bind().dialect.name
     conds: list[ColumnElement[bool]] = []
     if affected_record_id:
@@ -290,12 +294,13 @@ def rerun(session: Session, project_root: Path, job_id: str) -> Job:
     return _rerun_of(session, project_root, find_job(session, job_id))
 
 
-def rerun_many(session: Session, project_root: Path, ids: list[str] | None, tree: Any) -> dict[str, Any]:
+def rerun_many(session: Session, project_root: Path, ids: list[str] | None, tree: Any) -> JobRerunResponse:
     """Rerun the runs ``ids`` (in the order given) or every run ``tree`` matches (newest first);
-    those that cannot be rerun are skipped with a reason. ``{started: [runs], skipped}``."""
+    those that cannot be rerun are skipped with a reason: JobRerunResponse ``{started: [runs],
+    skipped: [{id, reason}]}``."""
     manual_runs.refuse_while_paused(project_root, "rerunning", invalid=True)
     started: list[WorkflowJobResponse] = []
-    skipped: list[dict[str, str]] = []
+    skipped: list[SkippedJob] = []
     for item in _matched(session, ids, tree, "rerun"):
         given = item.id if isinstance(item, Job) else item
         try:

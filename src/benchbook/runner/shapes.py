@@ -1,7 +1,9 @@
 """What the API shows of a workflow run (OpenAPI ``WorkflowJobResponse`` and the
-``StepExecution`` and ``AffectedRecord`` entries inside it), as types:
-:func:`.run_list.job_response` builds it, the handlers answer it, and
-``tests/test_response_shapes.py`` holds them to the document's keys. ``error_details``,
+``StepExecution`` and ``AffectedRecord`` entries inside it), of a rerun of many
+(``JobRerunResponse``, ``SkippedJob``) and of a group of failed runs
+(``FailureGroupResponse``), as types: :mod:`.run_list` and :mod:`.failure_groups` build them,
+the handlers answer them, and ``tests/test_response_shapes.py`` holds them to the document's
+keys. ``error_details``,
 ``step_executions``, ``affected_records`` and ``trigger_detail`` are the run's stored JSON,
 shown as stored: :mod:`.execution` writes ``step_executions`` and ``affected_records`` in the
 shapes of :class:`StepExecution` and :class:`AffectedRecord` (a run stored before ``outputs``
@@ -63,3 +65,32 @@ class WorkflowJobResponse(TypedDict):
     problems: NotRequired[int]
     summary: NotRequired[str]
     cancel_requested: NotRequired[bool]
+
+
+class SkippedJob(TypedDict):
+    """OpenAPI ``SkippedJob``: a run (``id`` as given) that was not rerun, and why."""
+
+    id: str
+    reason: str
+
+
+class JobRerunResponse(TypedDict):
+    """OpenAPI ``JobRerunResponse``: the runs queued again (the new runs) and those skipped."""
+
+    started: list[WorkflowJobResponse]
+    skipped: list[SkippedJob]
+
+
+class FailureGroupResponse(TypedDict):
+    """OpenAPI ``FailureGroupResponse``: ``count`` failed runs of ``workflow`` sharing error
+    ``kind``, failed ``step`` and ``message`` template (``example``: one of their messages as
+    it was); ``last_at`` the latest failure, ISO 8601 text (None only for a run with neither
+    an end nor a creation time, which the table does not allow)."""
+
+    workflow: str
+    count: int
+    last_at: str | None
+    kind: str | None
+    message: str | None
+    example: str | None
+    step: str | None
