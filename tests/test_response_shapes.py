@@ -13,6 +13,8 @@ import yaml
 from benchbook.domain.history.shapes import (
     AuditBatchResponse,
     AuditChange,
+    AuditEventPart,
+    AuditEventResponse,
     AuditLogResponse,
     PaginatedAuditLogResponse,
 )
@@ -44,6 +46,8 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (PaginatedAuditLogResponse, ("PaginatedAuditLogResponse",)),
     (AuditChange, ("AuditChange",)),
     (AuditBatchResponse, ("AuditBatchResponse",)),
+    (AuditEventResponse, ("AuditEventResponse",)),
+    (AuditEventPart, ("AuditEventPart",)),
     (WorkflowJobResponse, ("WorkflowJobResponse",)),
     (StepExecution, ("StepExecution",)),
     (AffectedRecord, ("AffectedRecord",)),

@@ -8,7 +8,12 @@ from benchbook.domain.history import entries as domain
 from benchbook.domain.history import events as history_events
 from benchbook.domain.history import filters as history_filters
 from benchbook.domain.history import storage as history_storage
-from benchbook.domain.history.shapes import AuditBatchResponse, AuditLogResponse, PaginatedAuditLogResponse
+from benchbook.domain.history.shapes import (
+    AuditBatchResponse,
+    AuditEventResponse,
+    AuditLogResponse,
+    PaginatedAuditLogResponse,
+)
 from benchbook.domain.progress import reporting
 from benchbook.domain.records.rows import find_record
 from benchbook.handlers.uow import read, services, write
@@ -35,7 +40,7 @@ def create_batch(body: Body | None = None) -> tuple[AuditBatchResponse, int]:
         return domain.batch_response(batch), 201
 
 
-def get_batch_event(batch_id: str) -> tuple[Body, int]:
+def get_batch_event(batch_id: str) -> tuple[AuditEventResponse, int]:
     with read() as s:
         return domain.batch_event(s, batch_id), 200
 

@@ -21,6 +21,7 @@ from benchbook.domain.history.own_values import whole_values
 from benchbook.domain.history.shapes import (
     AuditBatchResponse,
     AuditChange,
+    AuditEventResponse,
     AuditLogResponse,
     PaginatedAuditLogResponse,
 )
@@ -285,7 +286,7 @@ def _now(entry: AuditEntry, records: dict[str, Record]) -> dict[str, Any]:
     return {"state": "live", "at": None}
 
 
-def batch_event(session: Session, batch_id: str) -> dict[str, Any]:
+def batch_event(session: Session, batch_id: str) -> AuditEventResponse:
     """AuditEventResponse for a batch: its changes counted by action and entity type (``parts``)."""
     batch = find_batch(session, batch_id)
     rows = session.execute(select(AuditEntry.action, AuditEntry.entity_type, func.count(), func.max(AuditEntry.timestamp))

@@ -1,6 +1,7 @@
 """What the API shows of a history entry (OpenAPI ``AuditLogResponse`` and its ``AuditChange``
-rows), of a page of them (``PaginatedAuditLogResponse``) and of a batch (``AuditBatchResponse``),
-as types: :mod:`.entries` builds them, the handlers answer them, and
+rows), of a page of them (``PaginatedAuditLogResponse``), of a batch (``AuditBatchResponse``) and
+of a batch as one event (``AuditEventResponse``, ``AuditEventPart``), as types: :mod:`.entries`
+builds them, the handlers answer them, and
 ``tests/test_response_shapes.py`` holds them to the document's keys.
 
 No ``from __future__ import annotations`` here: on Python 3.11 a TypedDict whose annotations
@@ -58,3 +59,28 @@ class PaginatedAuditLogResponse(TypedDict):
     total: int
     offset: int
     limit: int
+
+
+class AuditEventPart(TypedDict):
+    """OpenAPI ``AuditEventPart``: how many of a batch's entries have this action and entity type."""
+
+    action: str
+    entity_type: str
+    count: int
+
+
+class AuditEventResponse(TypedDict):
+    """OpenAPI ``AuditEventResponse``: one event of the history, a batch (``kind`` ``batch``:
+    ``batch`` and its ``parts``; ``entry`` None) or an entry outside any batch (``kind``
+    ``entry``: ``entry``; ``batch`` None, ``parts`` empty). ``timestamp`` ISO 8601 text, its
+    latest change; ``count`` its entries."""
+
+    id: str
+    kind: str
+    timestamp: str
+    count: int
+    actor: NotRequired[str | None]
+    device: NotRequired[str | None]
+    entry: NotRequired[AuditLogResponse | None]
+    batch: NotRequired[AuditBatchResponse | None]
+    parts: NotRequired[list[AuditEventPart]]
