@@ -148,25 +148,43 @@ def update_collection(ctx: Ctx, name_or_id: str, body: dict[str, Any]) -> Collec
     if body.get("timezone") is not None:
         c.timezone = _check_timezone(body["timezone"]) if body["timezone"] else None
     if body.get("scope") is not None and body["scope"] != c.scope:
-        if body["scope"] == "local":
-            refs = referenced_from_elsewhere(s, c)
-            if refs:
-                raise Conflict(f"collection {c.name!r} cannot become local: {refs} record(s) in other "
-                               "collections reference its records")
-        c.scope = body["scope"]
+        _change_scope(s, c, body["scope"])
     if body.get("schemas") is not None:
-        new = _schemas_for(s, body["schemas"])
-        kept = {x.id for x in new}
-        current = s.scalars(select(Schema).join(CollectionSchema).where(CollectionSchema.collection_id == c.id))
-        for removed in [x for x in current if x.id not in kept]:
-            n = s.scalar(select(func.count()).select_from(Record).where(
-                Record.dataset_id == c.id, Record.schema_id == removed.id, Record.deleted_at.is_(None)))
-            if n:
-                raise Conflict(f"schema {removed.name!r} cannot be removed from collection {c.name!r}: "
-                               f"it has {n} record(s) there")
-        _set_schemas(s, c, new)
+        _replace_schemas(s, c, body["schemas"])
     s.flush()
-    after = _snapshot(s, c)
+    _audit_update(ctx, c, before, _snapshot(s, c))
+    return c
+
+
+def _change_scope(session: Session, c: Collection, scope: str) -> None:
+    """Set ``c.scope`` to ``scope`` (``"local"`` or ``"global"``). Raises ``Conflict`` when ``c`` would become
+    local while live records of other collections reference its records."""
+    if scope == "local":
+        refs = referenced_from_elsewhere(session, c)
+        if refs:
+            raise Conflict(f"collection {c.name!r} cannot become local: {refs} record(s) in other "
+                           "collections reference its records")
+    c.scope = scope
+
+
+def _replace_schemas(session: Session, c: Collection, names: list[str]) -> None:
+    """Make ``names`` (schema names or ids, in order) ``c``'s schemas. Raises as :func:`_schemas_for` does, and
+    ``Conflict`` for the first schema dropped that still has live records in ``c``."""
+    new = _schemas_for(session, names)
+    kept = {x.id for x in new}
+    current = session.scalars(select(Schema).join(CollectionSchema).where(CollectionSchema.collection_id == c.id))
+    for removed in [x for x in current if x.id not in kept]:
+        n = session.scalar(select(func.count()).select_from(Record).where(
+            Record.dataset_id == c.id, Record.schema_id == removed.id, Record.deleted_at.is_(None)))
+        if n:
+            raise Conflict(f"schema {removed.name!r} cannot be removed from collection {c.name!r}: "
+                           f"it has {n} record(s) there")
+    _set_schemas(session, c, new)
+
+
+def _audit_update(ctx: Ctx, c: Collection, before: dict[str, Any], after: dict[str, Any]) -> None:
+    """One ``update`` audit entry listing the attributes whose snapshot changed from ``before`` to ``after``
+    (``updated_at`` aside), and ``c.updated_at`` set; nothing when none did."""
     changed = [k for k in after if k not in ("updated_at",) and after[k] != before[k]]
     if changed:
         c.updated_at = utcnow()
@@ -176,7 +194,6 @@ def update_collection(ctx: Ctx, name_or_id: str, body: dict[str, Any]) -> Collec
                               "deleted": None} for k in changed],
                     old={**ident, **{k: before[k] for k in changed}}, new={**ident, **{k: after[k] for k in changed}},
                     dataset_id=c.id)
-    return c
 
 
 def delete_collection(ctx: Ctx, name_or_id: str) -> None:
