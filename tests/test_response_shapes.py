@@ -16,6 +16,7 @@ from benchbook.domain.history.shapes import (
     AuditEventPart,
     AuditEventResponse,
     AuditLogResponse,
+    PaginatedAuditEventResponse,
     PaginatedAuditLogResponse,
 )
 from benchbook.domain.records.shapes import (
@@ -48,6 +49,7 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (AuditBatchResponse, ("AuditBatchResponse",)),
     (AuditEventResponse, ("AuditEventResponse",)),
     (AuditEventPart, ("AuditEventPart",)),
+    (PaginatedAuditEventResponse, ("PaginatedAuditEventResponse",)),
     (WorkflowJobResponse, ("WorkflowJobResponse",)),
     (StepExecution, ("StepExecution",)),
     (AffectedRecord, ("AffectedRecord",)),

@@ -12,6 +12,7 @@ from benchbook.domain.history.shapes import (
     AuditBatchResponse,
     AuditEventResponse,
     AuditLogResponse,
+    PaginatedAuditEventResponse,
     PaginatedAuditLogResponse,
 )
 from benchbook.domain.progress import reporting
@@ -52,7 +53,7 @@ def list_batch_entries(batch_id: str, **shared: Any) -> tuple[PaginatedAuditLogR
 
 
 def list_events(filter: str | None = None, limit: int = 25, offset: int = 0, q: str | None = None,
-                sort: str | None = None) -> tuple[Body, int]:
+                sort: str | None = None) -> tuple[PaginatedAuditEventResponse, int]:
     with read() as s:
         return history_events.list_events(s, q=q, tree=filter, sort=sort, limit=limit, offset=offset), 200
 

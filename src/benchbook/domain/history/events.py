@@ -17,9 +17,10 @@ from sqlalchemy.orm import Session
 from benchbook.domain.history import batch_figures, text_match
 from benchbook.domain.history.entries import batch_response, entry_responses
 from benchbook.domain.history.filters import compile_history_filter
+from benchbook.domain.history.shapes import AuditEventPart, AuditEventResponse, PaginatedAuditEventResponse
 from benchbook.persistence.tables import AuditBatch, AuditEntry
 
-Parts = dict[str, list[dict[str, Any]]]
+Parts = dict[str, list[AuditEventPart]]
 """Event key → its matching entries counted per action and entity type (``parts`` of a batch)."""
 
 
@@ -84,7 +85,7 @@ def _kept_page(session: Session, sort: str | None, limit: int, offset: int) -> t
 
 
 def list_events(session: Session, *, q: str | None, tree: str | None, sort: str | None, limit: int,
-                offset: int) -> dict[str, Any]:
+                offset: int) -> PaginatedAuditEventResponse:
     """Paginated AuditEventResponse, newest first unless ``sort`` is ``timestamp:asc``."""
     conds = [compile_history_filter(session, tree)] if tree else []
     if q and q.strip():
@@ -103,7 +104,7 @@ def list_events(session: Session, *, q: str | None, tree: str | None, sort: str 
     lone = [k for k in keys if k not in batches]
     singles = list(session.scalars(select(AuditEntry).where(AuditEntry.id.in_(lone)))) if lone else []
     shaped = {e["id"]: e for e in entry_responses(session, singles)}
-    items = []
+    items: list[AuditEventResponse] = []
     for event_id, count, at in rows:
         if event_id in batches:
             batch = batches[event_id]

@@ -1,8 +1,8 @@
 """What the API shows of a history entry (OpenAPI ``AuditLogResponse`` and its ``AuditChange``
 rows), of a page of them (``PaginatedAuditLogResponse``), of a batch (``AuditBatchResponse``) and
-of a batch as one event (``AuditEventResponse``, ``AuditEventPart``), as types: :mod:`.entries`
-builds them, the handlers answer them, and
-``tests/test_response_shapes.py`` holds them to the document's keys.
+of the history's events (``AuditEventResponse``, ``AuditEventPart``,
+``PaginatedAuditEventResponse``), as types: :mod:`.entries` and :mod:`.events` build them, the
+handlers answer them, and ``tests/test_response_shapes.py`` holds them to the document's keys.
 
 No ``from __future__ import annotations`` here: on Python 3.11 a TypedDict whose annotations
 are strings counts every ``NotRequired`` key as required (``__required_keys__``)."""
@@ -84,3 +84,13 @@ class AuditEventResponse(TypedDict):
     entry: NotRequired[AuditLogResponse | None]
     batch: NotRequired[AuditBatchResponse | None]
     parts: NotRequired[list[AuditEventPart]]
+
+
+class PaginatedAuditEventResponse(TypedDict):
+    """OpenAPI ``PaginatedAuditEventResponse``: one page of the history's events, ``limit`` from
+    ``offset``, of ``total``."""
+
+    items: list[AuditEventResponse]
+    total: int
+    offset: int
+    limit: int
