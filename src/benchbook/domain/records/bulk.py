@@ -146,6 +146,14 @@ class _Bulk:
         """One query each: live full-length parents (those an earlier chunk of the call read
         are not read again: their lock holds until the transaction ends, so they are as read),
         reference targets, uploaded files."""
+        parents, targets, shas = self._named(bodies)
+        found_parents = self._read_parents(parents)
+        found_targets = reference_targets(self.s, targets - set(self.pending))
+        return found_parents, {"targets": found_targets, "files": self._read_files(shas)}, shas
+
+    def _named(self, bodies: list[dict[str, Any]]) -> tuple[set[str], set[str], set[str]]:
+        """What the chunk names: ``(full-length parent ids, upper case; reference values as given, trimmed;
+        file sha256s, lower case)``. Bodies of an unknown schema or with non-object data name no values."""
         parents: set[str] = set()
         targets: set[str] = set()
         shas: set[str] = set()
@@ -157,29 +165,40 @@ class _Bulk:
             meta = self._meta_or_none(body.get("schema_name"))
             if meta is None or not isinstance(data, dict):
                 continue
-            linked = self.linked_fields(meta)
-            for name, f in linked.items() if linked else ():
-                value = data.get(name)
-                if blank(value):
-                    continue
-                items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else []
-                items = [i.strip() for i in items if isinstance(i, str)]
-                if f.type in REFERENCE_TYPES:
-                    targets.update(items)
-                elif f.type in FILE_TYPES:
-                    shas.update(i.lower() for i in items)
+            self._add_linked_values(meta, data, targets, shas)
+        return parents, targets, shas
+
+    def _add_linked_values(self, meta: SchemaMeta, data: dict[str, Any], targets: set[str], shas: set[str]) -> None:
+        """Adds the items of ``data``'s reference values (a list, or comma-separated text) to ``targets``
+        and of its file values, lower case, to ``shas``."""
+        for name, f in self.linked_fields(meta).items():
+            value = data.get(name)
+            if blank(value):
+                continue
+            items = value.split(",") if isinstance(value, str) else value if isinstance(value, list) else []
+            items = [i.strip() for i in items if isinstance(i, str)]
+            if f.type in REFERENCE_TYPES:
+                targets.update(items)
+            elif f.type in FILE_TYPES:
+                shas.update(i.lower() for i in items)
+
+    def _read_parents(self, parents: set[str]) -> dict[str, Row[Any]]:
+        """The live records of ``parents`` as ``id → (id, schema_id, dataset_id)`` rows, read and share-locked
+        (one query per chunk of ids) unless pending or read by an earlier chunk."""
         for part in chunks(sorted(parents - set(self.pending) - self.parents.keys())):
             self.parents.update({r.id: r for r in self.s.execute(
                 select(Record.id, Record.schema_id, Record.dataset_id).where(Record.id.in_(part),
                                                                             Record.deleted_at.is_(None))
                 .with_for_update(read=True))})  # PostgreSQL: a delete of a parent waits, or is seen (#13)
-        found_parents = {p: self.parents[p] for p in parents if p in self.parents}
-        found_targets = reference_targets(self.s, targets - set(self.pending))
+        return {p: self.parents[p] for p in parents if p in self.parents}
+
+    def _read_files(self, shas: set[str]) -> dict[str, dtypes.FileMeta]:
+        """The uploaded files among ``shas``: ``sha256 → FileMeta`` (one query per chunk)."""
         files = {}
         for part in chunks(sorted(shas)):
             files.update({f.sha256: dtypes.FileMeta(filename=f.filename, size=f.size)
                           for f in self.s.scalars(select(StoredFile).where(StoredFile.sha256.in_(part)))})
-        return found_parents, {"targets": found_targets, "files": files}, shas
+        return files
 
     def linked_fields(self, meta: SchemaMeta) -> dict[str, Field]:
         """``meta``'s live reference and file fields by name (most schemas have none)."""
@@ -311,6 +330,20 @@ class _Bulk:
         keyed = [(i, r) for i, r in rows if r.meta.schema.unique_keys]
         if not keyed:
             return set()
+        existing = self._existing_keys(keyed)
+        bad = set()
+        for i, r in keyed:
+            message = self._clash(r, existing)
+            if message is not None:
+                self.problems.append((i, message))
+                bad.add(i)
+            else:
+                self._remember_keys(r)
+        return bad
+
+    def _existing_keys(self, keyed: list[tuple[int, _Row]]) -> dict[str, Any]:
+        """Live records that may clash with ``keyed`` rows: ``marker → (id, parent_id, dataset_id,
+        natural_name, data)`` row (:func:`_marker`), one query per schema and uniqueness key."""
         existing: dict[str, Any] = {}
         by_schema: dict[str, list[_Row]] = {}
         for _, r in keyed:
@@ -320,26 +353,28 @@ class _Bulk:
             for key in meta.schema.unique_keys:
                 for other in self._candidates(meta, key, group):
                     existing.setdefault(_marker(meta, key, other.parent_id, other.dataset_id, other.data), other)
-        bad = set()
-        for i, r in keyed:
-            names = {f.id: f.name for f in r.meta.fields}
-            for key in r.meta.schema.unique_keys:
-                if any(blank(r.data.get(fid)) for fid in key):
-                    continue
-                marker = _marker(r.meta, key, r.parent_id, r.dataset_id, r.data)
-                other = self.keys_seen.get(marker) or existing.get(marker)
-                if other is not None:
-                    label = f"{other.natural_name!r} " if other.natural_name else ""
-                    fields = ", ".join(names.get(k, k) for k in key)
-                    message = f"record {label}({other.id}) already has these values for unique key ({fields})"
-                    self.problems.append((i, message))
-                    bad.add(i)
-                    break
-            else:
-                for key in r.meta.schema.unique_keys:
-                    if not any(blank(r.data.get(fid)) for fid in key):
-                        self.keys_seen[_marker(r.meta, key, r.parent_id, r.dataset_id, r.data)] = r
-        return bad
+        return existing
+
+    def _clash(self, r: _Row, existing: dict[str, Any]) -> str | None:
+        """The message for the first uniqueness key of ``r`` (keys with a blank value exempt) whose values an
+        earlier row of this call or an ``existing`` record already has, else None."""
+        names = {f.id: f.name for f in r.meta.fields}
+        for key in r.meta.schema.unique_keys:
+            if any(blank(r.data.get(fid)) for fid in key):
+                continue
+            marker = _marker(r.meta, key, r.parent_id, r.dataset_id, r.data)
+            other = self.keys_seen.get(marker) or existing.get(marker)
+            if other is not None:
+                label = f"{other.natural_name!r} " if other.natural_name else ""
+                fields = ", ".join(names.get(k, k) for k in key)
+                return f"record {label}({other.id}) already has these values for unique key ({fields})"
+        return None
+
+    def _remember_keys(self, r: _Row) -> None:
+        """Notes ``r``'s uniqueness markers (keys with a blank value exempt) for the rows after it."""
+        for key in r.meta.schema.unique_keys:
+            if not any(blank(r.data.get(fid)) for fid in key):
+                self.keys_seen[_marker(r.meta, key, r.parent_id, r.dataset_id, r.data)] = r
 
     def _candidates(self, meta: SchemaMeta, key: list[str], group: list[_Row]) -> Iterable[Any]:
         """Live records of the schema that share a parent (top level: the collection) with a
