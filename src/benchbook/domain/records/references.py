@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,33 +156,10 @@ class ReferenceResolver:
         """One query: the records whose one-field key value or natural name is one of ``texts``;
         a key match wins over a name match."""
         keys = self.key_fields(meta)
-        tests: list[ColumnElement[bool]] = [Record.natural_name.in_(texts)]
-        columns: list[Any] = []
-        for f in keys:
-            typed = getattr(Record.data[f.id], KEY_TYPES[f.type])()
-            given: list[Any] = texts if KEY_TYPES[f.type] == "as_string" else [n for t in texts
-                                                                              if (n := _number(t)) is not None]
-            if given:
-                tests.append(typed.in_(given))
-            columns.append(typed)
-        by_key: dict[str, set[str]] = {}
-        by_name: dict[str, set[str]] = {}
+        tests, columns = _key_tests(keys, texts)
         numbers = {t: _number(t) for t in texts}
-        for row in self.s.execute(select(Record.id, Record.natural_name, *columns)
-                                  .where(*self._conditions(meta), or_(*tests))):
-            rid, name, values = row[0], row[1], row[2:]
-            if name is not None and name in numbers:
-                by_name.setdefault(name, set()).add(rid)
-            for f, value in zip(keys, values):
-                if value is None:
-                    continue
-                if KEY_TYPES[f.type] == "as_string":
-                    if value in numbers:
-                        by_key.setdefault(value, set()).add(rid)
-                else:
-                    for text, number in numbers.items():
-                        if number is not None and float(value) == number:
-                            by_key.setdefault(text, set()).add(rid)
+        by_key, by_name = _key_and_name_hits(keys, numbers, self.s.execute(
+            select(Record.id, Record.natural_name, *columns).where(*self._conditions(meta), or_(*tests))))
         out: dict[str, Resolution] = {}
         for text in texts:
             hits = by_key.get(text) or by_name.get(text)
@@ -207,6 +184,46 @@ class ReferenceResolver:
                 if rid.startswith(part) or (len(part) <= RANDOM_LENGTH and rid.endswith(part)):
                     hits.setdefault(text, set()).add(rid)
         return {text: _one(meta, text, found, "id") for text, found in hits.items()}
+
+
+def _key_tests(keys: list[Field], texts: list[str]) -> tuple[list[ColumnElement[bool]], list[Any]]:
+    """For :meth:`ReferenceResolver._by_key`: ``(tests, columns)``, the tests (natural name, then each key
+    field's typed value, one of ``texts``; numeric keys only for texts that are numbers) and the key fields'
+    typed value columns, in ``keys`` order."""
+    tests: list[ColumnElement[bool]] = [Record.natural_name.in_(texts)]
+    columns: list[Any] = []
+    for f in keys:
+        typed = getattr(Record.data[f.id], KEY_TYPES[f.type])()
+        given: list[Any] = texts if KEY_TYPES[f.type] == "as_string" else [n for t in texts
+                                                                          if (n := _number(t)) is not None]
+        if given:
+            tests.append(typed.in_(given))
+        columns.append(typed)
+    return tests, columns
+
+
+def _key_and_name_hits(keys: list[Field], numbers: dict[str, float | None],
+                       rows: Iterable[Any]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """``(by_key, by_name)``: text → the ids of ``rows`` (``(id, natural_name, *key values)``) whose key
+    value, or natural name, is that text (``numbers``: each text → its number, or None; numeric keys
+    compare as numbers)."""
+    by_key: dict[str, set[str]] = {}
+    by_name: dict[str, set[str]] = {}
+    for row in rows:
+        rid, name, values = row[0], row[1], row[2:]
+        if name is not None and name in numbers:
+            by_name.setdefault(name, set()).add(rid)
+        for f, value in zip(keys, values):
+            if value is None:
+                continue
+            if KEY_TYPES[f.type] == "as_string":
+                if value in numbers:
+                    by_key.setdefault(value, set()).add(rid)
+            else:
+                for text, number in numbers.items():
+                    if number is not None and float(value) == number:
+                        by_key.setdefault(text, set()).add(rid)
+    return by_key, by_name
 
 
 def _number(text: str) -> float | None:
@@ -261,24 +278,32 @@ def resolve_rows(resolver: ReferenceResolver, fields: Sequence[Field], rows: Seq
             for value, answer in answers.items():
                 if isinstance(answer, Unresolved) and answer.kind == UNKNOWN:
                     answers[value] = missing(f, answer) or answer
-        for i, row in enumerate(rows):
-            if f.id not in row:
-                continue
-            kept: list[str] = []
-            for value in _items(row[f.id]):
-                answer = answers.get(value, value)
-                if isinstance(answer, Unresolved):
-                    errors.setdefault(i, []).append(error_entry([*loc, f.name], f"{f.name}: {answer.message}",
-                                                                answer.kind, value))
-                elif answer not in kept:
-                    kept.append(answer)
-            if isinstance(row[f.id], list):
-                row[f.id] = kept
-            elif kept:
-                row[f.id] = kept[0]
-            if not kept:
-                del row[f.id]
+        _apply_answers(f, rows, answers, loc, errors)
     return errors
+
+
+def _apply_answers(f: Field, rows: Sequence[dict[str, Any]], answers: Mapping[str, Resolution],
+                   loc: tuple[str, ...], errors: dict[int, list[dict[str, Any]]]) -> None:
+    """For :func:`resolve_rows`: each row's values of ``f`` become their ``answers`` (values without one
+    stay; repeats are dropped; a field left without a value is removed), in place; each ``Unresolved``
+    answer adds an error entry to ``errors`` under its row's index."""
+    for i, row in enumerate(rows):
+        if f.id not in row:
+            continue
+        kept: list[str] = []
+        for value in _items(row[f.id]):
+            answer = answers.get(value, value)
+            if isinstance(answer, Unresolved):
+                errors.setdefault(i, []).append(error_entry([*loc, f.name], f"{f.name}: {answer.message}",
+                                                            answer.kind, value))
+            elif answer not in kept:
+                kept.append(answer)
+        if isinstance(row[f.id], list):
+            row[f.id] = kept
+        elif kept:
+            row[f.id] = kept[0]
+        if not kept:
+            del row[f.id]
 
 
 def _items(value: Any) -> list[str]:
