@@ -10,6 +10,7 @@ from typing import Any, get_type_hints
 import pytest
 import yaml
 
+from benchbook.domain.file_shapes import FileInfoResponse, FileResponse
 from benchbook.domain.history.shapes import (
     AuditBatchResponse,
     AuditChange,
@@ -44,6 +45,8 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (DeletedFieldValue, ("DeletedFieldValue",)),
     (FileLabel, ("RecordResponse", "properties", "file_labels", "additionalProperties")),
     (AuditLogResponse, ("AuditLogResponse",)),
+    (FileResponse, ("FileResponse",)),
+    (FileInfoResponse, ("FileInfoResponse",)),
     (PaginatedAuditLogResponse, ("PaginatedAuditLogResponse",)),
     (AuditChange, ("AuditChange",)),
     (AuditBatchResponse, ("AuditBatchResponse",)),

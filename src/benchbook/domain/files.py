@@ -14,12 +14,13 @@ import mimetypes
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.errors import Conflict, NotFound
+from benchbook.domain.file_shapes import FileInfoResponse, FileResponse
 from benchbook.persistence.tables import Record, RecordLink, Schema, StoredFile
 
 CHUNK = 1 << 20
@@ -154,12 +155,12 @@ def find_file(session: Session, files_dir: Path, sha256: str) -> tuple[StoredFil
     return row, path
 
 
-def file_response(row: StoredFile) -> dict[str, Any]:
+def file_response(row: StoredFile) -> FileResponse:
     """FileResponse ``{sha256, filename, size}``."""
     return {"sha256": row.sha256, "filename": row.filename, "size": row.size}
 
 
-def file_info(session: Session, files_dir: Path, sha256: str) -> dict[str, Any]:
+def file_info(session: Session, files_dir: Path, sha256: str) -> FileInfoResponse:
     """FileInfoResponse: the file plus the live records whose file fields hold it."""
     row, _ = find_file(session, files_dir, sha256)
     users = session.execute(select(Record.id, Schema.name, Record.natural_name)

@@ -9,6 +9,7 @@ from connexion.context import scope
 from starlette.datastructures import UploadFile
 from starlette.responses import FileResponse
 
+from benchbook.domain import file_shapes
 from benchbook.domain import files as domain
 from benchbook.domain.errors import Invalid, error_entry
 from benchbook.handlers.forms import parsed_form
@@ -36,7 +37,7 @@ def uploaded_part(file: Any = None) -> Iterator[UploadFile]:
                 part.file.close()
 
 
-def upload_file(file: Any = None) -> tuple[Body, int]:
+def upload_file(file: Any = None) -> tuple[file_shapes.FileResponse, int]:
     """``POST /files``: the content is moved into place once, in the write's transaction."""
     with uploaded_part(file) as upload, write() as ctx:
         row = domain.store(ctx.session, ctx.files_dir, upload.file, upload.filename or "")
@@ -49,7 +50,7 @@ def download_file(sha256: str, filename: str | None = None) -> FileResponse:
     return FileResponse(path, filename=filename or row.filename, media_type="application/octet-stream")
 
 
-def file_info(sha256: str) -> tuple[Body, int]:
+def file_info(sha256: str) -> tuple[file_shapes.FileInfoResponse, int]:
     with read() as s:
         return domain.file_info(s, services().project.files_dir, sha256), 200
 

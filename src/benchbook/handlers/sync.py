@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 from starlette.responses import FileResponse, Response
 
+from benchbook.domain import file_shapes
 from benchbook.domain import files as store
 from benchbook.domain.errors import Conflict
 from benchbook.domain.sync import devices, feed, files, merge, snapshot, state
@@ -94,7 +95,7 @@ def files_missing(body: Body) -> tuple[Body, int]:
         return {"missing": files.missing(s, services().project.files_dir, body["sha256"])}, 200
 
 
-def upload_file(sha256: str, file: Any = None) -> tuple[Body, int]:
+def upload_file(sha256: str, file: Any = None) -> tuple[file_shapes.FileResponse, int]:
     """``PUT /sync/files/{sha256}``: the ``file`` part was streamed into a spool in the files
     folder while the request was validated (as for ``POST /files``); kept only when its hash is
     ``sha256``."""

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain import files as store
 from benchbook.domain.catalog.lookup import SchemaCache
 from benchbook.domain.errors import BenchbookError, Invalid, error_entry
+from benchbook.domain.file_shapes import FileResponse
 from benchbook.domain.records.values import FILE_TYPES, as_list
 from benchbook.persistence.tables import RecordLink, StoredFile
 
@@ -56,7 +57,7 @@ def linked_but_absent(session: Session, files_dir: Path) -> list[str]:
     return missing(session, files_dir, linked) if linked else []
 
 
-def accept(session: Session, files_dir: Path, sha256: str, spool: Any, filename: str) -> dict[str, Any]:
+def accept(session: Session, files_dir: Path, sha256: str, spool: Any, filename: str) -> FileResponse:
     """Keep uploaded content (a :class:`~benchbook.domain.files.Spool` of ``files_dir``) named
     ``sha256``: ``{sha256, filename, size}``. Raises ``Invalid`` (422), the spool removed, when
     its hash is another."""

@@ -42,6 +42,7 @@ from benchbook.domain.catalog.lookup import find_schema
 from benchbook.domain.catalog.schemas import schema_response
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound
+from benchbook.domain.file_shapes import FileResponse
 from benchbook.domain.records import lists, writes
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.rows import find_record
@@ -171,7 +172,7 @@ class HostOperations:
     def _get_schema(self, name: str) -> dict[str, Any]:
         return schema_response(self.ctx.session, find_schema(self.ctx.session, str(name)))
 
-    def _store_file(self, filename: str, content: dict[str, Any]) -> dict[str, Any]:
+    def _store_file(self, filename: str, content: dict[str, Any]) -> FileResponse:
         problem = violation(content, "binary")
         if problem:
             raise Invalid(f"store_file: content is not a binary envelope: {problem}")
