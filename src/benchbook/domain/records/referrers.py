@@ -31,7 +31,7 @@ from typing import Any
 from sqlalchemy import Row, select
 from sqlalchemy.orm import Session
 
-from benchbook.domain.catalog.lookup import SchemaCache
+from benchbook.domain.catalog.lookup import SchemaCache, SchemaMeta
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, error_entry
 from benchbook.domain.records.rows import chunks
@@ -208,14 +208,7 @@ def put_back(ctx: Ctx, cleared: list[Cleared], update: Update) -> int:
     s = ctx.session
     if not cleared:
         return 0
-    live = {r for part in chunks(sorted({c.target for c in cleared}))
-            for r in s.scalars(select(Record.id).where(Record.id.in_(part), Record.deleted_at.is_(None)))}
-    wanted: dict[str, dict[str, list[str]]] = {}
-    for c in cleared:
-        if c.target in live:
-            targets = wanted.setdefault(c.source, {}).setdefault(c.field_id, [])
-            if c.target not in targets:
-                targets.append(c.target)
+    wanted = _wanted_back(s, cleared)
     cache = SchemaCache(s)
     changed = 0
     records = _records(s, wanted)
@@ -223,18 +216,40 @@ def put_back(ctx: Ctx, cleared: list[Cleared], update: Update) -> int:
         rec = records.get(source)
         if rec is None or rec.deleted_at is not None:
             continue
-        meta = cache.meta(rec.schema_id)
-        data: dict[str, Any] = {}
-        for field_id, targets in fields.items():
-            f = meta.by_id.get(field_id)
-            current = rec.data.get(field_id)
-            if f is None or f.deleted_at is not None or f.type not in REFERENCE_TYPES:
-                continue
-            if f.type == "reference" and blank(current):
-                data[f.name] = targets[0]
-            elif f.type == "reference_list" and any(t not in as_list(current) for t in targets):
-                data[f.name] = [*as_list(current), *(t for t in targets if t not in as_list(current))]
+        data = _restored_values(cache.meta(rec.schema_id), rec.data, fields)
         if data:
             update(ctx, source, {"data": data})
             changed += 1
     return changed
+
+
+def _wanted_back(session: Session, cleared: list[Cleared]) -> dict[str, dict[str, list[str]]]:
+    """The ``cleared`` references whose target is live (one query per chunk of targets): source id →
+    field id → targets, each once, in ``cleared`` order."""
+    live = {r for part in chunks(sorted({c.target for c in cleared}))
+            for r in session.scalars(select(Record.id).where(Record.id.in_(part), Record.deleted_at.is_(None)))}
+    wanted: dict[str, dict[str, list[str]]] = {}
+    for c in cleared:
+        if c.target in live:
+            targets = wanted.setdefault(c.source, {}).setdefault(c.field_id, [])
+            if c.target not in targets:
+                targets.append(c.target)
+    return wanted
+
+
+def _restored_values(meta: SchemaMeta, values: dict[str, Any], fields: dict[str, list[str]]) -> dict[str, Any]:
+    """The update ``data`` (field name → value) putting ``fields``' targets (field id → ids) back into a
+    record of ``meta`` holding ``values`` (field id → stored value): a blank ``reference`` gets the first
+    target, a ``reference_list`` the targets it lacks appended; deleted fields, fields no longer references
+    and references already set are left out."""
+    data: dict[str, Any] = {}
+    for field_id, targets in fields.items():
+        f = meta.by_id.get(field_id)
+        current = values.get(field_id)
+        if f is None or f.deleted_at is not None or f.type not in REFERENCE_TYPES:
+            continue
+        if f.type == "reference" and blank(current):
+            data[f.name] = targets[0]
+        elif f.type == "reference_list" and any(t not in as_list(current) for t in targets):
+            data[f.name] = [*as_list(current), *(t for t in targets if t not in as_list(current))]
+    return data
