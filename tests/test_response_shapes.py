@@ -22,7 +22,10 @@ from benchbook.domain.history.shapes import (
 )
 from benchbook.domain.records.shapes import (
     DeletedFieldValue,
+    DeletedRecordExample,
+    DeletedRecordsResponse,
     FileLabel,
+    PaginatedDeletedRecordsResponse,
     PaginatedRecordResponse,
     RecordRef,
     RecordResponse,
@@ -41,6 +44,9 @@ DOCUMENT = Path(__file__).resolve().parents[1] / "src" / "benchbook" / "openapi.
 SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (RecordResponse, ("RecordResponse",)),
     (PaginatedRecordResponse, ("PaginatedRecordResponse",)),
+    (DeletedRecordsResponse, ("DeletedRecordsResponse",)),
+    (DeletedRecordExample, ("DeletedRecordExample",)),
+    (PaginatedDeletedRecordsResponse, ("PaginatedDeletedRecordsResponse",)),
     (RecordRef, ("RecordRef",)),
     (DeletedFieldValue, ("DeletedFieldValue",)),
     (FileLabel, ("RecordResponse", "properties", "file_labels", "additionalProperties")),

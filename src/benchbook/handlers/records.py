@@ -12,7 +12,11 @@ from benchbook.domain.records import deleted, deleting, exports, lists
 from benchbook.domain.records import writes as domain
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.domain.records.rows import find_record
-from benchbook.domain.records.shapes import PaginatedRecordResponse, RecordResponse
+from benchbook.domain.records.shapes import (
+    PaginatedDeletedRecordsResponse,
+    PaginatedRecordResponse,
+    RecordResponse,
+)
 from benchbook.domain.records.shaping import RecordShaper, single_record
 from benchbook.handlers.uow import read, services, write
 
@@ -132,7 +136,7 @@ def list_referrers(record_id: str) -> tuple[list[RecordResponse], int]:
         return RecordShaper(s).shape(restore.referrers(s, record_id)), 200
 
 
-def list_deleted_records(limit: int = 50, offset: int = 0) -> tuple[Body, int]:
+def list_deleted_records(limit: int = 50, offset: int = 0) -> tuple[PaginatedDeletedRecordsResponse, int]:
     with read() as s:
         return deleted.list_deleted(s, limit=limit, offset=offset), 200
 

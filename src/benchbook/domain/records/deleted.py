@@ -14,8 +14,6 @@ NULL``): only deleted records are in it, so the list reads those and never the l
 """
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
@@ -23,6 +21,11 @@ from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Invalid, error_entry, missing
 from benchbook.domain.history import entries as audit
 from benchbook.domain.history.restore import purge_record
+from benchbook.domain.records.shapes import (
+    DeletedRecordExample,
+    DeletedRecordsResponse,
+    PaginatedDeletedRecordsResponse,
+)
 from benchbook.persistence.tables import AuditBatch, Collection, Record, Schema
 
 EXAMPLES = 5
@@ -45,7 +48,7 @@ def _op(op: str) -> str:
     return op.strip().upper()
 
 
-def list_deleted(session: Session, *, limit: int, offset: int) -> dict[str, Any]:
+def list_deleted(session: Session, *, limit: int, offset: int) -> PaginatedDeletedRecordsResponse:
     """The record deletions still in effect, newest first (ties: the op, descending), one item
     per deleting operation; paginated ``{items, total, offset, limit}``. Each item (OpenAPI
     ``DeletedRecordsResponse``): ``op``, ``deleted_at``, ``count`` (its records still deleted),
@@ -74,18 +77,19 @@ def list_deleted(session: Session, *, limit: int, offset: int) -> dict[str, Any]
                      func.row_number().over(partition_by=Record.delete_op,
                                             order_by=(Record.created_at, Record.id)).label("rank"))
               .where(*mine).subquery())
-    examples: dict[str, list[dict[str, Any]]] = {op: [] for op in ops}
+    examples: dict[str, list[DeletedRecordExample]] = {op: [] for op in ops}
     for rid, natural_name, op, coll, schema in session.execute(
             select(ranked.c.id, ranked.c.natural_name, ranked.c.delete_op, Collection.name, Schema.name)
             .join(Collection, Collection.id == ranked.c.dataset_id).join(Schema, Schema.id == ranked.c.schema_id)
             .where(ranked.c.rank <= EXAMPLES).order_by(ranked.c.delete_op, ranked.c.rank)):
         examples[op].append({"id": rid, "natural_name": natural_name, "schema_name": schema, "collection": coll})
     batches = set(session.scalars(select(AuditBatch.id).where(AuditBatch.id.in_(ops))))
-    items = [{"op": r.op, "deleted_at": r.at.isoformat(), "count": r.n,
-              "collections": sorted(names[r.op][0]), "schemas": sorted(names[r.op][1]),
-              "examples": examples[r.op], "batch_id": r.op if r.op in batches else None,
-              "record_id": examples[r.op][0]["id"] if r.n == 1 and examples[r.op] else None}
-             for r in rows]
+    items: list[DeletedRecordsResponse] = [
+        {"op": r.op, "deleted_at": r.at.isoformat(), "count": r.n,
+         "collections": sorted(names[r.op][0]), "schemas": sorted(names[r.op][1]),
+         "examples": examples[r.op], "batch_id": r.op if r.op in batches else None,
+         "record_id": examples[r.op][0]["id"] if r.n == 1 and examples[r.op] else None}
+        for r in rows]
     return {"items": items, "total": total, "offset": offset, "limit": limit}
 
 

@@ -1,5 +1,7 @@
-"""What the API shows of a record (OpenAPI ``RecordResponse`` and the objects inside it) and of
-a page of records (``PaginatedRecordResponse``), as types: :mod:`.shaping` builds them, the handlers answer them, and
+"""What the API shows of a record (OpenAPI ``RecordResponse`` and the objects inside it), of
+a page of records (``PaginatedRecordResponse``) and of a page of record deletions
+(``PaginatedDeletedRecordsResponse``, ``DeletedRecordsResponse``, ``DeletedRecordExample``:
+built by :mod:`.deleted`), as types: :mod:`.shaping` builds them, the handlers answer them, and
 ``tests/test_response_shapes.py`` holds them to the document's keys.
 
 No ``from __future__ import annotations`` here: on Python 3.11 a TypedDict whose annotations
@@ -64,5 +66,41 @@ class PaginatedRecordResponse(TypedDict):
     items: list[RecordResponse]
     total: int
     total_exact: bool
+    offset: int
+    limit: int
+
+
+class DeletedRecordExample(TypedDict):
+    """OpenAPI ``DeletedRecordExample``: one record of a deletion, named."""
+
+    id: str
+    natural_name: str | None
+    schema_name: str
+    collection: str
+
+
+class DeletedRecordsResponse(TypedDict):
+    """OpenAPI ``DeletedRecordsResponse``: one record deletion still in effect: its ``op``, when
+    (``deleted_at``, ISO 8601 text), how many of its records are still deleted (``count``), their
+    collections' and schemas' names (sorted), up to 5 ``examples``, its history batch
+    (``batch_id``, None for a record deleted on its own) and its record when ``count`` is 1
+    (``record_id``, else None)."""
+
+    op: str
+    deleted_at: str
+    count: int
+    collections: list[str]
+    schemas: list[str]
+    examples: list[DeletedRecordExample]
+    batch_id: str | None
+    record_id: str | None
+
+
+class PaginatedDeletedRecordsResponse(TypedDict):
+    """OpenAPI ``PaginatedDeletedRecordsResponse``: one page of record deletions, ``limit`` from
+    ``offset``, of ``total``."""
+
+    items: list[DeletedRecordsResponse]
+    total: int
     offset: int
     limit: int
