@@ -388,6 +388,17 @@ def validate_restrictions(type_: str, restrictions: dict[str, Any] | None) -> di
     longer than ``max_length``, a reference type without ``schema``. An unknown type is reported
     at ``["body", "type"]``, restrictions that are not an object at ``["body", "restrictions"]``.
     """
+    given = _restrictions_object(type_, restrictions)
+    out, errors = _apply_rules(type_, given)
+    errors += _combination_problems(type_, given, out)
+    if errors:
+        raise Invalid(f"invalid restrictions for {type_} field: {'; '.join(e['msg'] for e in errors)}", errors)
+    return out
+
+
+def _restrictions_object(type_: str, restrictions: dict[str, Any] | None) -> dict[str, Any]:
+    """``restrictions`` ({} for None) once ``type_`` is known to have rules. Raises ``Invalid`` at
+    ``["body", "type"]`` for an unknown type, at ``["body", "restrictions"]`` for a value that is not an object."""
     if type_ not in _RULES:
         msg = f"unknown field type {type_!r}"
         raise Invalid(msg, [error_entry(["body", "type"], msg, "unknown_type", type_, {"types": list(_RULES)})])
@@ -395,35 +406,50 @@ def validate_restrictions(type_: str, restrictions: dict[str, Any] | None) -> di
     if not isinstance(given, dict):
         raise Invalid("restrictions must be an object",
                       [error_entry(["body", "restrictions"], "must be an object", "dict_type", restrictions)])
+    return given
+
+
+def _restriction_problem(given: dict[str, Any], key: str, msg: str, kind: str,
+                         ctx: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The error entry of restriction ``key`` (loc ``["body", "restrictions", key]``, input its given value)."""
+    return error_entry(["body", "restrictions", key], f"{key}: {msg}", kind, given.get(key), ctx)
+
+
+def _apply_rules(type_: str, given: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``(normalised restrictions, problems)``: a problem for each key ``type_`` has no rule for (in the order
+    given), then each set key through its rule (in the rules' order; a rule may read the keys before it)."""
     rules = _RULES[type_]
     errors: list[dict[str, Any]] = []
     out: dict[str, Any] = {}
-
-    def problem(key: str, msg: str, kind: str, ctx: dict[str, Any] | None = None) -> None:
-        errors.append(error_entry(["body", "restrictions", key], f"{key}: {msg}", kind, given.get(key), ctx))
-
     for key in given:
         if key not in rules:
-            problem(key, f"not a restriction of {type_} fields (allowed: {', '.join(rules) or 'none'})",
-                    "unknown_restriction", {"allowed": list(rules)})
+            errors.append(_restriction_problem(
+                given, key, f"not a restriction of {type_} fields (allowed: {', '.join(rules) or 'none'})",
+                "unknown_restriction", {"allowed": list(rules)}))
     for key, check in rules.items():
         if given.get(key) is not None:
             try:
                 out[key] = check(given[key], out)
             except ValueProblem as exc:
-                problem(key, exc.msg, exc.type_, exc.ctx)
+                errors.append(_restriction_problem(given, key, exc.msg, exc.type_, exc.ctx))
+    return out, errors
+
+
+def _combination_problems(type_: str, given: dict[str, Any], out: dict[str, Any]) -> list[dict[str, Any]]:
+    """Problems of the normalised restrictions ``out`` taken together: ``min`` greater than ``max``, choices
+    longer than ``max_length``, a reference type without ``schema``."""
+    errors: list[dict[str, Any]] = []
     if out.get("min") is not None and out.get("max") is not None and out["min"] > out["max"]:
-        problem("min", f"{out['min']} is greater than max {out['max']}", "min_greater_than_max",
-                {"max": out["max"]})
+        errors.append(_restriction_problem(given, "min", f"{out['min']} is greater than max {out['max']}",
+                                           "min_greater_than_max", {"max": out["max"]}))
     too_long = [c for c in out.get("choices", []) if len(c) > out.get("max_length", len(c))]
     if too_long:
-        problem("choices", f"{', '.join(too_long)} longer than max_length {out['max_length']}", "too_long",
-                {"max_length": out["max_length"]})
-    if "schema" in rules and "schema" not in out and given.get("schema") is None:
-        problem("schema", f"{type_} fields need the target schema", "missing")
-    if errors:
-        raise Invalid(f"invalid restrictions for {type_} field: {'; '.join(e['msg'] for e in errors)}", errors)
-    return out
+        errors.append(_restriction_problem(given, "choices",
+                                           f"{', '.join(too_long)} longer than max_length {out['max_length']}",
+                                           "too_long", {"max_length": out["max_length"]}))
+    if "schema" in _RULES[type_] and "schema" not in out and given.get("schema") is None:
+        errors.append(_restriction_problem(given, "schema", f"{type_} fields need the target schema", "missing"))
+    return errors
 
 
 def coerce_value(type_: str, restrictions: dict[str, Any] | None, value: object, *, tz: str | None = None,
