@@ -20,6 +20,7 @@ from benchbook.domain.history.shapes import (
     PaginatedAuditEventResponse,
     PaginatedAuditLogResponse,
 )
+from benchbook.domain.plugin_shapes import PluginPort, PluginResponse
 from benchbook.domain.records.shapes import (
     DeletedFieldValue,
     DeletedRecordExample,
@@ -60,6 +61,8 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (AuditEventPart, ("AuditEventPart",)),
     (PaginatedAuditEventResponse, ("PaginatedAuditEventResponse",)),
     (WorkflowJobResponse, ("WorkflowJobResponse",)),
+    (PluginResponse, ("PluginResponse",)),
+    (PluginPort, ("PluginPort",)),
     (StepExecution, ("StepExecution",)),
     (AffectedRecord, ("AffectedRecord",)),
     (JobRerunResponse, ("JobRerunResponse",)),

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.errors import NotFound
+from benchbook.domain.plugin_shapes import PluginResponse
 from benchbook.persistence.tables import Plugin, utcnow
 
 CONTRACT_KEYS = ("name", "description", "category", "capabilities", "inputs", "outputs", "config_schema", "batch")
@@ -34,7 +35,7 @@ class Described:
     launch: dict[str, Any] = field(default_factory=dict)
 
 
-def plugin_response(row: Plugin) -> dict[str, Any]:
+def plugin_response(row: Plugin) -> PluginResponse:
     """PluginResponse: the contract (``batch`` false when the plugin did not say) plus ``tier``, ``builtin``, ``source``, ``status``, ``error``,
     ``described_at``."""
     return {"id": row.id, "name": row.name, "description": row.description, "category": row.category,
@@ -43,7 +44,7 @@ def plugin_response(row: Plugin) -> dict[str, Any]:
             "status": row.status, "error": row.error, "described_at": row.described_at.isoformat()}
 
 
-def list_plugins(session: Session) -> list[dict[str, Any]]:
+def list_plugins(session: Session) -> list[PluginResponse]:
     """Every registered plugin (failed ones included, with their error), by id."""
     return [plugin_response(p) for p in session.scalars(select(Plugin).order_by(Plugin.id))]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchbook.domain import plugin_registry as domain
+from benchbook.domain.plugin_shapes import PluginResponse
 from benchbook.domain.progress import Progress, reporting, silent
 from benchbook.handlers.uow import read, services, write
 from benchbook.runner.plugin_host import discovery
@@ -17,7 +18,7 @@ def _refresh(progress: Progress = silent) -> Body:
         return domain.replace_all(ctx.session, found)
 
 
-def list_plugins() -> tuple[list[Body], int]:
+def list_plugins() -> tuple[list[PluginResponse], int]:
     with read() as s:
         empty = domain.is_empty(s)
     if empty:
@@ -30,7 +31,7 @@ def refresh_plugins() -> tuple[Body, int]:
     return _refresh(reporting()), 200
 
 
-def get_plugin(plugin_id: str) -> tuple[Body, int]:
+def get_plugin(plugin_id: str) -> tuple[PluginResponse, int]:
     with read() as s:
         if domain.is_empty(s):
             s.close()
