@@ -145,6 +145,9 @@ class _Checker:
         return wf
 
     def _triggers(self, triggers: Any, fields: set[str] | None) -> dict[str, Any]:
+        """The document's ``triggers`` as ``trigger name → settings`` (known triggers only, None as {}),
+        after noting their problems: none given, an unknown trigger, settings for one that takes none, and
+        those of ``record_updated`` (:meth:`_watched_fields`)."""
         if not isinstance(triggers, dict) or not triggers:
             self.add(["triggers"], f"triggers must name at least one of {', '.join(TRIGGERS)}")
             return {}
@@ -153,16 +156,21 @@ class _Checker:
                 self.add(["triggers", key], f"unknown trigger {key!r} (triggers: {', '.join(TRIGGERS)})")
             elif spec not in (None, {}) and key != "record_updated":
                 self.add(["triggers", key], f"{key} takes no settings ({{}})")
-        updated = triggers.get("record_updated")
         if "record_updated" in triggers:
-            watched = (updated or {}).get("fields") if isinstance(updated, dict) else None
-            if not isinstance(watched, list) or not watched or not all(isinstance(f, str) for f in watched):
-                self.add(["triggers", "record_updated", "fields"], "record_updated needs fields: a list of field names")
-            elif fields is not None:
-                for i, f in enumerate(watched):
-                    if f not in fields or f == "id":
-                        self.add(["triggers", "record_updated", "fields", i], f"unknown field {f!r}")
+            self._watched_fields(triggers["record_updated"], fields)
         return {k: (v or {}) for k, v in triggers.items() if k in TRIGGERS}
+
+    def _watched_fields(self, updated: Any, fields: set[str] | None) -> None:
+        """Notes the problems of the ``record_updated`` trigger's settings ``updated``: ``fields`` must be a
+        non-empty list of names, each a field of the record (``fields``, None when the schema is unknown:
+        not checked; ``id`` is no field to watch)."""
+        watched = (updated or {}).get("fields") if isinstance(updated, dict) else None
+        if not isinstance(watched, list) or not watched or not all(isinstance(f, str) for f in watched):
+            self.add(["triggers", "record_updated", "fields"], "record_updated needs fields: a list of field names")
+        elif fields is not None:
+            for i, f in enumerate(watched):
+                if f not in fields or f == "id":
+                    self.add(["triggers", "record_updated", "fields", i], f"unknown field {f!r}")
 
     def _steps(self, steps: Any, wf: Workflow, fields: set[str] | None) -> dict[str, set[str]]:
         if not isinstance(steps, list) or not steps:
