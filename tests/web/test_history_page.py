@@ -54,7 +54,8 @@ def test_a_batch_opens_to_its_entries_and_text_search_filters(page: Any, demo_se
     page.wait_for_url("**q=Torgersen*")
     page.wait_for_function("() => document.querySelector('.page-head .muted') && !document.querySelector('main .loading')")
     expected = http.get(f"{demo_server}/api/audit/events", params={"q": "Torgersen"}).json()["total"]
-    page.wait_for_function(f"() => document.querySelector('.page-head .muted').textContent.startsWith('{expected} events')")
+    words = f"{expected:,} {'event' if expected == 1 else 'events'}"  # "1 event", "1,000 events"
+    page.wait_for_function(f"() => document.querySelector('.page-head .muted').textContent.startsWith('{words}')")
 
 
 def test_storage_figures_and_the_restore_all_plan(page: Any, demo_server: str) -> None:

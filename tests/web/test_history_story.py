@@ -51,7 +51,7 @@ def test_runs_of_a_workflow_fold_into_one_line_and_can_be_hidden(page: Any, demo
     expect(page.get_by_test_id("runs-fold")).to_have_count(0)
     tree = {"and": [{"field": "batch_kind", "op": "ne", "value": "workflow"}]}
     total = http.get(f"{demo_server}/api/audit/events", params={"filter": json.dumps(tree), "limit": 1}).json()["total"]
-    expect(page.locator(".page-head .muted")).to_have_text(f"{total:,} events")
+    expect(page.locator(".page-head .muted")).to_have_text(f"{total:,} {'event' if total == 1 else 'events'}")
     imported = page.get_by_test_id("batch-event").filter(has_text="palmerpenguins")
     expect(imported.locator("summary")).to_contain_text("347 records created, 2 schemas created, 1 collection created")
 
