@@ -251,6 +251,14 @@ def table_columns(rows: list[dict[str, Any]], chosen: list[str] | None, width: i
         if unknown:
             raise click.UsageError(f"{flag}: no column {', '.join(unknown)}; the columns are {', '.join(seen)}")
         return chosen, {}
+    return _automatic_columns(rows, seen, width)
+
+
+def _automatic_columns(rows: list[dict[str, Any]], seen: list[str],
+                       width: int) -> tuple[list[str], dict[str, list[str]]]:
+    """:func:`table_columns` when no columns are chosen: of ``seen`` (every row's keys, in order), the scalar
+    columns holding a value in some row (all scalar ones when none does) that fit ``width``, and the others
+    by reason (``lists or objects``, ``empty in every row``, ``no room``; reasons with none left out)."""
     scalar = [c for c in seen if all(_scalar(r.get(c)) for r in rows)]
     shown = [c for c in scalar if any(r.get(c) is not None for r in rows)] or scalar
     left = {"lists or objects": [c for c in seen if c not in scalar],
