@@ -33,11 +33,15 @@ from benchbook.domain.records.shapes import (
 )
 from benchbook.runner.shapes import (
     AffectedRecord,
+    DrainResponse,
     FailureGroupResponse,
+    JobCountResponse,
+    JobDeleteResponse,
     JobRerunResponse,
     SkippedJob,
     StepExecution,
     WorkflowJobResponse,
+    WorkflowRunManyResponse,
 )
 
 DOCUMENT = Path(__file__).resolve().parents[1] / "src" / "benchbook" / "openapi.yaml"
@@ -68,6 +72,10 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (JobRerunResponse, ("JobRerunResponse",)),
     (SkippedJob, ("SkippedJob",)),
     (FailureGroupResponse, ("FailureGroupResponse",)),
+    (WorkflowRunManyResponse, ("WorkflowRunManyResponse",)),
+    (DrainResponse, ("DrainResponse",)),
+    (JobCountResponse, ("JobCountResponse",)),
+    (JobDeleteResponse, ("JobDeleteResponse",)),
 ]
 
 

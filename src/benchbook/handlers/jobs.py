@@ -7,7 +7,15 @@ from typing import Any
 from benchbook.handlers.uow import kick_worker, read, services, write
 from benchbook.runner import failure_groups, manual_runs, worker
 from benchbook.runner import run_list as domain
-from benchbook.runner.shapes import FailureGroupResponse, JobRerunResponse, WorkflowJobResponse
+from benchbook.runner.shapes import (
+    DrainResponse,
+    FailureGroupResponse,
+    JobCountResponse,
+    JobDeleteResponse,
+    JobRerunResponse,
+    WorkflowJobResponse,
+    WorkflowRunManyResponse,
+)
 
 Body = dict[str, Any]
 
@@ -22,7 +30,7 @@ def list_jobs(limit: int = 50, offset: int = 0, sort: str | None = None,
         return domain.list_jobs(s, _conds(s, filters), sort=sort, limit=limit, offset=offset), 200
 
 
-def count_jobs(**filters: Any) -> tuple[Body, int]:
+def count_jobs(**filters: Any) -> tuple[JobCountResponse, int]:
     with read() as s:
         return {"count": domain.count_jobs(s, _conds(s, filters))}, 200
 
@@ -69,12 +77,12 @@ def rerun_many(body: Body) -> tuple[JobRerunResponse, int]:
     return out, 200
 
 
-def delete_many(body: Body) -> tuple[Body, int]:
+def delete_many(body: Body) -> tuple[JobDeleteResponse, int]:
     with write() as ctx:
         return {"deleted": domain.delete_many(ctx.session, body.get("ids"), body.get("filter"))}, 200
 
 
-def drain_jobs() -> tuple[Body, int]:
+def drain_jobs() -> tuple[DrainResponse, int]:
     svc = services()
     return worker.for_database(svc.db, svc.project).drain(wait=True).response(), 200
 
@@ -88,7 +96,7 @@ def run_workflow(name: str, body: Body) -> tuple[WorkflowJobResponse, int]:
     return out, 201
 
 
-def run_workflow_many(name: str, body: Body) -> tuple[Body, int]:
+def run_workflow_many(name: str, body: Body) -> tuple[WorkflowRunManyResponse, int]:
     with write() as ctx:
         out = manual_runs.run_many(ctx.session, services().project.root, name, body["record_ids"])
     if out["started"]:

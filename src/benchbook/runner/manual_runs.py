@@ -3,7 +3,6 @@ the refusal of work while automation is paused."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -11,6 +10,7 @@ from benchbook.domain.errors import Conflict, Invalid, NotFound
 from benchbook.domain.records.rows import find_record
 from benchbook.persistence.tables import Job, Record, Schema
 from benchbook.runner import queue, workflows
+from benchbook.runner.shapes import SkippedJob, WorkflowRunManyResponse
 from benchbook.runner.workflows import Workflow
 from benchbook.settings.config import read_paused
 
@@ -53,13 +53,13 @@ def run_manual(session: Session, project_root: Path, name: str, record_id: str) 
     return queue.enqueue(session, workflow=wf.name, record_id=rec.id, schema_name=wf.record_schema, trigger="manual")
 
 
-def run_many(session: Session, project_root: Path, name: str, record_ids: list[str]) -> dict[str, Any]:
+def run_many(session: Session, project_root: Path, name: str, record_ids: list[str]) -> WorkflowRunManyResponse:
     """Queue one manual run of ``name`` per record of ``record_ids`` (each once); those that
     cannot run are skipped with a reason. Returns ``{started, job_ids, skipped}``."""
     refuse_while_paused(project_root, "a manual run")
     wf = manual_workflow(session, project_root, name)
     started: list[str] = []
-    skipped: list[dict[str, str]] = []
+    skipped: list[SkippedJob] = []
     seen: set[str] = set()
     for given in record_ids:
         try:

@@ -1,8 +1,10 @@
 """What the API shows of a workflow run (OpenAPI ``WorkflowJobResponse`` and the
 ``StepExecution`` and ``AffectedRecord`` entries inside it), of a rerun of many
-(``JobRerunResponse``, ``SkippedJob``) and of a group of failed runs
-(``FailureGroupResponse``), as types: :mod:`.run_list` and :mod:`.failure_groups` build them,
-the handlers answer them, and ``tests/test_response_shapes.py`` holds them to the document's
+(``JobRerunResponse``, ``SkippedJob``), of manual runs of many records
+(``WorkflowRunManyResponse``), of a group of failed runs (``FailureGroupResponse``), of a
+drain (``DrainResponse``) and the counts ``JobCountResponse`` and ``JobDeleteResponse``, as
+types: :mod:`.run_list`, :mod:`.manual_runs`, :mod:`.failure_groups`, :mod:`.worker` and the
+jobs handlers build them, the handlers answer them, and ``tests/test_response_shapes.py`` holds them to the document's
 keys. ``error_details``,
 ``step_executions``, ``affected_records`` and ``trigger_detail`` are the run's stored JSON,
 shown as stored: :mod:`.execution` writes ``step_executions`` and ``affected_records`` in the
@@ -94,3 +96,33 @@ class FailureGroupResponse(TypedDict):
     message: str | None
     example: str | None
     step: str | None
+
+
+class WorkflowRunManyResponse(TypedDict):
+    """OpenAPI ``WorkflowRunManyResponse``: how many manual runs were queued (``started``), their
+    ids in the order of the records given, and the records skipped, with why."""
+
+    started: int
+    job_ids: list[str]
+    skipped: list[SkippedJob]
+
+
+class DrainResponse(TypedDict):
+    """OpenAPI ``DrainResponse``: the runs one drain ran, and how they ended."""
+
+    ran: int
+    completed: int
+    failed: int
+    cancelled: int
+
+
+class JobCountResponse(TypedDict):
+    """OpenAPI ``JobCountResponse``: how many runs match."""
+
+    count: int
+
+
+class JobDeleteResponse(TypedDict):
+    """OpenAPI ``JobDeleteResponse``: how many runs were deleted."""
+
+    deleted: int

@@ -42,6 +42,7 @@ from benchbook.persistence.tables import Job
 from benchbook.runner import batch_runs, kept_reads, queue
 from benchbook.runner.drain import GROUP_SECONDS, RUN_WAIT, Drain
 from benchbook.runner.plugin_host import processes
+from benchbook.runner.shapes import DrainResponse
 from benchbook.settings.config import Project, read_paused
 
 log = logging.getLogger("benchbook.runs")
@@ -81,7 +82,7 @@ class Tally:
         if status != "deleted":
             setattr(self, status, getattr(self, status) + 1)
 
-    def response(self) -> dict[str, int]:
+    def response(self) -> DrainResponse:
         return {"ran": self.ran, "completed": self.completed, "failed": self.failed, "cancelled": self.cancelled}
 
 
