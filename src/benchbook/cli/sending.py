@@ -1,6 +1,7 @@
 """Sending a generated command's request: the global options every command sees
-(:class:`Settings`), the request an :class:`~benchbook.cli.operation.Operation` makes, sent in-process (the whole app over ``httpx.ASGITransport``, no server) or to the server
-``--url`` names; the answer is shown by :mod:`benchbook.cli.output`.
+(:class:`Settings`), the request an :class:`~benchbook.cli.operation.Operation` makes, sent
+in-process (the whole app over ``httpx.ASGITransport``, no server) or to the server ``--url``
+names; the answer is shown by :mod:`benchbook.cli.output`.
 
 httpx and the app are imported when a request is sent, not when the command tree is built
 (``benchbook --help`` stays fast).
