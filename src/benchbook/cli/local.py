@@ -195,6 +195,29 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
                             key=[k.strip() for k in (key or "").split(",") if k.strip()], parent_key=parent_key,
                             dates=DateRules(dayfirst=dayfirst, date_format=date_format), skip_bad=skip_bad,
                             dry_run=dry_run, create_missing=create_missing, references=references)
+    table, result, queued = _read_and_import(project, file, options, console,
+                                             {"fmt": fmt, "delimiter": delimiter, "sheet": sheet, "encoding": encoding})
+    _report_import(result, table, dry_run)
+    if result.failed:
+        bad = len({n for p in result.problems for n in p.numbers})
+        raise click.ClickException(f"{bad:,} of {len(table.rows) + len(table.problems):,} rows have problems: "
+                                   "nothing was imported (--skip-bad imports the good rows)")
+    if result.rejected:
+        target = file.with_name(rejected_name(file.name, table))
+        target.write_bytes(rejected_file(table, result.rejected))
+        click.echo(f"{len(result.rejected):,} bad rows written to {target}", err=True)
+    verb = "would import" if dry_run else "imported"
+    click.echo(f"{verb} {file.name} into {collection}: {result.summary_line()}")
+    if queued:
+        _run_queued_here(project, queued)
+
+
+def _read_and_import(project: Project, file: Path, options: ImportOptions, console: Console,
+                     reading: dict[str, str | None]) -> tuple[Table, ImportResult, int]:
+    """Reads ``file`` (``reading``: :func:`read_table`'s ``fmt``, ``delimiter``, ``sheet``, ``encoding``)
+    and imports it in one transaction (:func:`run_import_transaction`; a progress bar for a large file),
+    within the project's limits. Returns ``(table, result, runs queued)``. Raises ``click.ClickException``
+    for unreadable limits, a file over them, or any domain error or busy database."""
     try:
         bound = project.limits
     except ValueError as exc:
@@ -202,8 +225,7 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
     try:
         with limits.use(bound):  # the project's limits, as its server applies them to POST …/import
             check_size(file.stat().st_size, file.name)
-            table = read_table(file.read_bytes(), file.name, fmt=fmt, delimiter=delimiter, sheet=sheet,
-                               encoding=encoding)
+            table = read_table(file.read_bytes(), file.name, **reading)
             if len(table.rows) > PROGRESS_ROWS:
                 with progress_bar(console) as bar:
                     result, queued = run_import_transaction(project, table, options, _Bar(bar, file.name))
@@ -211,6 +233,12 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
                 result, queued = run_import_transaction(project, table, options, None)
     except (BenchbookError, DatabaseBusy) as exc:
         raise click.ClickException(exc.detail) from None
+    return table, result, queued
+
+
+def _report_import(result: ImportResult, table: Table, dry_run: bool) -> None:
+    """Tells, on stderr, what the import worked out: the inferred schema (and, on a dry run, the first rows),
+    the bare records made for unknown references, its notes and its problems (one line per distinct one)."""
     if result.inferred:
         _show_schema(result)
     for made in result.created_missing:
@@ -224,24 +252,18 @@ def import_command(ctx: click.Context, file: Path, collection: str, schema: str 
         click.echo(f"note: {note}", err=True)
     for line in problem_lines(result.problems, table.unit):
         click.secho(line, fg="red", err=True)
-    if result.failed:
-        bad = len({n for p in result.problems for n in p.numbers})
-        raise click.ClickException(f"{bad:,} of {len(table.rows) + len(table.problems):,} rows have problems: "
-                                   "nothing was imported (--skip-bad imports the good rows)")
-    if result.rejected:
-        target = file.with_name(rejected_name(file.name, table))
-        target.write_bytes(rejected_file(table, result.rejected))
-        click.echo(f"{len(result.rejected):,} bad rows written to {target}", err=True)
-    verb = "would import" if dry_run else "imported"
-    click.echo(f"{verb} {file.name} into {collection}: {result.summary_line()}")
-    if queued:
-        # only when the import queued runs: the worker loads the plugins' code
-        from benchbook.runner import worker
 
-        ran = worker.for_database(open_database(project.database_url), project).drain(wait=False)
-        click.echo(f"workflow runs: {queued} queued, {ran.ran} ran here ({ran.completed} completed, {ran.failed} failed, "
-                   f"{ran.cancelled} cancelled)" + ("; the server running this project runs the others"
-                                                    if ran.ran < queued else ""))
+
+def _run_queued_here(project: Project, queued: int) -> None:
+    """Runs the ``queued`` workflow runs the import queued in this process (those a server holding the
+    project's run queue does not take) and says how they ended."""
+    # only when the import queued runs: the worker loads the plugins' code
+    from benchbook.runner import worker
+
+    ran = worker.for_database(open_database(project.database_url), project).drain(wait=False)
+    click.echo(f"workflow runs: {queued} queued, {ran.ran} ran here ({ran.completed} completed, {ran.failed} failed, "
+               f"{ran.cancelled} cancelled)" + ("; the server running this project runs the others"
+                                                if ran.ran < queued else ""))
 
 
 @click.command("demo")
