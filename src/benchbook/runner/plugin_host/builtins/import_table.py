@@ -263,6 +263,8 @@ def _columns(table: Table, fields: dict[str, dict[str, Any]], schema: str,
 
 @plugin.run
 def run(ctx: Context, inputs: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """``{created, problems, report}`` (the module docstring gives the rules and the ``PluginError`` kinds):
+    checks the schema, reads the file within its limits, maps its columns, then creates the rows."""
     record = ctx.get_context_record()
     collection = config.get("collection") or record["collection"]
     schema = _child_schema(ctx, record, config["schema"])
