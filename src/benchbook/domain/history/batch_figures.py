@@ -126,13 +126,28 @@ def _surviving(session: Session, note: _Note) -> tuple[Counter[tuple[str, str]],
     return counts, last
 
 
+def _adding_events(insert: Any) -> Any:
+    """The upsert adding ``:events`` to slot ``:slot``'s count (``insert``: a dialect's)."""
+    stmt = insert(_COUNTS).values(slot=bindparam("slot"), events=bindparam("events"))
+    return stmt.on_conflict_do_update(index_elements=[_COUNTS.c.slot],
+                                      set_={"events": _COUNTS.c.events + stmt.excluded.events})
+
+
+# Built once: a statement built per commit costs more than it takes to run (tens of microseconds
+# of construction and cache-key generation, ~10 % of a plugin run's host CPU: docs/runs/automation.md)
+_ADD_EVENTS = {"postgresql": _adding_events(pg_insert), "sqlite": _adding_events(sqlite_insert)}
+_READ_FIGURES = (select(_BATCHES.c.id, _BATCHES.c.entry_count, _BATCHES.c.last_at, _BATCHES.c.parts)
+                 .where(_BATCHES.c.id.in_(bindparam("ids", expanding=True))).order_by(_BATCHES.c.id)
+                 .with_for_update(key_share=True))
+_WRITE_FIGURES = update(_BATCHES).where(_BATCHES.c.id == bindparam("b_id")).values(
+    entry_count=bindparam("b_entry_count"), last_at=bindparam("b_last_at"), parts=bindparam("b_parts"))
+
+
 def add_events(session: Session, n: int) -> None:
     """Add ``n`` to the history's event count (one slot's row, made if missing)."""
-    postgres = session.get_bind().dialect.name == "postgresql"
-    stmt = (pg_insert if postgres else sqlite_insert)(_COUNTS).values(
-        slot=random.randrange(SLOTS) if postgres else 0, events=n)
-    session.execute(stmt.on_conflict_do_update(index_elements=[_COUNTS.c.slot],
-                                               set_={"events": _COUNTS.c.events + stmt.excluded.events}))
+    dialect = session.get_bind().dialect.name
+    postgres = dialect == "postgresql"
+    session.execute(_ADD_EVENTS[dialect], {"slot": random.randrange(SLOTS) if postgres else 0, "events": n})
 
 
 def event_total(session: Session) -> int:
@@ -167,9 +182,7 @@ def _add_to_batches(session: Session, adding: dict[str, tuple[Counter[tuple[str,
     """Add to each batch's figures what ``adding`` holds for it (its rows locked and read in one
     statement, written in one executemany; a batch object the session holds is told the new
     figures); returns how many of them became events (their first entries)."""
-    rows = session.execute(select(_BATCHES.c.id, _BATCHES.c.entry_count, _BATCHES.c.last_at, _BATCHES.c.parts)
-                           .where(_BATCHES.c.id.in_(list(adding))).order_by(_BATCHES.c.id)
-                           .with_for_update(key_share=True)).all()
+    rows = session.execute(_READ_FIGURES, {"ids": list(adding)}).all()
     events, params = 0, []
     for batch_id, entry_count, last_at, parts in rows:
         counts, last = adding[batch_id]
@@ -187,9 +200,7 @@ def _add_to_batches(session: Session, adding: dict[str, tuple[Counter[tuple[str,
             for key, value in figures.items():
                 set_committed_value(held, key, value)
     if params:
-        session.execute(update(_BATCHES).where(_BATCHES.c.id == bindparam("b_id")).values(
-            entry_count=bindparam("b_entry_count"), last_at=bindparam("b_last_at"), parts=bindparam("b_parts")),
-            params)
+        session.execute(_WRITE_FIGURES, params)
     return events
 
 
