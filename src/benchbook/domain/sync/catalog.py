@@ -9,6 +9,7 @@ Each catalog entry is the work of one catalog function, so one is called per ent
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -130,66 +131,92 @@ def _cleared(value: Any) -> Any:
 
 def change(ctx: Ctx, kind: str, thing: Any, take: dict[str, Any]) -> None:
     """Run the one catalog function that makes ``take`` (attribute → value, or ``delete`` /
-    ``restore`` / ``purge``) on ``thing``."""
-    s = ctx.session
-    if kind == "schema":
-        name = thing.name
-        if take.get("delete"):
-            schemas.delete_schema(ctx, name)
-        elif take.get("restore"):
-            schemas.restore_schema(ctx, name)
-        elif take.get("purge"):
-            schemas.purge_schema(ctx, name)
-        elif "unique_keys" in take:
-            schemas.set_unique_keys(ctx, name, take["unique_keys"])
-        elif "field_order" in take:
-            fields.reorder_fields(ctx, name, take["field_order"])
-        else:
-            body = {k: _cleared(v) for k, v in take.items() if k in ("label", "description", "display_template")}
-            if "name" in take:
-                body["rename"] = take["name"]
-            schemas.update_schema(ctx, name, body)
-        return
-    if kind == "field":
-        schema = s.get(Schema, thing.schema_id)
-        assert schema is not None
-        if take.get("delete"):
-            fields.delete_field(ctx, schema.name, thing.id)
-        elif take.get("restore"):
-            fields.restore_field(ctx, schema.name, thing.id)
-        elif take.get("purge"):
-            fields.purge_field(ctx, schema.name, thing.id)
-        else:
-            body = {k: (_cleared(v) if k == "label" else v) for k, v in take.items()
-                    if k in ("label", "required", "restrictions", "default")}
-            if "name" in take:
-                body["rename"] = take["name"]
-            fields.update_field(ctx, schema.name, thing.id, body)
-        return
-    if kind == "dataset":
-        if take.get("delete"):
-            collections.delete_collection(ctx, thing.id)
-        elif take.get("restore"):
-            collections.restore_collection(ctx, thing.id)
-        elif take.get("purge"):
-            collections.purge_collection(ctx, thing.id)
-        else:
-            body = {k: (_cleared(v) if k in ("description", "timezone") else v) for k, v in take.items()
-                    if k in ("description", "timezone", "scope", "schemas")}
-            if "name" in take:
-                body["rename"] = take["name"]
-            collections.update_collection(ctx, thing.id, body)
-        return
-    schema = s.get(Schema, thing.schema_id)
+    ``restore`` / ``purge``) on ``thing``, a schema, field, collection or view (``kind`` as
+    history names it: ``schema``, ``field``, ``dataset``, ``view``). The first of ``delete``,
+    ``restore``, ``purge`` set wins; otherwise the attributes go as one update (``name`` as its
+    ``rename``). Raises the catalog function's domain errors."""
+    _CHANGES.get(kind, _CHANGES["view"])(ctx, thing, take)
+
+
+def _renamed(body: dict[str, Any], take: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with ``rename`` set when ``take`` changes the name."""
+    if "name" in take:
+        body["rename"] = take["name"]
+    return body
+
+
+def _schema_of(ctx: Ctx, thing: Field | View) -> Schema:
+    """The schema a field or view belongs to (there always is one)."""
+    schema = ctx.session.get(Schema, thing.schema_id)
     assert schema is not None
+    return schema
+
+
+def _change_schema(ctx: Ctx, thing: Schema, take: dict[str, Any]) -> None:
+    """A schema's delete, restore or purge; else its unique keys, its field order, or its
+    label, description, display template and name (one update), whichever ``take`` holds."""
+    name = thing.name
+    if take.get("delete"):
+        schemas.delete_schema(ctx, name)
+    elif take.get("restore"):
+        schemas.restore_schema(ctx, name)
+    elif take.get("purge"):
+        schemas.purge_schema(ctx, name)
+    elif "unique_keys" in take:
+        schemas.set_unique_keys(ctx, name, take["unique_keys"])
+    elif "field_order" in take:
+        fields.reorder_fields(ctx, name, take["field_order"])
+    else:
+        body = {k: _cleared(v) for k, v in take.items() if k in ("label", "description", "display_template")}
+        schemas.update_schema(ctx, name, _renamed(body, take))
+
+
+def _change_field(ctx: Ctx, thing: Field, take: dict[str, Any]) -> None:
+    """A field's delete, restore or purge; else one update of its label, required,
+    restrictions, default and name."""
+    schema = _schema_of(ctx, thing)
+    if take.get("delete"):
+        fields.delete_field(ctx, schema.name, thing.id)
+    elif take.get("restore"):
+        fields.restore_field(ctx, schema.name, thing.id)
+    elif take.get("purge"):
+        fields.purge_field(ctx, schema.name, thing.id)
+    else:
+        body = {k: (_cleared(v) if k == "label" else v) for k, v in take.items()
+                if k in ("label", "required", "restrictions", "default")}
+        fields.update_field(ctx, schema.name, thing.id, _renamed(body, take))
+
+
+def _change_collection(ctx: Ctx, thing: Collection, take: dict[str, Any]) -> None:
+    """A collection's delete, restore or purge; else one update of its description, timezone,
+    scope, schemas and name."""
+    if take.get("delete"):
+        collections.delete_collection(ctx, thing.id)
+    elif take.get("restore"):
+        collections.restore_collection(ctx, thing.id)
+    elif take.get("purge"):
+        collections.purge_collection(ctx, thing.id)
+    else:
+        body = {k: (_cleared(v) if k in ("description", "timezone") else v) for k, v in take.items()
+                if k in ("description", "timezone", "scope", "schemas")}
+        collections.update_collection(ctx, thing.id, _renamed(body, take))
+
+
+def _change_view(ctx: Ctx, thing: View, take: dict[str, Any]) -> None:
+    """A view's delete or restore (a purge does nothing: views are not purged, a deleted view
+    is undone by a revert); else one update of its attributes (``views.ATTRIBUTES``) and name."""
+    schema = _schema_of(ctx, thing)
     if take.get("delete"):
         views.delete_view(ctx, schema.name, thing.id)
     elif take.get("restore"):
         views.restore_view(ctx, thing.id)
     elif take.get("purge"):
-        return  # views are not purged (a deleted view is undone by a revert)
+        return
     else:
         body = {k: v for k, v in take.items() if k in views.ATTRIBUTES}
-        if "name" in take:
-            body["rename"] = take["name"]
-        views.update_view(ctx, schema.name, thing.id, body)
+        views.update_view(ctx, schema.name, thing.id, _renamed(body, take))
+
+
+_CHANGES: dict[str, Callable[[Ctx, Any, dict[str, Any]], None]] = {
+    "schema": _change_schema, "field": _change_field, "dataset": _change_collection, "view": _change_view}
+"""The change function of each kind; any other kind goes to the view's, as it always has."""
