@@ -41,7 +41,10 @@ from benchbook.runner.shapes import (
     SkippedJob,
     StepExecution,
     WorkflowJobResponse,
+    WorkflowProblem,
+    WorkflowResponse,
     WorkflowRunManyResponse,
+    WorkflowStep,
 )
 
 DOCUMENT = Path(__file__).resolve().parents[1] / "src" / "benchbook" / "openapi.yaml"
@@ -76,6 +79,9 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (DrainResponse, ("DrainResponse",)),
     (JobCountResponse, ("JobCountResponse",)),
     (JobDeleteResponse, ("JobDeleteResponse",)),
+    (WorkflowResponse, ("WorkflowResponse",)),
+    (WorkflowStep, ("WorkflowStep",)),
+    (WorkflowProblem, ("WorkflowProblem",)),
 ]
 
 

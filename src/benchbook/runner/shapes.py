@@ -2,10 +2,11 @@
 ``StepExecution`` and ``AffectedRecord`` entries inside it), of a rerun of many
 (``JobRerunResponse``, ``SkippedJob``), of manual runs of many records
 (``WorkflowRunManyResponse``), of a group of failed runs (``FailureGroupResponse``), of a
-drain (``DrainResponse``) and the counts ``JobCountResponse`` and ``JobDeleteResponse``, as
-types: :mod:`.run_list`, :mod:`.manual_runs`, :mod:`.failure_groups`, :mod:`.worker` and the
-jobs handlers build them, the handlers answer them, and ``tests/test_response_shapes.py`` holds them to the document's
-keys. ``error_details``,
+drain (``DrainResponse``), the counts ``JobCountResponse`` and ``JobDeleteResponse`` and of a
+workflow file (``WorkflowResponse``, with its ``WorkflowStep`` and ``WorkflowProblem`` entries),
+as types: :mod:`.run_list`, :mod:`.manual_runs`, :mod:`.failure_groups`, :mod:`.worker`,
+:mod:`.workflows` and the jobs handlers build them, the handlers answer them, and
+``tests/test_response_shapes.py`` holds them to the document's keys. ``error_details``,
 ``step_executions``, ``affected_records`` and ``trigger_detail`` are the run's stored JSON,
 shown as stored: :mod:`.execution` writes ``step_executions`` and ``affected_records`` in the
 shapes of :class:`StepExecution` and :class:`AffectedRecord` (a run stored before ``outputs``
@@ -126,3 +127,46 @@ class JobDeleteResponse(TypedDict):
     """OpenAPI ``JobDeleteResponse``: how many runs were deleted."""
 
     deleted: int
+
+
+class WorkflowProblem(TypedDict):
+    """OpenAPI ``WorkflowProblem``: what is wrong with a workflow file, where (``loc``: keys and
+    list indexes into the YAML document, empty for the file as a whole); a YAML syntax error also
+    has the 1-based ``line`` and ``column`` where PyYAML marks it."""
+
+    loc: list[str | int]
+    msg: str
+    line: NotRequired[int]
+    column: NotRequired[int]
+
+
+WorkflowStep = TypedDict("WorkflowStep", {
+    "id": str,
+    "plugin": str,
+    "config": Any,
+    "inputs": Any,
+    "timeout": Any,
+    "if": Any,
+})
+"""OpenAPI ``WorkflowStep``: one step of a workflow as its file gives it: the plugin's ``config``
+(an object), its ``inputs`` (an object of literals or references), ``timeout`` in seconds (None:
+the plugin's) and ``if`` (a record filter tree, or None). Typed ``Any``: for an invalid file
+these four are the YAML values as written (a list, a text, a negative timeout...), which the
+document's types do not allow, listed in the workflow's ``problems``. The functional form
+because ``if`` is a Python keyword."""
+
+
+class WorkflowResponse(TypedDict):
+    """OpenAPI ``WorkflowResponse``: a workflow file as loaded: its definition (empty text, ``{}``
+    or ``[]`` where the file gives none or gives it wrong), its YAML ``content``, ``valid`` (no
+    ``problems``) and its ``problems``."""
+
+    name: str
+    description: str
+    record_schema: str
+    triggers: dict[str, Any]
+    steps: list[WorkflowStep]
+    save: dict[str, str]
+    content: str
+    valid: bool
+    problems: list[WorkflowProblem]

@@ -41,6 +41,7 @@ from benchbook.domain import plugin_registry as registry
 from benchbook.domain.catalog.lookup import SchemaMeta, ancestors, find_schema
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry
 from benchbook.persistence.tables import Job, Plugin, utcnow
+from benchbook.runner.shapes import WorkflowProblem, WorkflowResponse
 
 FOLDER = "workflows"
 NAME = re.compile(r"^[a-z][a-z0-9_-]{0,99}$")
@@ -77,7 +78,7 @@ class Workflow:
     triggers: dict[str, Any] = field(default_factory=dict)
     steps: list[Step] = field(default_factory=list)
     save: dict[str, str] = field(default_factory=dict)
-    problems: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[WorkflowProblem] = field(default_factory=list)
     content: str = ""
 
 
@@ -105,7 +106,7 @@ class _Checker:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.problems: list[dict[str, Any]] = []
+        self.problems: list[WorkflowProblem] = []
 
     def add(self, loc: list[str | int], msg: str) -> None:
         self.problems.append({"loc": loc, "msg": msg})
@@ -268,7 +269,7 @@ class _Checker:
                 wf.save[str(target)] = str(source)
 
 
-def yaml_problem(exc: yaml.YAMLError) -> dict[str, Any]:
+def yaml_problem(exc: yaml.YAMLError) -> WorkflowProblem:
     """A YAML syntax error as a problem a person can act on: ``{loc: [], msg, line, column}``,
     ``msg`` "not valid YAML at line 3, column 7: mapping values are not allowed here (while
     scanning a simple key)" and ``line``/``column`` 1-based where PyYAML marks the place (else the
@@ -277,9 +278,9 @@ def yaml_problem(exc: yaml.YAMLError) -> dict[str, Any]:
     problem = str(getattr(exc, "problem", "") or "").strip() or str(exc).strip()
     context = str(getattr(exc, "context", "") or "").strip()
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    found: dict[str, Any] = {"loc": [], "msg": f"not valid YAML{where}: {problem}" + (f" ({context})" if context else "")}
+    found: WorkflowProblem = {"loc": [], "msg": f"not valid YAML{where}: {problem}" + (f" ({context})" if context else "")}
     if mark is not None:
-        found.update(line=mark.line + 1, column=mark.column + 1)
+        found.update({"line": mark.line + 1, "column": mark.column + 1})
     return found
 
 
@@ -424,7 +425,7 @@ def delete(session: Session, project_root: Path, name: str, *, force: bool) -> N
     _changed()
 
 
-def workflow_response(wf: Workflow) -> dict[str, Any]:
+def workflow_response(wf: Workflow) -> WorkflowResponse:
     """WorkflowResponse: the definition, its YAML ``content``, ``valid`` and ``problems``."""
     return {"name": wf.name, "description": wf.description, "record_schema": wf.record_schema,
             "triggers": wf.triggers, "save": wf.save, "content": wf.content, "valid": not wf.problems,
