@@ -393,24 +393,45 @@ class _Import:
 
     def read_row(self, collection: Collection, fixed: _Plan | None, plans: dict[str, _Plan], number: int,
                  cells: Cells) -> _Pending:
-        """Row ``number``'s schema, cells read as its fields' values and key matched; its
-        problems so far kept (not yet noted) in the order met."""
+        """Row ``number``'s schema (``fixed``, else the one its ``schema_name`` cell names:
+        :meth:`row_plan`), cells read as its fields' values (:meth:`read_cells`) and key matched
+        (:meth:`match_key`); its problems so far kept (not yet noted) in the order met. The
+        :class:`_Pending`'s ``row`` is None when the row's schema is unknown."""
         pending = _Pending(number)
-        plan = fixed
+        plan = fixed if fixed is not None else self.row_plan(collection, plans, number, cells, pending)
         if plan is None:
-            given = cell_at(cells, self.index["schema_name"])
-            name = str(given).strip() if not blank(given) else ""
-            plan = plans.get(name)
-            if plan is None:
-                problem = (f"schema_name: collection {collection.name!r} is not for schema {name!r}" if name
-                           else "schema_name: no schema named")
-                pending.note(problem, field="schema_name", kind="unknown_schema", value=given)
-                return pending
-            for column in self.index:
-                if (column not in plan.mapping and column not in self.skip
-                        and not blank(cell_at(cells, self.index[column]))
-                        and any(column in p.mapping for p in plans.values())):
-                    pending.note(f"{column}: not a field of schema {name!r}", field=column, kind="unknown_field")
+            return pending
+        pending.row = row = _Row(number, plan, self.read_cells(plan, cells, pending))
+        if plan.keys is not None:
+            self.match_key(collection, plan.keys, row, pending)
+        return pending
+
+    def row_plan(self, collection: Collection, plans: dict[str, _Plan], number: int, cells: Cells,
+                 pending: _Pending) -> _Plan | None:
+        """The plan of the schema row ``number``'s ``schema_name`` cell names (``plans`` by schema
+        name), or None with an ``unknown_schema`` problem kept in ``pending``. Keeps an
+        ``unknown_field`` problem for each filled column naming a field of another of the
+        collection's schemas but not of this one, in column order."""
+        given = cell_at(cells, self.index["schema_name"])
+        name = str(given).strip() if not blank(given) else ""
+        plan = plans.get(name)
+        if plan is None:
+            problem = (f"schema_name: collection {collection.name!r} is not for schema {name!r}" if name
+                       else "schema_name: no schema named")
+            pending.note(problem, field="schema_name", kind="unknown_schema", value=given)
+            return None
+        for column in self.index:
+            if (column not in plan.mapping and column not in self.skip
+                    and not blank(cell_at(cells, self.index[column]))
+                    and any(column in p.mapping for p in plans.values())):
+                pending.note(f"{column}: not a field of schema {name!r}", field=column, kind="unknown_field")
+        return plan
+
+    def read_cells(self, plan: _Plan, cells: Cells, pending: _Pending) -> dict[str, Any]:
+        """The row's values (field name → value) read from its ``cells`` for the fields the
+        plan's columns name. Blank cells and missing markers are left out (their field names
+        added to ``pending.blanks``); a cell that cannot be read is left out with a problem kept
+        in ``pending`` (its field name added to ``pending.unread``)."""
         data: dict[str, Any] = {}
         get, width = (cells.get if isinstance(cells, dict) else None), len(cells)  # cell_at, inline: every cell
         for column, f in plan.mapping.items():
@@ -424,19 +445,22 @@ class _Import:
             except ValueProblem as exc:
                 pending.unread.add(f.name)
                 pending.note(f"{f.name}: {exc.msg}", field=f.name, kind=exc.type_, value=cell)
-        pending.row = row = _Row(number, plan, data)
-        if plan.keys is not None:
-            key: dict[str, Any] = {}
-            for f in plan.keys.fields:
-                try:
-                    key[f.id] = coerce_value(f.type, f.restrictions or {}, data.get(f.name), tz=collection.timezone)
-                except ValueProblem:
-                    key[f.id] = None  # reported with the row's values below
-            rid, key_problem, kind = plan.keys.match(number, key)
-            if key_problem:
-                pending.after_parent.append((key_problem, {"field": "key", "kind": kind}))
-            row.record_id = rid
-        return pending
+        return data
+
+    def match_key(self, collection: Collection, keys: KeyIndex, row: _Row, pending: _Pending) -> None:
+        """Set ``row.record_id`` to the existing record the row's key values name (None: a new
+        record). Key values that cannot be coerced count as missing (the row's value check
+        reports them); a key problem (clash, duplicate) is kept in ``pending.after_parent``."""
+        key: dict[str, Any] = {}
+        for f in keys.fields:
+            try:
+                key[f.id] = coerce_value(f.type, f.restrictions or {}, row.data.get(f.name), tz=collection.timezone)
+            except ValueProblem:
+                key[f.id] = None  # reported with the row's values below
+        rid, key_problem, kind = keys.match(row.number, key)
+        if key_problem:
+            pending.after_parent.append((key_problem, {"field": "key", "kind": kind}))
+        row.record_id = rid
 
     def merge(self, read: list[_Pending], collection: Collection,
               lookup: Any) -> dict[int, tuple[dict[str, Any], list[dict[str, Any]]]]:
@@ -535,7 +559,12 @@ class _Import:
 
     # ------------------------------------------------------------------------- writing
     def write(self, collection: Collection, rows: list[_Row]) -> None:
-        ctx, s, log = self.ctx, self.s, self.log
+        """Write the checked ``rows`` in the import's batch (the client's, else one opened here:
+        ``result.batch_id``): first the bare records for missing references, then the new
+        records set-based (:meth:`write_creates`), then the edits one by one
+        (:meth:`write_update`). Row problems are noted in :attr:`log`; without ``skip_bad`` a
+        problem in the new records stops the write before the edits."""
+        ctx = self.ctx
         if ctx.batch_id is None:
             ctx.batch_id = audit.open_batch(ctx, "import", label=self.table.name).id
         self.result.batch_id = ctx.batch_id
@@ -543,49 +572,75 @@ class _Import:
             self.refs.write(ctx, _references_named(rows))
         creates = [r for r in rows if r.record_id is None]
         updates = [r for r in rows if r.record_id is not None]
-        while creates:
-            if self.progress:
-                self.progress.phase("writing", len(creates) + len(updates))
-            bodies = _Bodies(creates)
-            before = len(ctx.changes)
-            try:
-                with s.begin_nested():
-                    bulk_create_records(ctx, collection.id, bodies, ids=[r.new_id for r in creates], cache=self.cache,
-                                        progress=self.progress.advance if self.progress else None,
-                                        stored=[r.stored or {} for r in creates])
-            except RowProblems as exc:
-                del ctx.changes[before:]
-                for i, message in exc.problems:
-                    log.add(creates[i].number, message)
-                if not self.opts.skip_bad:
-                    return
-                bad = {i for i, _ in exc.problems}
-                creates = [r for i, r in enumerate(creates) if i not in bad]
-                continue
-            self.result.created = len(creates)
-            break
-        if self.progress and not creates:
+        written = self.write_creates(collection, creates, len(updates))
+        if written is None:
+            return
+        if self.progress and not written:
             self.progress.phase("writing", len(updates))
         for row in updates:
-            abandon.check()
-            before = len(ctx.changes)
-            body: dict[str, Any] = {"data": row.data}
-            if row.parent_given:
-                body["parent_record_id"] = row.parent
-            try:
-                with s.begin_nested():
-                    update_record(ctx, str(row.record_id), body)
-            except BenchbookError as exc:
-                del ctx.changes[before:]
-                log.add(row.number, exc.detail)
-                continue
-            finally:
-                if self.progress:
-                    self.progress.advance(1)
-            if len(ctx.changes) > before:
-                self.result.updated += 1
-            else:
-                self.result.unchanged += 1
+            self.write_update(row)
+
+    def write_creates(self, collection: Collection, creates: list[_Row], updates: int) -> list[_Row] | None:
+        """Create the new records of ``creates`` in one bulk write (in a savepoint), starting
+        the ``writing`` phase of ``len(creates) + updates`` rows. When rows have problems they
+        are noted and, with ``skip_bad``, the write is retried without them. Returns the rows
+        created (``result.created`` their count; empty when none were left), or None when rows
+        had problems without ``skip_bad`` (nothing created)."""
+        while creates:
+            if self.progress:
+                self.progress.phase("writing", len(creates) + updates)
+            problems = self.bulk_create(collection, creates)
+            if problems is None:
+                self.result.created = len(creates)
+                return creates
+            if not self.opts.skip_bad:
+                return None
+            bad = {i for i, _ in problems}
+            creates = [r for i, r in enumerate(creates) if i not in bad]
+        return creates
+
+    def bulk_create(self, collection: Collection, creates: list[_Row]) -> list[tuple[int, str]] | None:
+        """One try of the bulk create of ``creates``, in a savepoint. Returns the problems
+        ``(index in creates, message)`` it raised (each noted in :attr:`log`; the savepoint and
+        the changes it noted dropped), None when all were created."""
+        ctx = self.ctx
+        before = len(ctx.changes)
+        try:
+            with self.s.begin_nested():
+                bulk_create_records(ctx, collection.id, _Bodies(creates), ids=[r.new_id for r in creates],
+                                    cache=self.cache, progress=self.progress.advance if self.progress else None,
+                                    stored=[r.stored or {} for r in creates])
+        except RowProblems as exc:
+            del ctx.changes[before:]
+            for i, message in exc.problems:
+                self.log.add(creates[i].number, message)
+            return exc.problems
+        return None
+
+    def write_update(self, row: _Row) -> None:
+        """Write the edit of matched ``row`` (``records.writes.update_record`` in a savepoint),
+        counting it ``updated`` or ``unchanged``; a refused edit is noted in :attr:`log` (its
+        savepoint and changes dropped). Advances the progress by one row either way."""
+        abandon.check()
+        ctx = self.ctx
+        before = len(ctx.changes)
+        body: dict[str, Any] = {"data": row.data}
+        if row.parent_given:
+            body["parent_record_id"] = row.parent
+        try:
+            with self.s.begin_nested():
+                update_record(ctx, str(row.record_id), body)
+        except BenchbookError as exc:
+            del ctx.changes[before:]
+            self.log.add(row.number, exc.detail)
+            return
+        finally:
+            if self.progress:
+                self.progress.advance(1)
+        if len(ctx.changes) > before:
+            self.result.updated += 1
+        else:
+            self.result.unchanged += 1
 
     def finish(self) -> ImportResult:
         result, log = self.result, self.log
