@@ -152,27 +152,48 @@ def file_figures(session: Session) -> tuple[int | None, int | None]:
 
 
 def compact(entry: AuditEntry, same: set[tuple[str, str]]) -> None:
-    """Rewrite ``entry`` without the unchanged keys ``same`` (``(scope, key)`` pairs), without
-    ``changes`` rows for those keys whose before equals after, and (a record's edit) without the
-    ``id`` and ``dataset_id`` its own columns hold (migration 0026)."""
+    """Rewrite ``entry`` without the unchanged keys ``same`` (``(scope, key)`` pairs, ``scope``
+    ``top`` or ``data``: :func:`_drop_same`), without ``changes`` rows for those keys whose before
+    equals after (:func:`_changes_kept`), and (a record's edit) without the ``id`` and
+    ``dataset_id`` its own columns hold (migration 0026: :func:`_drop_own_columns`)."""
     old, new = dict(entry.old_data or {}), dict(entry.new_data or {})
+    dropped = _drop_same(old, new, same)
+    if entry.entity_type == "record":  # what the entry's own columns hold (migration 0026)
+        _drop_own_columns(entry, old, new)
+    entry.old_data, entry.new_data = old, new
+    entry.changes = _changes_kept(entry.changes, dropped)
+
+
+def _drop_same(old: dict[str, Any], new: dict[str, Any], same: set[tuple[str, str]]) -> set[str]:
+    """Drop from the edit's ``old`` and ``new`` data (changed in place) the unchanged keys
+    ``same``: ``("top", key)`` a top-level key, ``("data", key)`` a key of ``data`` (whose
+    dicts are rebuilt without them, ``{}`` when a side had none). Returns the keys dropped."""
+    top = {k for scope, k in same if scope == "top"}
     data_keys = {k for scope, k in same if scope == "data"}
-    for scope, key in same:
-        if scope == "top":
-            old.pop(key, None)
-            new.pop(key, None)
+    for key in top:
+        old.pop(key, None)
+        new.pop(key, None)
     if data_keys:
         old["data"] = {k: v for k, v in (old.get("data") or {}).items() if k not in data_keys}
         new["data"] = {k: v for k, v in (new.get("data") or {}).items() if k not in data_keys}
-    dropped = data_keys | {k for scope, k in same if scope == "top"}
-    if entry.entity_type == "record":  # what the entry's own columns hold (migration 0026)
-        for key, column in FROM_ENTRY:
-            for side in (old, new):
-                if key in side and side[key] == getattr(entry, column):
-                    del side[key]
-    entry.old_data, entry.new_data = old, new
-    entry.changes = [c for c in entry.changes or []
-                     if not (isinstance(c, dict) and c.get("field") in dropped and c.get("before") == c.get("after"))]
+    return data_keys | top
+
+
+def _drop_own_columns(entry: AuditEntry, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """Drop from a record entry's ``old`` and ``new`` data (changed in place) each key of
+    :data:`~benchbook.persistence.entry_triggers.FROM_ENTRY` whose value the entry's own column
+    holds."""
+    for key, column in FROM_ENTRY:
+        for side in (old, new):
+            if key in side and side[key] == getattr(entry, column):
+                del side[key]
+
+
+def _changes_kept(changes: list[Any] | None, dropped: set[str]) -> list[Any]:
+    """The ``changes`` rows left when those of a ``dropped`` field whose before equals after go
+    (rows that are not dicts stay)."""
+    return [c for c in changes or []
+            if not (isinstance(c, dict) and c.get("field") in dropped and c.get("before") == c.get("after"))]
 
 
 def _lock_records(session: Session, entry_ids: list[str]) -> None:
