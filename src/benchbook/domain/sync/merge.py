@@ -48,26 +48,61 @@ def push(ctx: Ctx, device: str, entries: list[dict[str, Any]]) -> dict[str, Any]
     What is known already (the answers stored, the entries held, the records named) is read
     once for the whole push, the catalog once (again after a catalog entry); a run of creates of
     one collection goes through the bulk path together (:mod:`.creates`); the new answers are
-    stored with one statement."""
+    stored with one statement. ``results`` follows ``entries``, one per entry (an id sent twice
+    gets the same answer twice); a refused entry is a ``rejected`` answer, not an error."""
     s = ctx.session
     ids = [e["id"] for e in entries]
+    stored, held = _known(s, ids)
+    present = _present(s, entries)
+    deleting = {e["entity_id"] for e in entries if e.get("entity_type") == "record" and e.get("action") == "delete"}
+    fresh = _apply_all(ctx, device, _unseen(entries, set(stored) | held), present, deleting)
+    answers = [stored.get(i) or fresh.get(i) or {"id": i, "status": "duplicate", "seq": None, "rows": []}
+               for i in ids]
+    head = feed.number(s)
+    _store(s, device, fresh)
+    return {"results": answers, "head": head}
+
+
+def _known(session: Session, ids: list[str]) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """``(stored, held)`` for the entry ids ``ids``: the answers stored for them (entry id →
+    answer) and those held here as entries already, read a chunk at a time."""
     stored: dict[str, dict[str, Any]] = {}
     held: set[str] = set()
     for part in chunks(ids):
-        stored.update((a.entry_id, dict(a.answer)) for a in s.scalars(select(SyncAnswer).where(
+        stored.update((a.entry_id, dict(a.answer)) for a in session.scalars(select(SyncAnswer).where(
             SyncAnswer.entry_id.in_(part))))
-        held.update(s.scalars(select(AuditEntry.id).where(AuditEntry.id.in_(part))))
+        held.update(session.scalars(select(AuditEntry.id).where(AuditEntry.id.in_(part))))
+    return stored, held
+
+
+def _present(session: Session, entries: list[dict[str, Any]]) -> set[str]:
+    """Ids of the records the entries name that are here, read into the session (each
+    ``get`` of one later is free)."""
     present: set[str] = set()
     for part in chunks(sorted({e["entity_id"] for e in entries if e.get("entity_type") == "record"})):
-        # into the session: each get below is free
-        present.update(r.id for r in s.scalars(select(Record).where(Record.id.in_(part))))
-    deleting = {e["entity_id"] for e in entries if e.get("entity_type") == "record" and e.get("action") == "delete"}
-    fresh: dict[str, dict[str, Any]] = {}
-    todo, seen = [], set(stored) | held
+        present.update(r.id for r in session.scalars(select(Record).where(Record.id.in_(part))))
+    return present
+
+
+def _unseen(entries: list[dict[str, Any]], seen: set[str]) -> list[dict[str, Any]]:
+    """The entries whose id is not in ``seen``, in order, each id once (one sent twice in one
+    push is answered once). ``seen`` takes their ids."""
+    todo = []
     for entry in entries:
-        if entry["id"] not in seen:  # sent twice in one push: answered once
+        if entry["id"] not in seen:
             seen.add(entry["id"])
             todo.append(entry)
+    return todo
+
+
+def _apply_all(ctx: Ctx, device: str, todo: list[dict[str, Any]], present: set[str],
+               deleting: set[str]) -> dict[str, dict[str, Any]]:
+    """Apply ``todo`` (entries not seen before, in order) a run at a time (:func:`.creates.runs`):
+    a run of several creates through the bulk path, any other entry alone, the catalog read
+    again after a catalog entry. Returns entry id → answer (``seq`` still None). ``present``
+    takes the records the entries made."""
+    s = ctx.session
+    fresh: dict[str, dict[str, Any]] = {}
     cache = SchemaCache(s)
     for group in creates.runs(todo, present):
         if len(group) > 1:
@@ -80,21 +115,24 @@ def push(ctx: Ctx, device: str, entries: list[dict[str, Any]]) -> dict[str, Any]
         ctx.changes.clear()  # a change that arrives by sync starts no workflow here
         present.update(e["entity_id"] for e in group if e.get("entity_type") == "record")
         fresh.update((a["id"], a) for a in answered)
-    answers = [stored.get(i) or fresh.get(i) or {"id": i, "status": "duplicate", "seq": None, "rows": []}
-               for i in ids]
-    head = feed.number(s)
+    return fresh
+
+
+def _store(session: Session, device: str, fresh: dict[str, dict[str, Any]]) -> None:
+    """Number the new answers that wrote something (``applied``, ``merged``, ``conflict``) with
+    their entry's ``seq`` (in place: the push's results hold the same dicts) and store them,
+    stamped ``device``, in one statement; a ``conflict`` whose entry was not kept is not stored."""
     wrote = [a for a in fresh.values() if a["status"] in ("applied", "merged", "conflict")]
     seqs: dict[str, int | None] = {}
     for part in chunks([a["id"] for a in wrote]):
-        seqs.update(s.execute(select(AuditEntry.id, AuditEntry.seq).where(AuditEntry.id.in_(part))).all())
+        seqs.update(session.execute(select(AuditEntry.id, AuditEntry.seq).where(AuditEntry.id.in_(part))).all())
     keep = []
     for answer in wrote:
         answer["seq"] = seqs.get(answer["id"])
         if answer["seq"] is not None or answer["status"] != "conflict":
             keep.append({"entry_id": answer["id"], "device": device, "answer": answer, "created_at": utcnow()})
     if keep:
-        s.execute(insert(SyncAnswer), keep)
-    return {"results": answers, "head": head}
+        session.execute(insert(SyncAnswer), keep)
 
 
 def _one(ctx: Ctx, device: str, entry: dict[str, Any], deleting: set[str], cache: SchemaCache) -> dict[str, Any]:
