@@ -12,6 +12,7 @@ event in history.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,48 +91,75 @@ class _Outcome:
 
 
 def _simulate(session: Session, sel: Selection) -> tuple[list[Row[Any]], int, int]:
-    """Order the set's records parent-first and tell which would be blocked.
-    Returns (records to restore in order, blocked records, records returning with collections)."""
-    coll_ids = {c.id for c in sel.collections}
-    coll_ops = {c.delete_op for c in sel.collections if c.delete_op}
-    with_collections = [r for r in sel.records if r.dataset_id in coll_ids and r.delete_op in coll_ops]
-    returning = {r.id for r in with_collections}
-    if coll_ops:
-        returning |= set(session.scalars(select(Record.id).where(Record.dataset_id.in_(coll_ids),
-                                                                 Record.delete_op.in_(coll_ops))))
-    schema_ids = {s.id for s in sel.schemas}
-    dead_collections = set(session.scalars(select(Collection.id).where(Collection.deleted_at.is_not(None)))) - coll_ids
-    dead_schemas = set(session.scalars(select(Schema.id).where(Schema.deleted_at.is_not(None)))) - schema_ids
+    """Order the set's records parent-first and tell which would be blocked (their schema or
+    collection deleted and not in the set, or a deleted ancestor that does not come back).
+    Returns (records to restore in order, blocked records, records returning with collections).
+    Queries: the records the set's collections bring back, the deleted collections and schemas,
+    then the candidates' ancestors a generation at a time."""
+    returning = _returning_with_collections(session, sel)
+    dead_collections, dead_schemas = _dead_owners(session, sel)
     candidates = {r.id: r for r in sel.records if r.id not in returning}
-    parents: dict[str, tuple[str | None, bool]] = {}
-    frontier = {r.parent_id for r in candidates.values() if r.parent_id}
-    while frontier:
-        rows = session.execute(select(Record.id, Record.parent_id, Record.deleted_at).where(
-            Record.id.in_(list(frontier)))).all()
-        for rid, pid, deleted_at in rows:
-            parents[rid] = (pid, deleted_at is not None)
-        frontier = {pid for _, pid, _ in rows if pid and pid not in parents}
+    parents = _ancestors(session, candidates.values())
     live_after = returning | set(candidates)
-
-    def depth_and_blocked(rec: Row[Any]) -> tuple[int, bool]:
-        depth, blocked, pid = 0, False, rec.parent_id
-        while pid:
-            depth += 1
-            up, deleted = parents.get(pid, (None, False))
-            if deleted and pid not in live_after:
-                blocked = True
-            pid = up
-        return depth, blocked
-
     ordered, blocked = [], 0
     for rec in candidates.values():
-        depth, is_blocked = depth_and_blocked(rec)
+        depth, is_blocked = _depth_and_blocked(rec, parents, live_after)
         if is_blocked or rec.dataset_id in dead_collections or rec.schema_id in dead_schemas:
             blocked += 1
         else:
             ordered.append((depth, rec.id, rec))
     ordered.sort(key=lambda t: (t[0], t[1]))
     return [r for _, _, r in ordered], blocked, len(returning)
+
+
+def _returning_with_collections(session: Session, sel: Selection) -> set[str]:
+    """Ids of the records that come back with the set's collections: those their deletes took
+    (the set's records among them, and any other the database holds)."""
+    coll_ids = {c.id for c in sel.collections}
+    coll_ops = {c.delete_op for c in sel.collections if c.delete_op}
+    returning = {r.id for r in sel.records if r.dataset_id in coll_ids and r.delete_op in coll_ops}
+    if coll_ops:
+        returning |= set(session.scalars(select(Record.id).where(Record.dataset_id.in_(coll_ids),
+                                                                 Record.delete_op.in_(coll_ops))))
+    return returning
+
+
+def _dead_owners(session: Session, sel: Selection) -> tuple[set[str], set[str]]:
+    """``(collection ids, schema ids)`` deleted and not in the set: they stay deleted, and so
+    do the records in them."""
+    coll_ids = {c.id for c in sel.collections}
+    schema_ids = {s.id for s in sel.schemas}
+    dead_collections = set(session.scalars(select(Collection.id).where(Collection.deleted_at.is_not(None)))) - coll_ids
+    dead_schemas = set(session.scalars(select(Schema.id).where(Schema.deleted_at.is_not(None)))) - schema_ids
+    return dead_collections, dead_schemas
+
+
+def _ancestors(session: Session, records: Iterable[Row[Any]]) -> dict[str, tuple[str | None, bool]]:
+    """The ancestors of ``records``, read a generation at a time: record id → (its parent's
+    id or None, whether it is deleted)."""
+    parents: dict[str, tuple[str | None, bool]] = {}
+    frontier = {r.parent_id for r in records if r.parent_id}
+    while frontier:
+        rows = session.execute(select(Record.id, Record.parent_id, Record.deleted_at).where(
+            Record.id.in_(list(frontier)))).all()
+        for rid, pid, deleted_at in rows:
+            parents[rid] = (pid, deleted_at is not None)
+        frontier = {pid for _, pid, _ in rows if pid and pid not in parents}
+    return parents
+
+
+def _depth_and_blocked(rec: Row[Any], parents: dict[str, tuple[str | None, bool]],
+                       live_after: set[str]) -> tuple[int, bool]:
+    """``(how many ancestors rec has, whether one of them is deleted and not in live_after)``,
+    walking ``parents`` (:func:`_ancestors`)."""
+    depth, blocked, pid = 0, False, rec.parent_id
+    while pid:
+        depth += 1
+        up, deleted = parents.get(pid, (None, False))
+        if deleted and pid not in live_after:
+            blocked = True
+        pid = up
+    return depth, blocked
 
 
 def plan(session: Session, *, batch: str | None = None, tree: Any = None, q: str | None = None) -> dict[str, Any]:
