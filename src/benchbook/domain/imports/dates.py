@@ -93,24 +93,47 @@ def _serial(value: float) -> datetime:
 
 def parse_moment(value: Any, rules: DateRules) -> datetime | date | None:
     """``value`` as a ``date`` (no time given) or ``datetime`` (naive, or aware when it has an
-    offset), or None when it is in none of the understood forms."""
+    offset), or None when it is in none of the understood forms (module docstring): text is
+    read by :func:`_text_moment`, anything else by :func:`_cell_moment`. Raises nothing."""
+    if isinstance(value, str):
+        return _text_moment(value.strip(), rules)
+    return _cell_moment(value)
+
+
+def _cell_moment(value: Any) -> datetime | date | None:
+    """A cell that is not text: a ``date``/``datetime`` as it is, a number (not a bool) as an
+    Excel serial day number when in range; None otherwise."""
     if isinstance(value, (datetime, date)):
         return value
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if isinstance(value, (int, float)):
-        try:
-            return _serial(float(value))
-        except (ValueError, OverflowError):
-            return None
-    if not isinstance(value, str):
+    try:
+        return _serial(float(value))
+    except (ValueError, OverflowError):
         return None
-    text = value.strip()
+
+
+def _text_moment(text: str, rules: DateRules) -> datetime | date | None:
+    """Stripped ``text`` read in the first form that fits: ``rules.date_format``, then the ISO
+    forms (:func:`_iso_moment`), then year-first, day-month and serial text
+    (:func:`_written_moment`); None when none does or a number is out of range."""
     if rules.date_format:
         try:
             return datetime.strptime(text, rules.date_format)
         except ValueError:
             pass
+    moment = _iso_moment(text)
+    if moment is not None:
+        return moment
+    try:
+        return _written_moment(text, rules)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _iso_moment(text: str) -> datetime | date | None:
+    """``text`` as an ISO 8601 date (also basic and week dates) or, longer and year first with
+    ``-``, an ISO datetime (a space for the ``T``); None when it is neither."""
     try:
         if "-" in text[:5] or "W" in text[:6] or (len(text) == 8 and text.isdigit()):
             return date.fromisoformat(text)
@@ -121,18 +144,23 @@ def parse_moment(value: Any, rules: DateRules) -> datetime | date | None:
             return datetime.fromisoformat(text.replace(" ", "T", 1))
     except ValueError:
         pass
-    try:
-        if m := _YMD.fullmatch(text):
-            return _assemble(int(m["y"]), int(m["m"]), int(m["d"]), m)
-        if (m := _NNY.fullmatch(text)) and not rules.date_format:
-            first, second = int(m["a"]), int(m["b"])
-            dayfirst = rules.dayfirst if rules.dayfirst is not None else m["sep"] == "."
-            day, month = (first, second) if dayfirst else (second, first)
-            return _assemble(int(m["y"]), month, day, m)
-        if _SERIAL_TEXT.fullmatch(text):
-            return _serial(float(text))
-    except (ValueError, OverflowError):
-        return None
+    return None
+
+
+def _written_moment(text: str, rules: DateRules) -> datetime | None:
+    """``text`` in a year-first (``2012/01/31``) or day-month form (``31/01/2012``; not with a
+    ``date_format``: the day is first per ``rules.dayfirst``, else when dots separate), or as
+    serial text (five digits); None when in none. Raises ``ValueError``/``OverflowError`` when a
+    number is out of range."""
+    if m := _YMD.fullmatch(text):
+        return _assemble(int(m["y"]), int(m["m"]), int(m["d"]), m)
+    if (m := _NNY.fullmatch(text)) and not rules.date_format:
+        first, second = int(m["a"]), int(m["b"])
+        dayfirst = rules.dayfirst if rules.dayfirst is not None else m["sep"] == "."
+        day, month = (first, second) if dayfirst else (second, first)
+        return _assemble(int(m["y"]), month, day, m)
+    if _SERIAL_TEXT.fullmatch(text):
+        return _serial(float(text))
     return None
 
 
