@@ -10,6 +10,7 @@ from typing import Any, get_type_hints
 import pytest
 import yaml
 
+from benchbook.domain.catalog.shapes import FieldResponse, SchemaResponse
 from benchbook.domain.file_shapes import FileInfoResponse, FileResponse
 from benchbook.domain.history.shapes import (
     AuditBatchResponse,
@@ -82,6 +83,8 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (WorkflowResponse, ("WorkflowResponse",)),
     (WorkflowStep, ("WorkflowStep",)),
     (WorkflowProblem, ("WorkflowProblem",)),
+    (FieldResponse, ("FieldResponse",)),
+    (SchemaResponse, ("SchemaResponse",)),
 ]
 
 

@@ -5,17 +5,18 @@ from typing import Any
 
 from benchbook.domain.catalog import schemas as domain
 from benchbook.domain.catalog.lookup import find_schema
+from benchbook.domain.catalog.shapes import SchemaResponse
 from benchbook.handlers.uow import read, write
 
 Body = dict[str, Any]
 
 
-def list_schemas() -> tuple[list[Body], int]:
+def list_schemas() -> tuple[list[SchemaResponse], int]:
     with read() as s:
         return domain.list_schemas(s), 200
 
 
-def list_deleted_schemas() -> tuple[list[Body], int]:
+def list_deleted_schemas() -> tuple[list[SchemaResponse], int]:
     with read() as s:
         return domain.list_schemas(s, deleted=True), 200
 
@@ -24,17 +25,17 @@ def list_field_types() -> tuple[list[Body], int]:
     return domain.field_types(), 200
 
 
-def create_schema(body: Body) -> tuple[Body, int]:
+def create_schema(body: Body) -> tuple[SchemaResponse, int]:
     with write() as ctx:
         return domain.schema_response(ctx.session, domain.create_schema(ctx, body)), 201
 
 
-def get_schema(name: str) -> tuple[Body, int]:
+def get_schema(name: str) -> tuple[SchemaResponse, int]:
     with read() as s:
         return domain.schema_response(s, find_schema(s, name)), 200
 
 
-def update_schema(name: str, body: Body) -> tuple[Body, int]:
+def update_schema(name: str, body: Body) -> tuple[SchemaResponse, int]:
     with write() as ctx:
         return domain.schema_response(ctx.session, domain.update_schema(ctx, name, body)), 200
 
@@ -45,7 +46,7 @@ def delete_schema(name: str) -> tuple[None, int]:
     return None, 204
 
 
-def restore_schema(name: str) -> tuple[Body, int]:
+def restore_schema(name: str) -> tuple[SchemaResponse, int]:
     with write() as ctx:
         return domain.schema_response(ctx.session, domain.restore_schema(ctx, name)), 200
 
@@ -61,6 +62,6 @@ def purge_schema(name: str) -> tuple[None, int]:
     return None, 204
 
 
-def set_unique_keys(name: str, body: Body) -> tuple[Body, int]:
+def set_unique_keys(name: str, body: Body) -> tuple[SchemaResponse, int]:
     with write() as ctx:
         return domain.schema_response(ctx.session, domain.set_unique_keys(ctx, name, body["keys"])), 200

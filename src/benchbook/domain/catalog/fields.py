@@ -5,6 +5,7 @@ show as ``deleted_fields`` and come back into ``data`` when the field is restore
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -13,14 +14,15 @@ from sqlalchemy.orm import Session
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import fields_of, find_field, find_schema
 from benchbook.domain.catalog.naming import rename_in_template
+from benchbook.domain.catalog.shapes import FieldResponse
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
 from benchbook.persistence.tables import Field, Record, RecordLink, Schema, utcnow
 
 
-def field_response(f: Field) -> dict[str, Any]:
-    """FieldResponse."""
+def field_response(f: Field) -> FieldResponse:
+    """FieldResponse: every key, the optional ones too."""
     return {"id": f.id, "name": f.name, "label": f.label, "type": f.type, "required": f.required,
             "restrictions": f.restrictions or {}, "default": f.default, "position": f.position,
             "deleted_at": f.deleted_at.isoformat() if f.deleted_at else None}
@@ -95,7 +97,7 @@ def update_field(ctx: Ctx, schema_name: str, field_name: str, body: dict[str, An
     s = ctx.session
     schema = find_schema(s, schema_name)
     field = find_field(s, schema, field_name)
-    before = field_response(field)
+    before: Mapping[str, Any] = field_response(field)
     if body.get("rename") and body["rename"] != field.name:
         if s.scalar(select(Field.id).where(Field.schema_id == schema.id, Field.name == body["rename"],
                                            Field.deleted_at.is_(None))):
@@ -110,7 +112,7 @@ def update_field(ctx: Ctx, schema_name: str, field_name: str, body: dict[str, An
         field.restrictions = _checked_restrictions(ctx, field.type, body["restrictions"], ["body"])
     if "default" in body and body["default"] is not None:
         field.default = _checked_default(field.type, field.restrictions, body["default"], ["body"])
-    after = field_response(field)
+    after: Mapping[str, Any] = field_response(field)
     changed = [k for k in after if after[k] != before[k]]
     if changed:
         schema.updated_at = utcnow()

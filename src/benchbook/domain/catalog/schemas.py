@@ -10,6 +10,7 @@ from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.fields import add_field, field_response
 from benchbook.domain.catalog.lookup import fields_of, find_schema, refuse_reserved
 from benchbook.domain.catalog.naming import check_template
+from benchbook.domain.catalog.shapes import SchemaResponse
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
@@ -41,8 +42,9 @@ def template_fields(session: Session, schema: Schema, own: set[str] | None = Non
     return names
 
 
-def schema_response(session: Session, schema: Schema) -> dict[str, Any]:
-    """SchemaResponse: ``fields`` in order, ``unique_keys`` as field names, ``parent`` by name."""
+def schema_response(session: Session, schema: Schema) -> SchemaResponse:
+    """SchemaResponse (every key, the optional ones too): ``fields`` in order, ``unique_keys`` as
+    field names, ``parent`` by name."""
     fields = fields_of(session, schema.id)
     names = {f.id: f.name for f in fields}
     parent = session.get(Schema, schema.parent_id) if schema.parent_id else None
@@ -61,10 +63,10 @@ def _identity(schema: Schema) -> dict[str, Any]:
 
 
 def _snapshot(session: Session, schema: Schema) -> dict[str, Any]:
-    return schema_response(session, schema)
+    return dict(schema_response(session, schema))
 
 
-def list_schemas(session: Session, *, deleted: bool = False) -> list[dict[str, Any]]:
+def list_schemas(session: Session, *, deleted: bool = False) -> list[SchemaResponse]:
     """Live schemas by name, or deleted ones most recently deleted first."""
     if deleted:
         q = select(Schema).where(Schema.deleted_at.is_not(None)).order_by(Schema.deleted_at.desc())

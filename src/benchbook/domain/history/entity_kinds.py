@@ -75,7 +75,7 @@ def _record_delete(ctx: Ctx, record_id: str, force: bool) -> None:
 
 # ------------------------------------------------------------------ schemas
 def _schema_attributes(session: Session, schema: Schema) -> dict[str, Any]:
-    body = schema_rules.schema_response(session, schema)
+    body: dict[str, Any] = dict(schema_rules.schema_response(session, schema))
     body["field_order"] = [f["name"] for f in body["fields"]]
     return body
 
@@ -107,7 +107,7 @@ KINDS: dict[str, EntityKind] = {
     "view": EntityKind(View, view_rules.view_response, view_rules.revert_attributes,
                        lambda ctx, id_, _force: view_rules.delete_view_by_id(ctx, id_), view_rules.restore_view),
     "field": EntityKind(
-        Field, lambda _session, field: field_rules.field_response(field), _field_put_back,
+        Field, lambda _session, field: dict(field_rules.field_response(field)), _field_put_back,
         lambda ctx, id_, _force: field_rules.delete_field(ctx, schema_of_field(ctx.session, id_), id_),
         lambda ctx, id_: field_rules.restore_field(ctx, schema_of_field(ctx.session, id_), id_)),
 }

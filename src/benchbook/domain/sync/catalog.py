@@ -9,7 +9,7 @@ Each catalog entry is the work of one catalog function, so one is called per ent
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -32,7 +32,7 @@ def thing_of(session: Session, entity_type: str, entity_id: str) -> Any:
     return session.get(model, entity_id)
 
 
-def attributes_of(session: Session, entity_type: str, thing: Any) -> dict[str, Any]:
+def attributes_of(session: Session, entity_type: str, thing: Any) -> Mapping[str, Any]:
     """The thing's attributes as its entries write them (a schema's also ``field_order``)."""
     if entity_type == "schema":
         return {**schemas.schema_response(session, thing),

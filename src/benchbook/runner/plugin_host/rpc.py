@@ -40,6 +40,7 @@ from typing import Any
 from benchbook.domain import files
 from benchbook.domain.catalog.lookup import find_schema
 from benchbook.domain.catalog.schemas import schema_response
+from benchbook.domain.catalog.shapes import SchemaResponse
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound
 from benchbook.domain.file_shapes import FileResponse
@@ -169,7 +170,7 @@ class HostOperations:
                                offset=0)
         return {"items": page["items"], "total": page["total"]}
 
-    def _get_schema(self, name: str) -> dict[str, Any]:
+    def _get_schema(self, name: str) -> SchemaResponse:
         return schema_response(self.ctx.session, find_schema(self.ctx.session, str(name)))
 
     def _store_file(self, filename: str, content: dict[str, Any]) -> FileResponse:

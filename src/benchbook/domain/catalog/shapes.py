@@ -1,0 +1,47 @@
+"""What the API shows of the catalog: a field (OpenAPI ``FieldResponse``) and a schema with its
+fields (``SchemaResponse``), as types: :mod:`.fields` and :mod:`.schemas` build them, the
+handlers answer them, and ``tests/test_response_shapes.py`` holds them to the document's keys.
+Times are ISO 8601 text.
+
+The builders write every key, the optional ones (``NotRequired``, as the document's
+``required`` leaves them) too.
+
+No ``from __future__ import annotations`` here: on Python 3.11 a TypedDict whose annotations
+are strings counts every ``NotRequired`` key as required (``__required_keys__``)."""
+from typing import Any, NotRequired, TypedDict
+
+
+class FieldResponse(TypedDict):
+    """OpenAPI ``FieldResponse``: a field of a schema: its stable ``id`` (records' values are
+    keyed by it), ``type`` (a field type's name), ``restrictions`` (``{}`` for none), ``default``
+    (any JSON value, None for none), ``position`` in the schema's field order and ``deleted_at``
+    (None while live)."""
+
+    id: str
+    name: str
+    label: NotRequired[str | None]
+    type: str
+    required: bool
+    restrictions: NotRequired[dict[str, Any]]
+    default: NotRequired[Any]
+    position: NotRequired[int]
+    deleted_at: NotRequired[str | None]
+
+
+class SchemaResponse(TypedDict):
+    """OpenAPI ``SchemaResponse``: a schema with its live ``fields`` in order, its
+    ``unique_keys`` as lists of field names, its ``parent`` schema by name (None for a top-level
+    schema) and ``deleted_at`` (None while live)."""
+
+    id: str
+    name: str
+    label: NotRequired[str | None]
+    description: NotRequired[str | None]
+    parent: NotRequired[str | None]
+    display_template: NotRequired[str | None]
+    fields: list[FieldResponse]
+    unique_keys: list[list[str]]
+    deleted_at: NotRequired[str | None]
+    created_at: NotRequired[str]
+    updated_at: NotRequired[str]
+
