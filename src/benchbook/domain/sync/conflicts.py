@@ -18,6 +18,7 @@ A row lives on the device's own audit entry it is about (``sync``); its id is
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import select, update
@@ -79,33 +80,12 @@ def _find(session: Session, row_id: str) -> tuple[AuditEntry, int, dict[str, Any
 def resolve(ctx: Ctx, row_id: str, take: str, *, value: Any = None, force: bool = False) -> dict[str, Any]:
     """Resolve row ``row_id`` by ``take`` (:data:`TAKES`); returns the row as listed. Raises
     ``NotFound``, ``Invalid`` (a take that does not apply to the row's kind, or a row resolved
-    already) and ``Conflict`` (``mine``/``value`` when the field changed since, without ``force``)."""
+    already) and ``Conflict`` (``mine``/``value`` when the field changed since, without ``force``).
+    The row is checked, the take's change made (:data:`_TAKE_CHANGES`), then the row closed."""
     s = ctx.session
     entry, index, r = _find(s, row_id)
-    if r.get("status") != "open":
-        raise Invalid(f"sync row {row_id} is resolved already ({r.get('resolution')})")
-    if take not in TAKES:
-        raise Invalid(f"take must be one of {', '.join(TAKES)}")
-    if take in ("mine", "value"):
-        if r["kind"] != "conflict" and not (r["kind"] == "rejected" and r.get("field")):
-            raise Invalid(f"'{take}' resolves a conflict about one field; this row is {r['kind']!r}")
-        chosen = r.get("yours") if take == "mine" else value
-        if entry.entity_type == "record":
-            _set_field(ctx, entry.entity_id, r, chosen, force=force)
-        else:
-            _set_attribute(ctx, entry, r, chosen, force=force)
-    elif take == "delete":
-        if r["kind"] != "edit_vs_delete":
-            raise Invalid("'delete' resolves an edit against a delete")
-        rec = s.get(Record, entry.entity_id)
-        if rec is not None and rec.deleted_at is None:
-            writes.delete_records(ctx, [rec], force=True)
-    elif take == "retry" and entry.action == "create" and entry.entity_type == "record":
-        _as_it_stands(s, entry)
-    elif take == "restore_above":
-        if r["kind"] != "edit_vs_delete" or r.get("attempted") != "update" or entry.entity_type != "record":
-            raise Invalid("'restore_above' resolves an edit of a record the authority deleted")
-        _restore_and_edit(ctx, entry, r.get("changes") or [])
+    _check_open(row_id, r, take)
+    _TAKE_CHANGES[take](ctx, entry, r, take, value, force)
     r.update(status="resolved", resolution=take)
     kept = list(entry.sync or [])
     kept[index] = r
@@ -113,6 +93,67 @@ def resolve(ctx: Ctx, row_id: str, take: str, *, value: Any = None, force: bool 
     if take == "retry":
         outbox.send_again(s, entry.id)
     return _listed(entry, index, r)
+
+
+def _check_open(row_id: str, r: dict[str, Any], take: str) -> None:
+    """Raise ``Invalid`` when row ``r`` is resolved already (checked first) or ``take`` is not
+    one of :data:`TAKES`."""
+    if r.get("status") != "open":
+        raise Invalid(f"sync row {row_id} is resolved already ({r.get('resolution')})")
+    if take not in TAKES:
+        raise Invalid(f"take must be one of {', '.join(TAKES)}")
+
+
+def _take_theirs(ctx: Ctx, entry: AuditEntry, r: dict[str, Any], take: str, value: Any, force: bool) -> None:
+    """``theirs``: the device shows the authority's state already; nothing to change."""
+
+
+def _take_chosen(ctx: Ctx, entry: AuditEntry, r: dict[str, Any], take: str, value: Any, force: bool) -> None:
+    """``mine`` / ``value``: set the row's field (a record's) or attribute (a catalog thing's)
+    to ``yours`` / ``value``. Raises ``Invalid`` for a row not about one field, ``Conflict``
+    (unless ``force``), ``NotFound`` and ``Invalid`` as :func:`_set_field` and
+    :func:`_set_attribute` do."""
+    if r["kind"] != "conflict" and not (r["kind"] == "rejected" and r.get("field")):
+        raise Invalid(f"'{take}' resolves a conflict about one field; this row is {r['kind']!r}")
+    chosen = r.get("yours") if take == "mine" else value
+    if entry.entity_type == "record":
+        _set_field(ctx, entry.entity_id, r, chosen, force=force)
+    else:
+        _set_attribute(ctx, entry, r, chosen, force=force)
+
+
+def _take_delete(ctx: Ctx, entry: AuditEntry, r: dict[str, Any], take: str, value: Any, force: bool) -> None:
+    """``delete``: the device deletes the record too when it still holds it live. Raises
+    ``Invalid`` for a row that is not an edit against a delete."""
+    if r["kind"] != "edit_vs_delete":
+        raise Invalid("'delete' resolves an edit against a delete")
+    rec = ctx.session.get(Record, entry.entity_id)
+    if rec is not None and rec.deleted_at is None:
+        writes.delete_records(ctx, [rec], force=True)
+
+
+def _take_retry(ctx: Ctx, entry: AuditEntry, r: dict[str, Any], take: str, value: Any, force: bool) -> None:
+    """``retry``: a refused record create takes the record as it now stands (the entry is
+    sent again once the row is closed)."""
+    if entry.action == "create" and entry.entity_type == "record":
+        _as_it_stands(ctx.session, entry)
+
+
+def _take_restore_above(ctx: Ctx, entry: AuditEntry, r: dict[str, Any], take: str, value: Any,
+                        force: bool) -> None:
+    """``restore_above``: bring the record back with its deleted ancestors and edit it again.
+    Raises ``Invalid`` for a row that is not a record's edit the authority's delete met."""
+    if r["kind"] != "edit_vs_delete" or r.get("attempted") != "update" or entry.entity_type != "record":
+        raise Invalid("'restore_above' resolves an edit of a record the authority deleted")
+    _restore_and_edit(ctx, entry, r.get("changes") or [])
+
+
+_TakeChange = Callable[[Ctx, AuditEntry, dict[str, Any], str, Any, bool], None]
+_TAKE_CHANGES: dict[str, _TakeChange] = {
+    "theirs": _take_theirs, "mine": _take_chosen, "value": _take_chosen, "delete": _take_delete,
+    "retry": _take_retry, "restore_above": _take_restore_above}
+"""The change each of :data:`TAKES` makes before its row is closed: ``(ctx, entry, row, take,
+value, force)``."""
 
 
 def resolve_many(ctx: Ctx, row_ids: list[str], take: str, *, force: bool = False) -> dict[str, Any]:
