@@ -25,9 +25,19 @@ def record_answers(session: Session, results: list[dict[str, Any]], device: str 
     (:func:`replica.show_theirs`, :func:`replica.show_live`). An entry the authority numbered
     takes the ``device`` it stamped on its copy (this device's name), so every copy of it says
     the same. Two statements for the whole answer (numbered, not numbered) and one read of the
-    entries that met rows. Returns the count per status."""
+    entries that met rows. ``results`` are PushResult's ``{id, status, seq, rows}``. Returns
+    the count per status."""
     counts = Counter(r["status"] for r in results)
     kept = [r for r in results if r["status"] != "deferred"]
+    _write(session, kept, device)
+    with_rows = {r["id"]: r["rows"] for r in kept if r.get("rows")}
+    _show_authority(session, with_rows, _records_of(session, sorted(with_rows)))
+    return dict(counts)
+
+
+def _write(session: Session, kept: list[dict[str, Any]], device: str | None) -> None:
+    """Store each answer's rows on its entry: those the authority numbered with their ``seq``
+    and the ``device`` stamp in one statement, the others in a second."""
     numbered = [{"entry_id": r["id"], "rows": r.get("rows") or [], "n": r["seq"], "stamp": device}
                 for r in kept if r.get("seq") is not None]
     answered = [{"entry_id": r["id"], "rows": r.get("rows") or []} for r in kept if r.get("seq") is None]
@@ -36,12 +46,24 @@ def record_answers(session: Session, results: list[dict[str, Any]], device: str 
         conn.execute(_NUMBERED, numbered)
     if answered:
         conn.execute(_ANSWERED, answered)
-    with_rows = {r["id"]: r["rows"] for r in kept if r.get("rows")}
+
+
+def _records_of(session: Session, entry_ids: list[str]) -> dict[str, str]:
+    """Entry id → record id for those of ``entry_ids`` that are a record's entries, read a
+    chunk at a time."""
     about: dict[str, str] = {}
-    for part in chunks(sorted(with_rows)):
+    for part in chunks(entry_ids):
         about.update(session.execute(select(AuditEntry.id, AuditEntry.entity_id).where(
             AuditEntry.id.in_(part), AuditEntry.entity_type == "record")).all())
-    for entry_id, rows in with_rows.items():  # in the answer's order
+    return about
+
+
+def _show_authority(session: Session, with_rows: dict[str, list[dict[str, Any]]], about: dict[str, str]) -> None:
+    """For each entry's rows (entry id → rows, in the answer's order) about a record
+    (``about``: entry id → record id; others are skipped): the record shows the authority's
+    value of a ``conflict`` row's field, and is live again after an ``edit_vs_delete`` row
+    that refused its delete."""
+    for entry_id, rows in with_rows.items():
         record_id = about.get(entry_id)
         if record_id is None:  # not a record's entry
             continue
@@ -50,4 +72,3 @@ def record_answers(session: Session, results: list[dict[str, Any]], device: str 
                 replica.show_theirs(session, record_id, r.get("field"), r.get("theirs"))
             elif r["kind"] == "edit_vs_delete" and r.get("attempted") == "delete":
                 replica.show_live(session, record_id)
-    return dict(counts)
