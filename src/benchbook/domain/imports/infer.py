@@ -117,33 +117,57 @@ def _column_type(kinds: set[str]) -> str:
 def infer_fields(columns: list[str], values: dict[str, list[Any]], rules: DateRules,
                  rows: int) -> list[InferredField]:
     """One :class:`InferredField` per column of ``columns``, from ``values[column]`` (the
-    column's non-blank cells) of a file of ``rows`` rows. Names are made unique with ``_2``,
-    ``_3``… suffixes."""
+    column's non-blank cells) of a file of ``rows`` rows: its type (:func:`_typed_cells`), a
+    name made unique with ``_2``, ``_3``… suffixes (:func:`_unique_name`), whether it is
+    :attr:`~InferredField.unique`, and a string column's ``choices`` (:func:`_choices`)."""
     out: list[InferredField] = []
     taken: set[str] = set()
     for column in columns:
-        cells = values.get(column, [])
-        column_rules = rules.for_column(cells)
-        kind = _column_type({_kind(v, column_rules) for v in cells})
-        known = [v for v in cells if not missing_marker(v, "")]
-        if kind == "string" and known and len(known) < len(cells):
-            typed = _column_type({_kind(v, column_rules) for v in known})
-            kind, cells = (typed, known) if typed != "string" else (kind, cells)
-        base = name = field_name(column)
-        n = 1
-        while name in taken:
-            n += 1
-            name = f"{base[:60]}_{n}"
-        taken.add(name)
+        kind, cells = _typed_cells(values.get(column, []), rules)
+        name = _unique_name(column, taken)
         inferred = InferredField(column, name, kind, column if column != name else None)
         inferred.unique = bool(cells) and len(cells) == rows and len({str(v) for v in cells}) == len(cells)
-        if kind == "string":
-            distinct = list(dict.fromkeys(str(v).strip() for v in cells))
-            if (2 <= len(distinct) <= CHOICES_MAX and len(distinct) * 4 <= len(cells)
-                    and all(len(d) <= CHOICE_LENGTH for d in distinct)):
-                inferred.restrictions["choices"] = sorted(distinct)
+        if kind == "string" and (choices := _choices(cells)):
+            inferred.restrictions["choices"] = choices
         out.append(inferred)
     return out
+
+
+def _typed_cells(cells: list[Any], rules: DateRules) -> tuple[str, list[Any]]:
+    """``(type, cells that count)`` of a column's non-blank ``cells``, its day-month order
+    decided by ``rules.for_column``: the narrowest type all cells fit; when that is ``string``
+    only because of :data:`MISSING` markers, the type the other cells fit, with those cells."""
+    column_rules = rules.for_column(cells)
+    kind = _column_type({_kind(v, column_rules) for v in cells})
+    known = [v for v in cells if not missing_marker(v, "")]
+    if kind == "string" and known and len(known) < len(cells):
+        typed = _column_type({_kind(v, column_rules) for v in known})
+        if typed != "string":
+            return typed, known
+    return kind, cells
+
+
+def _unique_name(column: str, taken: set[str]) -> str:
+    """:func:`field_name` of ``column``, suffixed ``_2``, ``_3``… (the base cut to 60
+    characters) until it is not in ``taken``; added to ``taken``."""
+    base = name = field_name(column)
+    n = 1
+    while name in taken:
+        n += 1
+        name = f"{base[:60]}_{n}"
+    taken.add(name)
+    return name
+
+
+def _choices(cells: list[Any]) -> list[str] | None:
+    """The sorted distinct values (as trimmed text) of a string column's ``cells`` when they
+    are few and repeated (2 to :data:`CHOICES_MAX` of them, at most a quarter as many as the
+    cells, none longer than :data:`CHOICE_LENGTH`); None otherwise."""
+    distinct = list(dict.fromkeys(str(v).strip() for v in cells))
+    if (2 <= len(distinct) <= CHOICES_MAX and len(distinct) * 4 <= len(cells)
+            and all(len(d) <= CHOICE_LENGTH for d in distinct)):
+        return sorted(distinct)
+    return None
 
 
 def display_template(fields: list[InferredField]) -> str | None:
