@@ -15,6 +15,7 @@ from benchbook.domain.catalog.lookup import (
     refuse_reserved,
     schema_names,
 )
+from benchbook.domain.catalog.shapes import CollectionResponse
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
@@ -31,8 +32,8 @@ from benchbook.persistence.tables import Collection, CollectionSchema, Record, R
 SCOPES = ("local", "global")
 
 
-def collection_response(session: Session, c: Collection) -> dict[str, Any]:
-    """DatasetResponse; ``record_count`` counts live records (deleted ones for a deleted collection
+def collection_response(session: Session, c: Collection) -> CollectionResponse:
+    """DatasetResponse (every key, the optional ones too); ``record_count`` counts live records (deleted ones for a deleted collection
     that would come back with it)."""
     if c.deleted_at is None:  # kept by SQLite, counted by PostgreSQL (persistence.record_counts)
         count = sum(live_counts(session, c.id).values())
@@ -46,12 +47,12 @@ def collection_response(session: Session, c: Collection) -> dict[str, Any]:
 
 
 def _snapshot(session: Session, c: Collection) -> dict[str, Any]:
-    snap = collection_response(session, c)
+    snap: dict[str, Any] = dict(collection_response(session, c))
     snap.pop("record_count")
     return snap
 
 
-def list_collections(session: Session, *, deleted: bool = False) -> list[dict[str, Any]]:
+def list_collections(session: Session, *, deleted: bool = False) -> list[CollectionResponse]:
     """Live collections by name, or deleted ones most recently deleted first."""
     if deleted:
         q = select(Collection).where(Collection.deleted_at.is_not(None)).order_by(Collection.deleted_at.desc())

@@ -1,7 +1,8 @@
-"""What the API shows of the catalog: a field (OpenAPI ``FieldResponse``) and a schema with its
-fields (``SchemaResponse``), as types: :mod:`.fields` and :mod:`.schemas` build them, the
-handlers answer them, and ``tests/test_response_shapes.py`` holds them to the document's keys.
-Times are ISO 8601 text.
+"""What the API shows of the catalog: a field (OpenAPI ``FieldResponse``), a schema with its
+fields (``SchemaResponse``) and a collection (``DatasetResponse``: the document's schemas call a
+collection a *dataset*), as types: :mod:`.fields`, :mod:`.schemas` and :mod:`.collections` build
+them, the handlers answer them, and ``tests/test_response_shapes.py`` holds them to the
+document's keys. Times are ISO 8601 text.
 
 The builders write every key, the optional ones (``NotRequired``, as the document's
 ``required`` leaves them) too.
@@ -41,6 +42,24 @@ class SchemaResponse(TypedDict):
     display_template: NotRequired[str | None]
     fields: list[FieldResponse]
     unique_keys: list[list[str]]
+    deleted_at: NotRequired[str | None]
+    created_at: NotRequired[str]
+    updated_at: NotRequired[str]
+
+
+class CollectionResponse(TypedDict):
+    """OpenAPI ``DatasetResponse``: a collection: ``record_count`` its live records (for a deleted
+    collection, its deleted records that would come back with it), ``schemas`` the names of the
+    live schemas it is for, in order, ``scope`` ``local`` or ``global``, ``timezone`` an IANA name
+    (None: UTC) and ``deleted_at`` (None while live)."""
+
+    id: str
+    name: str
+    description: str | None
+    record_count: int
+    schemas: NotRequired[list[str]]
+    scope: NotRequired[str]
+    timezone: NotRequired[str | None]
     deleted_at: NotRequired[str | None]
     created_at: NotRequired[str]
     updated_at: NotRequired[str]

@@ -99,7 +99,7 @@ def _field_put_back(ctx: Ctx, field_id: str, targets: dict[str, Any]) -> None:
 KINDS: dict[str, EntityKind] = {
     "record": EntityKind(Record, None, _record_put_back, _record_delete, restore_record),
     "dataset": EntityKind(
-        Collection, collection_rules.collection_response,
+        Collection, lambda session, c: dict(collection_rules.collection_response(session, c)),
         lambda ctx, id_, targets: collection_rules.update_collection(ctx, id_, update_body(targets, clear_timezone=True)),
         lambda ctx, id_, _force: collection_rules.delete_collection(ctx, id_), collection_rules.restore_collection),
     "schema": EntityKind(Schema, _schema_attributes, _schema_put_back,
