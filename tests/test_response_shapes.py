@@ -10,7 +10,7 @@ from typing import Any, get_type_hints
 import pytest
 import yaml
 
-from benchbook.domain.catalog.shapes import CollectionResponse, FieldResponse, SchemaResponse
+from benchbook.domain.catalog.shapes import CollectionResponse, FieldResponse, SchemaResponse, ViewResponse
 from benchbook.domain.file_shapes import FileInfoResponse, FileResponse
 from benchbook.domain.history.shapes import (
     AuditBatchResponse,
@@ -86,6 +86,7 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (FieldResponse, ("FieldResponse",)),
     (SchemaResponse, ("SchemaResponse",)),
     (CollectionResponse, ("DatasetResponse",)),
+    (ViewResponse, ("ViewResponse",)),
 ]
 
 

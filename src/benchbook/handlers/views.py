@@ -4,32 +4,33 @@ from __future__ import annotations
 from typing import Any
 
 from benchbook.domain.catalog import views as domain
+from benchbook.domain.catalog.shapes import ViewResponse
 from benchbook.handlers.uow import read, write
 
 Body = dict[str, Any]
 
 
-def list_views() -> tuple[list[Body], int]:
+def list_views() -> tuple[list[ViewResponse], int]:
     with read() as s:
         return domain.list_views(s), 200
 
 
-def list_schema_views(name: str) -> tuple[list[Body], int]:
+def list_schema_views(name: str) -> tuple[list[ViewResponse], int]:
     with read() as s:
         return domain.list_views(s, name), 200
 
 
-def create_view(name: str, body: Body) -> tuple[Body, int]:
+def create_view(name: str, body: Body) -> tuple[ViewResponse, int]:
     with write() as ctx:
         return domain.view_response(ctx.session, domain.create_view(ctx, name, body)), 201
 
 
-def get_view(name: str, view: str) -> tuple[Body, int]:
+def get_view(name: str, view: str) -> tuple[ViewResponse, int]:
     with read() as s:
         return domain.view_response(s, domain.get_view(s, name, view)), 200
 
 
-def update_view(name: str, view: str, body: Body) -> tuple[Body, int]:
+def update_view(name: str, view: str, body: Body) -> tuple[ViewResponse, int]:
     with write() as ctx:
         return domain.view_response(ctx.session, domain.update_view(ctx, name, view, body)), 200
 

@@ -1,8 +1,8 @@
 """What the API shows of the catalog: a field (OpenAPI ``FieldResponse``), a schema with its
-fields (``SchemaResponse``) and a collection (``DatasetResponse``: the document's schemas call a
-collection a *dataset*), as types: :mod:`.fields`, :mod:`.schemas` and :mod:`.collections` build
-them, the handlers answer them, and ``tests/test_response_shapes.py`` holds them to the
-document's keys. Times are ISO 8601 text.
+fields (``SchemaResponse``), a collection (``DatasetResponse``: the document's schemas call a
+collection a *dataset*) and a saved view (``ViewResponse``), as types: :mod:`.fields`,
+:mod:`.schemas`, :mod:`.collections` and :mod:`.views` build them, the handlers answer them, and
+``tests/test_response_shapes.py`` holds them to the document's keys. Times are ISO 8601 text.
 
 The builders write every key, the optional ones (``NotRequired``, as the document's
 ``required`` leaves them) too.
@@ -64,3 +64,28 @@ class CollectionResponse(TypedDict):
     created_at: NotRequired[str]
     updated_at: NotRequired[str]
 
+
+class ViewResponse(TypedDict):
+    """OpenAPI ``ViewResponse``: a saved view of a schema's records table: ``schema`` and
+    ``collection`` by name (``collection`` None: every collection holding the schema), the
+    ``columns`` shown, the record ``filter`` tree (None for none), ``sort`` keys, ``search`` text
+    and ``page_size`` (None: the table's), ``deleted_at`` None while live.
+
+    ``schema`` is typed ``str | None`` though the document's is a non-nullable string: the builder
+    writes None when it finds no schema row for the view (the database deletes a schema's views
+    with it, so the API should never show it)."""
+
+    id: str
+    name: str
+    label: NotRequired[str | None]
+    description: NotRequired[str | None]
+    schema: str | None
+    collection: NotRequired[str | None]
+    columns: list[str]
+    filter: NotRequired[dict[str, Any] | None]
+    sort: list[str]
+    search: NotRequired[str | None]
+    page_size: NotRequired[int | None]
+    created_at: str
+    updated_at: str
+    deleted_at: NotRequired[str | None]

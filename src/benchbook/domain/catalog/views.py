@@ -31,6 +31,7 @@ from benchbook.domain.catalog.lookup import (
     find_schema,
     schema_names,
 )
+from benchbook.domain.catalog.shapes import ViewResponse
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import BenchbookError, Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
@@ -46,7 +47,7 @@ BASE_COLUMNS = ("id", "natural_name", "schema_name", "parent_record_id", "create
 ATTRIBUTES = ("name", "label", "description", "collection", "columns", "filter", "sort", "search", "page_size")
 
 
-def view_response(session: Session, v: View) -> dict[str, Any]:
+def view_response(session: Session, v: View) -> ViewResponse:
     """ViewResponse: ``{id, name, label, description, schema, collection, columns, filter, sort,
     search, page_size, created_at, updated_at, deleted_at}`` (``schema``/``collection`` are names)."""
     schema = session.get(Schema, v.schema_id)
@@ -59,13 +60,13 @@ def view_response(session: Session, v: View) -> dict[str, Any]:
 
 
 def _snapshot(session: Session, v: View) -> dict[str, Any]:
-    body = view_response(session, v)
+    body: dict[str, Any] = dict(view_response(session, v))
     for key in ("created_at", "updated_at", "deleted_at"):
         body.pop(key)
     return body
 
 
-def list_views(session: Session, schema_name: str | None = None) -> list[dict[str, Any]]:
+def list_views(session: Session, schema_name: str | None = None) -> list[ViewResponse]:
     """Live views, by schema name then view name; only ``schema_name``'s when given (404 unknown)."""
     q = (select(View).join(Schema, Schema.id == View.schema_id)
          .where(View.deleted_at.is_(None), Schema.deleted_at.is_(None)).order_by(Schema.name, View.name))
