@@ -10,7 +10,15 @@ from typing import Any, get_type_hints
 import pytest
 import yaml
 
-from benchbook.domain.catalog.shapes import CollectionResponse, FieldResponse, SchemaResponse, ViewResponse
+from benchbook.domain.catalog.shapes import (
+    CollectionResponse,
+    FieldResponse,
+    FieldTypeResponse,
+    RestoreBlocker,
+    RestorePlanResponse,
+    SchemaResponse,
+    ViewResponse,
+)
 from benchbook.domain.file_shapes import FileInfoResponse, FileResponse
 from benchbook.domain.history.shapes import (
     AuditBatchResponse,
@@ -87,6 +95,9 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (SchemaResponse, ("SchemaResponse",)),
     (CollectionResponse, ("DatasetResponse",)),
     (ViewResponse, ("ViewResponse",)),
+    (RestorePlanResponse, ("RestorePlanResponse",)),
+    (RestoreBlocker, ("RestorePlanResponse", "properties", "blocked_by")),
+    (FieldTypeResponse, ("FieldTypeResponse",)),
 ]
 
 

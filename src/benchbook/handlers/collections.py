@@ -5,7 +5,7 @@ from typing import Any
 
 from benchbook.domain.catalog import collections as domain
 from benchbook.domain.catalog.lookup import find_collection
-from benchbook.domain.catalog.shapes import CollectionResponse
+from benchbook.domain.catalog.shapes import CollectionResponse, RestorePlanResponse
 from benchbook.domain.records.lists import record_counts as count_records
 from benchbook.domain.records.queries import RecordQuery
 from benchbook.handlers.uow import read, write
@@ -55,7 +55,7 @@ def restore_collection(name_or_id: str) -> tuple[CollectionResponse, int]:
         return domain.collection_response(ctx.session, domain.restore_collection(ctx, name_or_id)), 200
 
 
-def collection_restore_plan(name_or_id: str) -> tuple[Body, int]:
+def collection_restore_plan(name_or_id: str) -> tuple[RestorePlanResponse, int]:
     with read() as s:
         return domain.restore_plan(s, name_or_id), 200
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from benchbook.domain.catalog import fields as domain
 from benchbook.domain.catalog.schemas import schema_response
-from benchbook.domain.catalog.shapes import FieldResponse, SchemaResponse
+from benchbook.domain.catalog.shapes import FieldResponse, RestorePlanResponse, SchemaResponse
 from benchbook.handlers.uow import read, write
 
 Body = dict[str, Any]
@@ -32,7 +32,7 @@ def delete_field(name: str, field: str) -> tuple[None, int]:
     return None, 204
 
 
-def field_restore_plan(name: str, field: str) -> tuple[Body, int]:
+def field_restore_plan(name: str, field: str) -> tuple[RestorePlanResponse, int]:
     with read() as s:
         return domain.restore_plan(s, name, field), 200
 

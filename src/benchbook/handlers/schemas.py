@@ -5,7 +5,7 @@ from typing import Any
 
 from benchbook.domain.catalog import schemas as domain
 from benchbook.domain.catalog.lookup import find_schema
-from benchbook.domain.catalog.shapes import SchemaResponse
+from benchbook.domain.catalog.shapes import FieldTypeResponse, RestorePlanResponse, SchemaResponse
 from benchbook.handlers.uow import read, write
 
 Body = dict[str, Any]
@@ -21,7 +21,7 @@ def list_deleted_schemas() -> tuple[list[SchemaResponse], int]:
         return domain.list_schemas(s, deleted=True), 200
 
 
-def list_field_types() -> tuple[list[Body], int]:
+def list_field_types() -> tuple[list[FieldTypeResponse], int]:
     return domain.field_types(), 200
 
 
@@ -51,7 +51,7 @@ def restore_schema(name: str) -> tuple[SchemaResponse, int]:
         return domain.schema_response(ctx.session, domain.restore_schema(ctx, name)), 200
 
 
-def schema_restore_plan(name: str) -> tuple[Body, int]:
+def schema_restore_plan(name: str) -> tuple[RestorePlanResponse, int]:
     with read() as s:
         return domain.restore_plan(s, name), 200
 

@@ -15,7 +15,7 @@ from benchbook.domain.catalog.lookup import (
     refuse_reserved,
     schema_names,
 )
-from benchbook.domain.catalog.shapes import CollectionResponse
+from benchbook.domain.catalog.shapes import CollectionResponse, RestorePlanResponse
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
@@ -211,7 +211,7 @@ def delete_collection(ctx: Ctx, name_or_id: str) -> None:
         c.delete_op = batch_id
 
 
-def restore_plan(session: Session, name_or_id: str) -> dict[str, Any]:
+def restore_plan(session: Session, name_or_id: str) -> RestorePlanResponse:
     """RestorePlanResponse: ``records`` counts the records deleted together with it."""
     c = find_collection(session, name_or_id, deleted=None)
     blocked = _blocker(session, c)

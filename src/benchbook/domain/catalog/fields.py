@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.lookup import fields_of, find_field, find_schema
 from benchbook.domain.catalog.naming import rename_in_template
-from benchbook.domain.catalog.shapes import FieldResponse
+from benchbook.domain.catalog.shapes import FieldResponse, RestorePlanResponse
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
@@ -137,7 +137,7 @@ def delete_field(ctx: Ctx, schema_name: str, field_name: str) -> None:
     schema.updated_at = field.deleted_at
 
 
-def restore_plan(s: Session, schema_name: str, field_name: str) -> dict[str, Any]:
+def restore_plan(s: Session, schema_name: str, field_name: str) -> RestorePlanResponse:
     """RestorePlanResponse for a deleted field; ``records`` counts records holding a value."""
     schema = find_schema(s, schema_name)
     field = find_field(s, schema, field_name, deleted=None)

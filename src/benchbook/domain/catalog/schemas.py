@@ -10,7 +10,12 @@ from benchbook.domain.catalog import dtypes
 from benchbook.domain.catalog.fields import add_field, field_response
 from benchbook.domain.catalog.lookup import fields_of, find_schema, refuse_reserved
 from benchbook.domain.catalog.naming import check_template
-from benchbook.domain.catalog.shapes import SchemaResponse
+from benchbook.domain.catalog.shapes import (
+    FieldTypeResponse,
+    RestoreBlocker,
+    RestorePlanResponse,
+    SchemaResponse,
+)
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid, NotFound, error_entry, missing
 from benchbook.domain.history import entries as audit
@@ -75,7 +80,7 @@ def list_schemas(session: Session, *, deleted: bool = False) -> list[SchemaRespo
     return [schema_response(session, s) for s in session.scalars(q)]
 
 
-def field_types() -> list[dict[str, Any]]:
+def field_types() -> list[FieldTypeResponse]:
     """FieldTypeResponse for every field type."""
     return [{"name": t.name, "label": t.label, "description": t.description,
              "restrictions": list(t.restrictions), "operators": list(t.operators)}
@@ -171,7 +176,7 @@ def delete_schema(ctx: Ctx, name: str) -> None:
     schema.delete_op = entry.id
 
 
-def restore_plan(session: Session, name: str) -> dict[str, Any]:
+def restore_plan(session: Session, name: str) -> RestorePlanResponse:
     """RestorePlanResponse for a deleted schema (``records`` is 0: records are never deleted
     together with a schema, which refuses to go while it has live ones)."""
     schema = find_schema(session, name, deleted=None)
@@ -183,7 +188,7 @@ def restore_plan(session: Session, name: str) -> dict[str, Any]:
             "parents_needed": None}
 
 
-def _restore_blocker(session: Session, schema: Schema) -> tuple[str | None, dict[str, Any] | None]:
+def _restore_blocker(session: Session, schema: Schema) -> tuple[str | None, RestoreBlocker | None]:
     if schema.deleted_at is None:
         return "the schema is not deleted", None
     parent = session.get(Schema, schema.parent_id) if schema.parent_id else None

@@ -1,8 +1,10 @@
 """What the API shows of the catalog: a field (OpenAPI ``FieldResponse``), a schema with its
 fields (``SchemaResponse``), a collection (``DatasetResponse``: the document's schemas call a
-collection a *dataset*) and a saved view (``ViewResponse``), as types: :mod:`.fields`,
-:mod:`.schemas`, :mod:`.collections` and :mod:`.views` build them, the handlers answer them, and
-``tests/test_response_shapes.py`` holds them to the document's keys. Times are ISO 8601 text.
+collection a *dataset*), a saved view (``ViewResponse``), what restoring a deleted field, schema
+or collection would do (``RestorePlanResponse``) and a field type (``FieldTypeResponse``), as
+types: :mod:`.fields`, :mod:`.schemas`, :mod:`.collections` and :mod:`.views` build them, the
+handlers answer them, and ``tests/test_response_shapes.py`` holds them to the document's keys.
+Times are ISO 8601 text.
 
 The builders write every key, the optional ones (``NotRequired``, as the document's
 ``required`` leaves them) too.
@@ -89,3 +91,48 @@ class ViewResponse(TypedDict):
     created_at: str
     updated_at: str
     deleted_at: NotRequired[str | None]
+
+
+class RestoreBlocker(TypedDict):
+    """``RestorePlanResponse.blocked_by``: the deleted thing to restore first (``kind``
+    ``schema`` or ``record``), by id and name. The builders write all three keys; the document
+    requires none."""
+
+    kind: NotRequired[str]
+    id: NotRequired[str]
+    name: NotRequired[str | None]
+
+
+class RestorePlanResponse(TypedDict):
+    """OpenAPI ``RestorePlanResponse``: what restoring a deleted field, schema or collection
+    would do: ``records`` the records that come back with it, ``can_restore`` and, when it
+    cannot, why (``blocked``, in plain words) and what to restore first (``blocked_by``);
+    ``deleted_at`` ISO 8601 text, None for a live thing. The catalog's plans write every key but
+    ``referrers`` and ``cleared_references`` (a record's plan's own)."""
+
+    kind: str
+    id: str
+    name: str | None
+    records: int
+    can_restore: bool
+    blocked: NotRequired[str | None]
+    blocked_by: NotRequired[RestoreBlocker | None]
+    collection: NotRequired[str | None]
+    collection_id: NotRequired[str | None]
+    conflict: NotRequired[dict[str, Any] | None]
+    deleted_at: NotRequired[str | None]
+    parents_needed: NotRequired[int | None]
+    schema_name: NotRequired[str | None]
+    referrers: NotRequired[dict[str, int] | None]
+    cleared_references: NotRequired[int | None]
+
+
+class FieldTypeResponse(TypedDict):
+    """OpenAPI ``FieldTypeResponse``: a field type: ``restrictions`` the restriction keys it
+    accepts, ``operators`` the filter operators that apply to it."""
+
+    name: str
+    label: str
+    description: str
+    restrictions: list[str]
+    operators: list[str]
