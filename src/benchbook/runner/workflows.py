@@ -278,7 +278,8 @@ def yaml_problem(exc: yaml.YAMLError) -> WorkflowProblem:
     problem = str(getattr(exc, "problem", "") or "").strip() or str(exc).strip()
     context = str(getattr(exc, "context", "") or "").strip()
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    found: WorkflowProblem = {"loc": [], "msg": f"not valid YAML{where}: {problem}" + (f" ({context})" if context else "")}
+    found: WorkflowProblem = {"loc": [],
+                              "msg": f"not valid YAML{where}: {problem}" + (f" ({context})" if context else "")}
     if mark is not None:
         found.update({"line": mark.line + 1, "column": mark.column + 1})
     return found

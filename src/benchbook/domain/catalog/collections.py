@@ -33,8 +33,8 @@ SCOPES = ("local", "global")
 
 
 def collection_response(session: Session, c: Collection) -> CollectionResponse:
-    """DatasetResponse (every key, the optional ones too); ``record_count`` counts live records (deleted ones for a deleted collection
-    that would come back with it)."""
+    """DatasetResponse (every key, the optional ones too); ``record_count`` counts live records
+    (deleted ones for a deleted collection that would come back with it)."""
     if c.deleted_at is None:  # kept by SQLite, counted by PostgreSQL (persistence.record_counts)
         count = sum(live_counts(session, c.id).values())
     else:

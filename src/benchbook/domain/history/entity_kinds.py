@@ -104,7 +104,8 @@ KINDS: dict[str, EntityKind] = {
         lambda ctx, id_, _force: collection_rules.delete_collection(ctx, id_), collection_rules.restore_collection),
     "schema": EntityKind(Schema, _schema_attributes, _schema_put_back,
                          lambda ctx, id_, _force: schema_rules.delete_schema(ctx, id_), schema_rules.restore_schema),
-    "view": EntityKind(View, lambda session, v: dict(view_rules.view_response(session, v)), view_rules.revert_attributes,
+    "view": EntityKind(View, lambda session, v: dict(view_rules.view_response(session, v)),
+                       view_rules.revert_attributes,
                        lambda ctx, id_, _force: view_rules.delete_view_by_id(ctx, id_), view_rules.restore_view),
     "field": EntityKind(
         Field, lambda _session, field: dict(field_rules.field_response(field)), _field_put_back,
