@@ -10,6 +10,25 @@ from typing import Any, get_type_hints
 import pytest
 import yaml
 
+from benchbook.domain.analytics_shapes import (
+    AiUsageItem,
+    AnalyticsAiUsage,
+    AnalyticsAuditEvents,
+    AnalyticsFailuresByPlugin,
+    AnalyticsJobDurations,
+    AnalyticsJobsByTrigger,
+    AnalyticsJobStatus,
+    AnalyticsRecordCounts,
+    AnalyticsRecordGrowth,
+    AuditEventsItem,
+    DurationBin,
+    FailuresByPluginItem,
+    JobsByTriggerItem,
+    JobStatusItem,
+    PercentileMarker,
+    RecordCountItem,
+    RecordGrowthItem,
+)
 from benchbook.domain.catalog.shapes import (
     CollectionResponse,
     FieldResponse,
@@ -98,6 +117,18 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (RestorePlanResponse, ("RestorePlanResponse",)),
     (RestoreBlocker, ("RestorePlanResponse", "properties", "blocked_by")),
     (FieldTypeResponse, ("FieldTypeResponse",)),
+    *[(shape, (name,)) for shape, name in [
+        (AnalyticsRecordCounts, "AnalyticsRecordCounts"), (AnalyticsRecordGrowth, "AnalyticsRecordGrowth"),
+        (AnalyticsAuditEvents, "AnalyticsAuditEvents"), (AnalyticsJobsByTrigger, "AnalyticsJobsByTrigger"),
+        (AnalyticsJobStatus, "AnalyticsJobStatus"), (AnalyticsFailuresByPlugin, "AnalyticsFailuresByPlugin"),
+        (AnalyticsAiUsage, "AnalyticsAiUsage"), (AnalyticsJobDurations, "AnalyticsJobDurations")]],
+    *[(shape, (name, "properties", "items", "items")) for shape, name in [
+        (RecordCountItem, "AnalyticsRecordCounts"), (RecordGrowthItem, "AnalyticsRecordGrowth"),
+        (AuditEventsItem, "AnalyticsAuditEvents"), (JobsByTriggerItem, "AnalyticsJobsByTrigger"),
+        (JobStatusItem, "AnalyticsJobStatus"), (FailuresByPluginItem, "AnalyticsFailuresByPlugin"),
+        (AiUsageItem, "AnalyticsAiUsage")]],
+    (DurationBin, ("AnalyticsJobDurations", "properties", "bins", "items")),
+    (PercentileMarker, ("AnalyticsJobDurations", "properties", "percentile_markers", "items")),
 ]
 
 

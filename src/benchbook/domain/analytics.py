@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import (
     BigInteger,
@@ -40,6 +40,23 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement
 
+from benchbook.domain.analytics_shapes import (
+    AiUsageItem,
+    AnalyticsAiUsage,
+    AnalyticsAuditEvents,
+    AnalyticsFailuresByPlugin,
+    AnalyticsJobDurations,
+    AnalyticsJobsByTrigger,
+    AnalyticsJobStatus,
+    AnalyticsRecordCounts,
+    AnalyticsRecordGrowth,
+    AuditEventsItem,
+    FailuresByPluginItem,
+    JobsByTriggerItem,
+    JobStatusItem,
+    RecordCountItem,
+    RecordGrowthItem,
+)
 from benchbook.domain.errors import Invalid, error_entry
 from benchbook.persistence import record_counts
 from benchbook.persistence.tables import (
@@ -61,10 +78,11 @@ BIN_COUNT = 10
 NICE_STEPS = (1, 2, 5)
 """Bin widths are 1, 2 or 5 times a power of ten milliseconds (see :func:`bin_width_ms`)."""
 
-Body = dict[str, Any]
 #: Where a ``start`` past the last instant Python holds in UTC begins (the timestamps counted are
 #: the server's own, never this late); such an ``end`` is no bound at all.
 LAST_DAY = datetime(9999, 12, 31, tzinfo=UTC)
+Item = TypeVar("Item")
+"""An answer's item type (a TypedDict of :mod:`.analytics_shapes`), for :func:`_items`."""
 
 
 # ------------------------------------------------------------------------------------ parameters
@@ -199,9 +217,13 @@ class _Steps:
                    case((number, func.round(extract("duration_ms")).cast(BigInteger()))))
 
 
-def _items(session: Session, stmt: Select[*tuple[Any, ...]], keys: tuple[str, ...]) -> list[Body]:
-    """One item per row of ``stmt``: its leading columns under ``keys``, its last as ``count``."""
-    return [{**dict(zip(keys, row[:-1], strict=True)), "count": int(row[-1])} for row in session.execute(stmt)]
+def _items(session: Session, stmt: Select[*tuple[Any, ...]], keys: tuple[str, ...],
+           shape: type[Item]) -> list[Item]:
+    """One item per row of ``stmt``: its leading columns under ``keys``, its last as ``count``.
+    ``shape`` is the item's TypedDict, whose keys are ``keys`` and ``count``: the type checker
+    cannot see that the keys given are its keys, so the caller says which it is."""
+    return cast(list[Item], [{**dict(zip(keys, row[:-1], strict=True)), "count": int(row[-1])}
+                             for row in session.execute(stmt)])
 
 
 # ---------------------------------------------------------------------------------------- records
@@ -218,7 +240,8 @@ def _record_filters(collection: str | None, schema: str | None, dataset_id: Any 
     return conds
 
 
-def records_counts(session: Session, *, collection: str | None = None, schema: str | None = None) -> Body:
+def records_counts(session: Session, *, collection: str | None = None,
+                   schema: str | None = None) -> AnalyticsRecordCounts:
     """Live records now, by collection and schema name (a snapshot: no range, no bucket). On
     SQLite read from the counts the database keeps (``persistence.record_counts``: 2 ms where
     counting 1,000,000 records took 68 ms), elsewhere counted."""
@@ -235,11 +258,12 @@ def records_counts(session: Session, *, collection: str | None = None, schema: s
     stmt = (select(*by, func.sum(counted.c.n)).select_from(counted)
             .join(Collection, Collection.id == counted.c.dataset_id).join(Schema, Schema.id == counted.c.schema_id)
             .group_by(*by).order_by(*by))
-    return {"items": _items(session, stmt, ("dataset", "schema_name"))}
+    return {"items": _items(session, stmt, ("dataset", "schema_name"), RecordCountItem)}
 
 
 def records_growth(session: Session, *, start: str | None = None, end: str | None = None,
-                   bucket: str | None = None, collection: str | None = None, schema: str | None = None) -> Body:
+                   bucket: str | None = None, collection: str | None = None,
+                   schema: str | None = None) -> AnalyticsRecordGrowth:
     """Records created per bucket, collection and schema: every record row whose ``created_at`` is
     in the range, deleted since or not (a purged record is gone and no longer counted). On SQLite
     the whole days come from the counts the database keeps (``persistence.record_counts``),
@@ -258,7 +282,7 @@ def records_growth(session: Session, *, start: str | None = None, end: str | Non
         counted = rows.where(*in_range(Record.created_at, start, end)).subquery("counted")
     stmt = _per_bucket(session, size, counted, [Collection.name, Schema.name],
                        (Collection, Collection.id == counted.c.dataset_id), (Schema, Schema.id == counted.c.schema_id))
-    return {"bucket": size, "items": _items(session, stmt, ("bucket", "dataset", "schema_name"))}
+    return {"bucket": size, "items": _items(session, stmt, ("bucket", "dataset", "schema_name"), RecordGrowthItem)}
 
 
 def _days_and_parts(start: str | None, end: str | None, kept: Select[*tuple[Any, ...]], kept_day: Any,
@@ -294,7 +318,7 @@ def _midnight(moment: datetime) -> datetime:
 # ------------------------------------------------------------------------------------------ audit
 
 def audit_events(session: Session, *, start: str | None = None, end: str | None = None, bucket: str | None = None,
-                 action: str | None = None, entity_type: str | None = None) -> Body:
+                 action: str | None = None, entity_type: str | None = None) -> AnalyticsAuditEvents:
     """Audit entries per bucket, action and entity type (one entry per change; no per-user split).
     On SQLite the whole days come from the counts the database keeps (``persistence.audit_days``),
     elsewhere the entries are grouped by day."""
@@ -318,7 +342,7 @@ def audit_events(session: Session, *, start: str | None = None, end: str | None 
     else:
         counted = rows.where(*in_range(AuditEntry.timestamp, start, end)).subquery("counted")
     stmt = _per_bucket(session, size, counted, [counted.c.action, counted.c.entity_type])
-    return {"bucket": size, "items": _items(session, stmt, ("bucket", "action", "entity_type"))}
+    return {"bucket": size, "items": _items(session, stmt, ("bucket", "action", "entity_type"), AuditEventsItem)}
 
 
 # ------------------------------------------------------------------------------------------- runs
@@ -336,15 +360,17 @@ def _run_filters(start: str | None, end: str | None, *, workflow_id: str | None 
 
 
 def jobs_by_trigger(session: Session, *, start: str | None = None, end: str | None = None,
-                    workflow_id: str | None = None, status: str | None = None, trigger: str | None = None) -> Body:
+                    workflow_id: str | None = None, status: str | None = None,
+                    trigger: str | None = None) -> AnalyticsJobsByTrigger:
     """Runs created in the range, by trigger (a snapshot over the range: no bucket)."""
     conds = _run_filters(start, end, workflow_id=workflow_id, status=status, trigger=trigger)
     stmt = select(Job.trigger, func.count()).where(*conds).group_by(Job.trigger).order_by(Job.trigger)
-    return {"items": _items(session, stmt, ("trigger",))}
+    return {"items": _items(session, stmt, ("trigger",), JobsByTriggerItem)}
 
 
 def jobs_status(session: Session, *, start: str | None = None, end: str | None = None, bucket: str | None = None,
-                workflow_id: str | None = None, trigger: str | None = None, status: str | None = None) -> Body:
+                workflow_id: str | None = None, trigger: str | None = None,
+                status: str | None = None) -> AnalyticsJobStatus:
     """Runs per bucket of their ``created_at`` and status."""
     size = check_bucket(bucket)
     conds = _run_filters(start, end, workflow_id=workflow_id, status=status, trigger=trigger)
@@ -352,11 +378,11 @@ def jobs_status(session: Session, *, start: str | None = None, end: str | None =
     counted = (select(day.label("day"), Job.status, func.count().label("n")).where(*conds)
                .group_by(day, Job.status).subquery("counted"))
     stmt = _per_bucket(session, size, counted, [counted.c.status])
-    return {"bucket": size, "items": _items(session, stmt, ("bucket", "status"))}
+    return {"bucket": size, "items": _items(session, stmt, ("bucket", "status"), JobStatusItem)}
 
 
 def jobs_failures_by_plugin(session: Session, *, start: str | None = None, end: str | None = None,
-                            bucket: str | None = None, plugin_id: str | None = None) -> Body:
+                            bucket: str | None = None, plugin_id: str | None = None) -> AnalyticsFailuresByPlugin:
     """Failed step executions (the step's own status is ``failed``) per bucket of their run's
     ``created_at`` and plugin."""
     size = check_bucket(bucket)
@@ -369,7 +395,7 @@ def jobs_failures_by_plugin(session: Session, *, start: str | None = None, end: 
                .select_from(Job).join(steps.rows, true()).where(*conds)
                .group_by(day, steps.plugin).subquery("counted"))
     stmt = _per_bucket(session, size, counted, [counted.c.plugin])
-    return {"bucket": size, "items": _items(session, stmt, ("bucket", "plugin"))}
+    return {"bucket": size, "items": _items(session, stmt, ("bucket", "plugin"), FailuresByPluginItem)}
 
 
 def bin_width_ms(max_ms: int) -> int:
@@ -396,7 +422,7 @@ def bin_label(index: int, width_ms: int) -> str:
 
 
 def jobs_duration(session: Session, *, start: str | None = None, end: str | None = None,
-                  plugin_id: str | None = None, status: str | None = None) -> Body:
+                  plugin_id: str | None = None, status: str | None = None) -> AnalyticsJobDurations:
     """Durations of the step executions of runs created in the range that have one (a step
     cancelled before it started has none), matched on the step's own plugin and status.
 
@@ -421,14 +447,17 @@ def jobs_duration(session: Session, *, start: str | None = None, end: str | None
     row = session.execute(select(func.count(), func.avg(ranked.c.ms), func.min(ranked.c.ms), func.max(ranked.c.ms),
                                  *[at_rank(p) for p in PERCENTILES])).one()
     count = int(row[0])
-    body: Body = {"count": count, "avg_seconds": None, "min_seconds": None, "max_seconds": None,
-                  **{f"p{p}_seconds": None for p in PERCENTILES}, "bins": [], "percentile_markers": []}
+    body: AnalyticsJobDurations = {  # one p<p>_seconds for each of PERCENTILES
+        "count": count, "avg_seconds": None, "min_seconds": None, "max_seconds": None, "p50_seconds": None,
+        "p90_seconds": None, "p99_seconds": None, "bins": [], "percentile_markers": []}
     if not count:
         return body
     low, high = int(row[2]), int(row[3])
     marks = {p: int(v) for p, v in zip(PERCENTILES, row[4:], strict=True)}
-    body.update(avg_seconds=round(float(row[1]) / 1000, 6), min_seconds=low / 1000, max_seconds=high / 1000,
-                **{f"p{p}_seconds": v / 1000 for p, v in marks.items()})
+    body["avg_seconds"] = round(float(row[1]) / 1000, 6)
+    body["min_seconds"], body["max_seconds"] = low / 1000, high / 1000
+    body["p50_seconds"], body["p90_seconds"], body["p99_seconds"] = (marks[50] / 1000, marks[90] / 1000,
+                                                                     marks[99] / 1000)
     width = bin_width_ms(high)
     last = BIN_COUNT - 1
     index = case((durations.c.ms >= literal_column(str(last * width)), literal_column(str(last))),
@@ -443,7 +472,7 @@ def jobs_duration(session: Session, *, start: str | None = None, end: str | None
 # --------------------------------------------------------------------------------------- AI usage
 
 def ai_usage(session: Session, *, start: str | None = None, end: str | None = None, bucket: str | None = None,
-             provider: str | None = None, model: str | None = None) -> Body:
+             provider: str | None = None, model: str | None = None) -> AnalyticsAiUsage:
     """Input and output tokens of the requests to AI models per bucket of their ``created_at``,
     provider and model. A failed request is counted with its 0 tokens, so a model that was only
     tried still has its (zero) line."""
@@ -461,6 +490,7 @@ def ai_usage(session: Session, *, start: str | None = None, end: str | None = No
     by = [bucket_of_day(_dialect(session), summed.c.day, size), summed.c.provider, summed.c.model]
     stmt = (select(*by, func.sum(summed.c.input_tokens), func.sum(summed.c.output_tokens)).group_by(*by)
             .order_by(*by))
-    return {"bucket": size, "items": [
+    items: list[AiUsageItem] = [
         {"bucket": row[0], "provider": row[1], "model": row[2], "input_tokens": int(row[3]),
-         "output_tokens": int(row[4])} for row in session.execute(stmt)]}
+         "output_tokens": int(row[4])} for row in session.execute(stmt)]
+    return {"bucket": size, "items": items}
