@@ -133,3 +133,143 @@ def test_a_record_restore_plan_names_the_record_its_collection_and_what_comes_ba
     api.ok("POST", f"/records/{ids['sample']['id']}/restore")
     again = api.ok("GET", f"/records/{ids['sample']['id']}/restore-plan")
     assert (again["can_restore"], again["records"], again["blocked"]) == (False, 0, "the record is not deleted")
+
+
+# ---------------------------------------------------------------- found by mutation testing (restore.py's survivors)
+
+def batch_of(api, record_id, action):
+    """The history batch (``AuditBatchResponse``) holding ``record_id``'s newest ``action`` entry, or None."""
+    entry = next(e for e in api.ok("GET", f"/records/{record_id}/audit")["items"] if e["action"] == action)
+    return api.ok("GET", f"/audit/batches/{entry['batch_id']}")["batch"] if entry["batch_id"] else None
+
+
+def test_a_record_of_a_deleted_schema_or_collection_names_what_blocks_it(api):
+    """The plan's ``blocked`` and ``blocked_by`` and the 422's words say which container to restore."""
+    make_schema(api, "note", [{"name": "text", "type": "string"}])
+    make_schema(api, "site", [{"name": "code", "type": "string"}])
+    lab = make_collection(api, "lab", ["note", "site"])
+    note = make_record(api, "lab", "note", {"text": "calm"})
+    site = make_record(api, "lab", "site", {"code": "N1"})
+    api.ok("DELETE", f"/records/{note['id']}", 204)
+    schema = api.ok("GET", "/schemas/note")
+    api.ok("DELETE", "/schemas/note", 204)
+    plan = api.ok("GET", f"/records/{note['id']}/restore-plan")
+    assert (plan["blocked"], plan["blocked_by"], plan["can_restore"]) == (
+        "its schema 'note' is deleted; restore it first", {"kind": "schema", "id": schema["id"], "name": "note"}, False)
+    r = api.post(f"/records/{note['id']}/restore")
+    assert (r.status_code, r.json()["detail"]) == (
+        422, f"cannot restore record {note['id']}: its schema 'note' is deleted; restore it first")
+    api.ok("DELETE", "/collections/lab", 204)
+    plan = api.ok("GET", f"/records/{site['id']}/restore-plan")
+    assert (plan["blocked"], plan["blocked_by"]) == (
+        "its collection 'lab' is deleted; restore it first", {"kind": "collection", "id": lab["id"], "name": "lab"})
+    r = api.post(f"/records/{site['id']}/restore")
+    assert (r.status_code, r.json()["detail"]) == (
+        422, f"cannot restore record {site['id']}: its collection 'lab' is deleted; restore it first")
+
+
+def test_a_record_under_deleted_parents_names_the_topmost_and_how_to_bring_it_back(api):
+    ids = tree(api)
+    api.ok("DELETE", f"/records/{ids['m1']['id']}", 204)
+    api.ok("DELETE", f"/records/{ids['study']['id']}", 204, params={"force": "true"})
+    plan = api.ok("GET", f"/records/{ids['m1']['id']}/restore-plan")
+    assert plan["blocked"] == "2 deleted record(s) above it; restore with with_parents or only_this, or restore them first"
+    assert plan["blocked_by"] == {"kind": "record", "id": ids["study"]["id"], "name": "Lake survey"}
+    r = api.post(f"/records/{ids['m1']['id']}/restore")
+    words = f"cannot restore record {ids['m1']['id']}: 2 deleted record(s) above it; pass with_parents=true or only_this=true"
+    assert (r.status_code, r.json()["detail"]) == (422, words)
+    live_one = api.post(f"/records/{ids['study']['id']}/restore")
+    assert live_one.status_code == 200
+    r = api.post(f"/records/{ids['study']['id']}/restore")
+    assert (r.status_code, r.json()["detail"]) == (
+        409, f"record {ids['study']['id']} is not deleted: there is nothing to restore")
+
+
+def test_only_this_leaves_what_was_deleted_below_the_record_and_with_parents_brings_it(api):
+    ids = tree(api)
+    api.ok("DELETE", f"/records/{ids['sample']['id']}", 204, params={"force": "true"})  # m1 and m2 with it
+    api.ok("DELETE", f"/records/{ids['study']['id']}", 204)
+    api.ok("POST", f"/records/{ids['sample']['id']}/restore", params={"only_this": "true"})
+    assert live(api, ids["study"]["id"]) and live(api, ids["sample"]["id"])
+    assert not live(api, ids["m1"]["id"]) and not live(api, ids["m2"]["id"])
+
+
+def test_a_restore_of_several_records_is_one_batch_and_of_one_record_none(api):
+    ids = tree(api)
+    api.ok("DELETE", f"/records/{ids['m1']['id']}", 204)
+    api.ok("POST", f"/records/{ids['m1']['id']}/restore")
+    assert batch_of(api, ids["m1"]["id"], "restore") is None  # one record, nothing cleared: a lone entry
+    api.ok("DELETE", f"/records/{ids['study']['id']}", 204, params={"force": "true"})
+    api.ok("POST", f"/records/{ids['study']['id']}/restore")
+    batch = batch_of(api, ids["m2"]["id"], "restore")
+    assert (batch["kind"], batch["label"]) == ("restore", "restore Lake survey")
+    assert batch_of(api, ids["study"]["id"], "restore")["id"] == batch["id"]
+    hide_parent(api, ids["study"]["id"])
+    api.ok("POST", f"/records/{ids['m1']['id']}/restore-above")
+    above = batch_of(api, ids["study"]["id"], "restore")
+    assert (above["kind"], above["label"]) == ("restore", "restore above " + (ids["m1"]["natural_name"] or ids["m1"]["id"]))
+
+
+def test_a_taken_unique_key_names_its_fields_the_record_holding_it_and_blocks_restore_above_too(api):
+    make_schema(api, "site", [{"name": "code", "type": "string"}, {"name": "zone", "type": "string"}],
+                display_template="{code}")
+    make_schema(api, "plot", [{"name": "n", "type": "integer"}], parent="site")
+    make_collection(api, "c", ["site", "plot"])
+    api.ok("PUT", "/schemas/site/unique-keys", json={"keys": [["code", "zone"]]})
+    old = make_record(api, "c", "site", {"code": "A", "zone": "north"})
+    plot = make_record(api, "c", "plot", {"n": 1}, parent=old["id"])
+    hide_parent(api, old["id"])  # deleted, its plot live
+    taker = make_record(api, "c", "site", {"code": "A", "zone": "north"})
+    message = f"record {taker['id']} now holds the values of unique key (code, zone)"
+    conflict = api.ok("GET", f"/records/{old['id']}/restore-plan")["conflict"]
+    assert conflict == {"record_id": old["id"], "taken_by": taker["id"], "taken_by_name": "A", "key": ["code", "zone"],
+                        "message": message}
+    r = api.post(f"/records/{old['id']}/restore")
+    assert (r.status_code, r.json()["detail"]) == (
+        409, f"cannot restore record {old['id']}: {message}; change or delete that record first")
+    r = api.post(f"/records/{plot['id']}/restore-above")
+    assert (r.status_code, r.json()["detail"]) == (409, f"cannot restore record {old['id']}: {message}")
+    assert not live(api, old["id"])
+
+
+def test_a_purge_takes_every_generation_below_in_one_batch_and_a_lone_purge_none(api):
+    ids = tree(api)
+    r = api.delete(f"/records/{ids['study']['id']}/purge")
+    assert (r.status_code, r.json()["detail"]) == (409, f"record {ids['study']['id']} is live: delete it before purging it")
+    api.ok("DELETE", f"/records/{ids['m1']['id']}", 204)
+    api.ok("DELETE", f"/records/{ids['m1']['id']}/purge", 204)
+    lone = api.ok("GET", "/audit", params={"action": "purge"})["items"]
+    assert [e["entity_id"] for e in lone] == [ids["m1"]["id"]] and lone[0]["batch_id"] is None
+    api.ok("DELETE", f"/records/{ids['study']['id']}", 204, params={"force": "true"})
+    api.ok("DELETE", f"/records/{ids['study']['id']}/purge", 204)
+    for gone in ("study", "sample", "m2"):  # three generations
+        assert api.get(f"/records/{ids[gone]['id']}").status_code == 404
+    purged = [e for e in api.ok("GET", "/audit", params={"action": "purge"})["items"] if e["entity_id"] != ids["m1"]["id"]]
+    assert len(purged) == 3 and len({e["batch_id"] for e in purged}) == 1
+    batch = api.ok("GET", f"/audit/batches/{purged[0]['batch_id']}")["batch"]
+    assert (batch["kind"], batch["label"]) == ("purge", "purge Lake survey")
+
+
+def test_orphans_come_in_id_order_a_page_at_a_time(api):
+    ids = study_tree(api)
+    more = [make_record(api, "lab", "sample", {"site": s, "depth_m": 1.0, "taken_on": "2024-05-04"},
+                        parent=ids["study"]["id"]) for s in ("East", "West")]
+    hide_parent(api, ids["study"]["id"])
+    everyone = sorted([ids["sample"]["id"], *(m["id"] for m in more)])
+    page = api.ok("GET", "/records/orphans", params={"limit": 2, "offset": 1})
+    assert ([o["id"] for o in page["items"]], page["total"]) == (everyone[1:], 3)
+    assert [o["id"] for o in api.ok("GET", "/records/orphans", params={"limit": 2})["items"]] == everyone[:2]
+
+
+def test_referrers_of_a_deleted_record_are_the_records_pointing_at_it_and_not_itself(api):
+    make_schema(api, "species", [{"name": "name", "type": "string"},
+                                 {"name": "like", "type": "reference", "restrictions": {"schema": "species"}}])
+    make_schema(api, "obs", [{"name": "of", "type": "reference", "restrictions": {"schema": "species"}}])
+    make_collection(api, "c", ["species", "obs"])
+    fox = make_record(api, "c", "species", {"name": "fox"})
+    api.ok("PATCH", f"/records/{fox['id']}", json={"data": {"like": fox["id"]}})  # it names itself
+    make_record(api, "c", "species", {"name": "owl"})  # names nothing
+    seen = [make_record(api, "c", "obs", {"of": fox["id"]}) for _ in range(2)]
+    make_record(api, "c", "obs", {})
+    api.ok("DELETE", f"/records/{fox['id']}", 204, params={"references": "keep"})
+    assert [r["id"] for r in api.ok("GET", f"/records/{fox['id']}/referrers")] == sorted(s["id"] for s in seen)
