@@ -273,3 +273,37 @@ def test_referrers_of_a_deleted_record_are_the_records_pointing_at_it_and_not_it
     make_record(api, "c", "obs", {})
     api.ok("DELETE", f"/records/{fox['id']}", 204, params={"references": "keep"})
     assert [r["id"] for r in api.ok("GET", f"/records/{fox['id']}/referrers")] == sorted(s["id"] for s in seen)
+
+
+def test_two_records_restored_or_purged_together_are_one_batch(api):
+    ids = tree(api)
+    api.ok("DELETE", f"/records/{ids['m1']['id']}", 204)  # on its own: the sample comes back with m2 only
+    api.ok("DELETE", f"/records/{ids['sample']['id']}", 204, params={"force": "true"})
+    api.ok("POST", f"/records/{ids['sample']['id']}/restore")
+    batch = batch_of(api, ids["m2"]["id"], "restore")
+    assert batch is not None and batch_of(api, ids["sample"]["id"], "restore")["id"] == batch["id"]
+    api.ok("DELETE", f"/records/{ids['sample']['id']}", 204, params={"force": "true"})
+    api.ok("DELETE", f"/records/{ids['sample']['id']}/purge", 204)  # the sample and m2
+    purged = [e for e in api.ok("GET", "/audit", params={"action": "purge"})["items"] if e["entity_id"] != ids["m1"]["id"]]
+    assert len(purged) == 2 and purged[0]["batch_id"] is not None and purged[0]["batch_id"] == purged[1]["batch_id"]
+
+
+def test_restore_above_says_when_nothing_above_is_deleted_and_puts_cleared_references_back(api):
+    from sqlalchemy import update
+
+    from benchbook.persistence.tables import Record
+    make_schema(api, "site", [{"name": "code", "type": "string"}])
+    make_schema(api, "plot", [{"name": "n", "type": "integer"}], parent="site")
+    make_schema(api, "visit", [{"name": "at", "type": "reference", "restrictions": {"schema": "site"}}])
+    make_collection(api, "c", ["site", "plot", "visit"])
+    site = make_record(api, "c", "site", {"code": "N1"})
+    plot = make_record(api, "c", "plot", {"n": 1}, parent=site["id"])
+    visit = make_record(api, "c", "visit", {"at": site["id"]})
+    r = api.post(f"/records/{plot['id']}/restore-above")
+    assert (r.status_code, r.json()["detail"]) == (409, f"nothing above record {plot['id']} is deleted")
+    api.ok("DELETE", f"/records/{site['id']}", 204, params={"force": "true", "references": "clear"})
+    assert api.ok("GET", f"/records/{visit['id']}")["data"].get("at") is None
+    with api.app.services.db.session() as s, s.begin():  # the plot back alone, as sync can leave it
+        s.execute(update(Record).where(Record.id == plot["id"]).values(deleted_at=None, delete_op=None))
+    api.ok("POST", f"/records/{plot['id']}/restore-above")
+    assert live(api, site["id"]) and api.ok("GET", f"/records/{visit['id']}")["data"]["at"] == site["id"]
