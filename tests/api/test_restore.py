@@ -261,7 +261,7 @@ def test_orphans_come_in_id_order_a_page_at_a_time(api):
     assert [o["id"] for o in api.ok("GET", "/records/orphans", params={"limit": 2})["items"]] == everyone[:2]
 
 
-def test_referrers_of_a_deleted_record_are_the_records_pointing_at_it_and_not_itself(api):
+def test_referrers_of_a_live_or_deleted_record_are_the_records_pointing_at_it_and_not_itself(api):
     make_schema(api, "species", [{"name": "name", "type": "string"},
                                  {"name": "like", "type": "reference", "restrictions": {"schema": "species"}}])
     make_schema(api, "obs", [{"name": "of", "type": "reference", "restrictions": {"schema": "species"}}])
@@ -271,6 +271,7 @@ def test_referrers_of_a_deleted_record_are_the_records_pointing_at_it_and_not_it
     make_record(api, "c", "species", {"name": "owl"})  # names nothing
     seen = [make_record(api, "c", "obs", {"of": fox["id"]}) for _ in range(2)]
     make_record(api, "c", "obs", {})
+    assert [r["id"] for r in api.ok("GET", f"/records/{fox['id']}/referrers")] == sorted(s["id"] for s in seen)
     api.ok("DELETE", f"/records/{fox['id']}", 204, params={"references": "keep"})
     assert [r["id"] for r in api.ok("GET", f"/records/{fox['id']}/referrers")] == sorted(s["id"] for s in seen)
 
