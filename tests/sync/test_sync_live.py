@@ -353,3 +353,21 @@ def test_a_value_a_narrowed_field_no_longer_takes_is_refused_and_kept_on_the_dev
     assert authority.ok("GET", f"/records/{a['id']}")["data"]["site"] == "North"
     site = next(f for f in laptop.ok("GET", "/schemas/sample")["fields"] if f["name"] == "site")
     assert site["restrictions"]["max_length"] == 5  # the narrowing reached the device
+
+
+def test_a_delete_of_what_the_authority_edited_shows_each_field_changed_there_and_who_changed_it(lab):
+    """The conflict row of a refused delete lists the authority's edits since the device last saw
+    the record (field, label, before, after) and their author (found by mutation testing)."""
+    authority = lab.project("authority")
+    b = _setup(authority)[1]
+    laptop = lab.follow(authority, "laptop")
+    authority.ok("PATCH", f"/records/{b['id']}", json={"data": {"site": "Edited", "depth_m": 9.0}})
+    laptop.ok("DELETE", f"/records/{b['id']}", 204)
+    assert laptop.sync()["conflicts"] == 1
+    [row] = laptop.ok("GET", "/remote/conflicts", params={"kind": "edit_vs_delete"})
+    fields = {f["name"]: f["id"] for f in authority.ok("GET", "/schemas/sample")["fields"]}
+    assert (row["attempted"], row["theirs_actor"], row["entity_id"]) == ("delete", "authority", b["id"])
+    assert row["changes"] == [{"field": fields["site"], "label": "site", "before": "North", "after": "Edited"},
+                              {"field": fields["depth_m"], "label": "depth_m", "before": 1.0, "after": 9.0}]
+    assert row["message"] == ("the record was edited at the authority after this device last saw it; "
+                              "it is not deleted there")
