@@ -371,3 +371,19 @@ def test_a_delete_of_what_the_authority_edited_shows_each_field_changed_there_an
                               {"field": fields["depth_m"], "label": "depth_m", "before": 1.0, "after": 9.0}]
     assert row["message"] == ("the record was edited at the authority after this device last saw it; "
                               "it is not deleted there")
+
+
+def test_an_edit_of_what_the_authority_deleted_shows_each_field_the_device_changed(lab):
+    """The conflict row of an edit refused because the record is deleted at the authority lists
+    the device's own changes (field, label, before, after) (found by mutation testing)."""
+    authority = lab.project("authority")
+    a = _setup(authority)[0]
+    laptop = lab.follow(authority, "laptop")
+    laptop.ok("PATCH", f"/records/{a['id']}", json={"data": {"site": "Kept", "depth_m": 5.5}})
+    authority.ok("DELETE", f"/records/{a['id']}", 204)
+    assert laptop.sync()["conflicts"] == 1
+    [row] = laptop.ok("GET", "/remote/conflicts", params={"kind": "edit_vs_delete"})
+    fields = {f["name"]: f["id"] for f in authority.ok("GET", "/schemas/sample")["fields"]}
+    assert (row["attempted"], row["entity_id"]) == ("update", a["id"])
+    assert row["changes"] == [{"field": fields["site"], "label": "site", "before": "North", "after": "Kept"},
+                              {"field": fields["depth_m"], "label": "depth_m", "before": 0, "after": 5.5}]
