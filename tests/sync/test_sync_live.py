@@ -367,8 +367,9 @@ def test_a_delete_of_what_the_authority_edited_shows_each_field_changed_there_an
     [row] = laptop.ok("GET", "/remote/conflicts", params={"kind": "edit_vs_delete"})
     fields = {f["name"]: f["id"] for f in authority.ok("GET", "/schemas/sample")["fields"]}
     assert (row["attempted"], row["theirs_actor"], row["entity_id"]) == ("delete", "authority", b["id"])
-    assert row["changes"] == [{"field": fields["site"], "label": "site", "before": "North", "after": "Edited"},
-                              {"field": fields["depth_m"], "label": "depth_m", "before": 1.0, "after": 9.0}]
+    assert sorted(row["changes"], key=lambda c: c["label"]) == [  # in field id order: ids made in one ms may swap
+        {"field": fields["depth_m"], "label": "depth_m", "before": 1.0, "after": 9.0},
+        {"field": fields["site"], "label": "site", "before": "North", "after": "Edited"}]
     assert row["message"] == ("the record was edited at the authority after this device last saw it; "
                               "it is not deleted there")
 
@@ -384,6 +385,22 @@ def test_an_edit_of_what_the_authority_deleted_shows_each_field_the_device_chang
     assert laptop.sync()["conflicts"] == 1
     [row] = laptop.ok("GET", "/remote/conflicts", params={"kind": "edit_vs_delete"})
     fields = {f["name"]: f["id"] for f in authority.ok("GET", "/schemas/sample")["fields"]}
-    assert (row["attempted"], row["entity_id"]) == ("update", a["id"])
-    assert row["changes"] == [{"field": fields["site"], "label": "site", "before": "North", "after": "Kept"},
-                              {"field": fields["depth_m"], "label": "depth_m", "before": 0, "after": 5.5}]
+    assert (row["attempted"], row["entity_id"], row["theirs_actor"]) == ("update", a["id"], "authority")
+    assert row["message"] == "the record was deleted at the authority; the edit is kept here"
+    assert sorted(row["changes"], key=lambda c: c["label"]) == [
+        {"field": fields["depth_m"], "label": "depth_m", "before": 0, "after": 5.5},
+        {"field": fields["site"], "label": "site", "before": "North", "after": "Kept"}]
+
+
+def test_the_author_a_conflict_names_is_the_one_of_the_authoritys_latest_version(lab):
+    """Another device's edit, synced to the authority after its creation there: a delete refused
+    against it names that device, not the record's creator (found by mutation testing)."""
+    authority = lab.project("authority")
+    b = _setup(authority)[1]
+    laptop, field = lab.follow(authority, "laptop"), lab.follow(authority, "field")
+    field.ok("PATCH", f"/records/{b['id']}", json={"data": {"site": "Field"}})
+    field.sync()
+    laptop.ok("DELETE", f"/records/{b['id']}", 204)
+    assert laptop.sync()["conflicts"] == 1
+    [row] = laptop.ok("GET", "/remote/conflicts", params={"kind": "edit_vs_delete"})
+    assert (row["theirs_actor"], [c["after"] for c in row["changes"]]) == ("field", ["Field"])
