@@ -404,3 +404,18 @@ def test_the_author_a_conflict_names_is_the_one_of_the_authoritys_latest_version
     assert laptop.sync()["conflicts"] == 1
     [row] = laptop.ok("GET", "/remote/conflicts", params={"kind": "edit_vs_delete"})
     assert (row["theirs_actor"], [c["after"] for c in row["changes"]]) == ("field", ["Field"])
+
+
+def test_a_record_a_device_makes_under_a_parent_arrives_under_that_parent(lab):
+    """found by mutation testing: no test made a child record on a device."""
+    authority = lab.project("authority")
+    make_schema(authority, "study", [{"name": "title", "type": "string"}], display_template="{title}")
+    make_schema(authority, "sample", FIELDS, parent="study", display_template="{code}")
+    make_collection(authority, "lake", ["study", "sample"])
+    study = make_record(authority, "lake", "study", {"title": "Survey"})
+    laptop = lab.follow(authority, "laptop")
+    child = make_record(laptop, "lake", "sample", {"code": "C1", "site": "Dock"}, parent=study["id"])
+    laptop.sync()
+    there = authority.ok("GET", f"/records/{child['id']}")
+    assert (there["parent_record_id"], there["data"]["code"]) == (study["id"], "C1")
+
