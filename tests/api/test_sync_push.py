@@ -39,9 +39,9 @@ def _home(api):
 
 def _entry(action: str, record_id: str, *, old: dict[str, Any] | None = None, new: dict[str, Any] | None = None,
            schema_id: str | None = None, dataset_id: str | None = None, entry_id: str | None = None,
-           actor: str = "ann") -> dict[str, Any]:
+           actor: str = "ann", at: str = WHEN) -> dict[str, Any]:
     return {"id": entry_id or str(ULID()), "action": action, "entity_type": "record", "entity_id": record_id,
-            "timestamp": WHEN, "actor": actor, "old_data": old, "new_data": new, "schema_id": schema_id,
+            "timestamp": at, "actor": actor, "old_data": old, "new_data": new, "schema_id": schema_id,
             "dataset_id": dataset_id, "changes": [], "batch": None}
 
 
@@ -156,9 +156,9 @@ def test_an_entry_for_a_record_the_authority_does_not_hold_waits_or_has_nothing_
     ids, sample_id, _site_id, lake_id = _lake(api)
     laptop = _join(api)
     missing, home = str(ULID()), _home(api)["id"]
-    first = {"data": {ids["code"]: "M", ids["depth"]: 1}, "parent_record_id": home}
-    edit = _entry("update", missing, old={"data": {ids["depth"]: 1}, "parent_record_id": home},
-                  new={"data": {ids["depth"]: 2}, "parent_record_id": home}, schema_id=sample_id)
+    first = {"data": {ids["depth"]: 1}, "parent_record_id": home}
+    edit = _entry("update", missing, old={"data": {ids["depth"]: 1, ids["code"]: None}, "parent_record_id": home},
+                  new={"data": {ids["depth"]: 2, ids["code"]: "M2"}, "parent_record_id": home}, schema_id=sample_id)
     results = _push(api, laptop, edit, *(_entry(action, missing, old=first, schema_id=sample_id)
                                          for action in ("delete", "restore", "purge")))["results"]
     assert [(r["status"], r["seq"]) for r in results] == [("deferred", None), ("merged", None), ("merged", None),
@@ -166,15 +166,17 @@ def test_an_entry_for_a_record_the_authority_does_not_hold_waits_or_has_nothing_
     assert [r["rows"] for r in results[1:]] == [[], [], []]
     [row] = results[0]["rows"]
     assert (row["kind"], row["attempted"], row["message"]) == ("rejected", "update", MOVED)
-    assert row["changes"] == [{"field": ids["depth"], "label": "depth", "before": 1, "after": 2}]
+    assert sorted(row["changes"], key=lambda c: c["label"]) == [
+        {"field": ids["code"], "label": "code", "before": None, "after": "M2"},
+        {"field": ids["depth"], "label": "depth", "before": 1, "after": 2}]
     # deferred is not stored: once the record's create arrives, the same edit applies
     create = _entry("create", missing, new=first, schema_id=sample_id, dataset_id=lake_id)
     assert [r["status"] for r in _push(api, laptop, create, edit)["results"]] == ["applied", "applied"]
-    assert api.ok("GET", f"/records/{missing}")["data"] == {"code": "M", "depth": 2}
+    assert api.ok("GET", f"/records/{missing}")["data"] == {"code": "M2", "depth": 2}
     # a create of a record already there changes nothing
     twice = _entry("create", missing, new=first, schema_id=sample_id, dataset_id=lake_id)
     assert _push(api, laptop, twice)["results"][0] == {"id": twice["id"], "status": "merged", "seq": None, "rows": []}
-    assert api.ok("GET", f"/records/{missing}")["data"] == {"code": "M", "depth": 2}
+    assert api.ok("GET", f"/records/{missing}")["data"] == {"code": "M2", "depth": 2}
 
 
 def test_an_edit_merges_field_by_field_and_a_clash_keeps_the_authoritys_value_and_says_who(api):
@@ -190,6 +192,11 @@ def test_an_edit_merges_field_by_field_and_a_clash_keeps_the_authoritys_value_an
     assert (part["status"], part["rows"]) == ("merged", [])
     assert api.ok("GET", f"/records/{rec['id']}")["data"] == {"code": "AA", "depth": 2}
     rec["data"]["code"] = "AA"
+    # another device's later edit of another record is not who changed this one
+    other = make_record(api, "lake", "sample", {"code": "O", "depth": 1}, parent=rec["parent_record_id"])
+    later = _update(ids, sample_id, other, depth=5)
+    later["timestamp"] = "2030-01-01T00:00:00+00:00"
+    assert _push(api, _join(api, "field"), later)["results"][0]["status"] == "applied"
     # one field taken (the authority still holds its base), one clashing (changed there too)
     both = _update(ids, sample_id, rec, code="B", depth=3)
     result = _push(api, laptop, both)["results"][0]
