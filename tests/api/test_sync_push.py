@@ -256,3 +256,19 @@ def test_restore_purge_and_delete_of_what_the_authority_holds(api):
     assert [r["status"] for r in results["results"]] == ["applied", "applied"]
     assert api.ok("GET", f"/records/{site['id']}")["deleted_at"] is not None
     assert api.ok("GET", f"/records/{child['id']}")["deleted_at"] is not None
+
+
+def test_a_refused_catalog_entry_keeps_the_changes_it_carried_and_the_push_goes_on(api):
+    ids, sample_id, _site_id, lake_id = _lake(api)
+    laptop = _join(api)
+    carried = [{"field": "name", "label": "name", "before": None, "after": "sample"}]
+    taken = {**_entry("create", str(ULID()), new={"name": "sample", "fields": []}), "entity_type": "schema",
+             "changes": carried}
+    after = _entry("create", str(ULID()), new={"data": {ids["code"]: "Z"}, "parent_record_id": _home(api)["id"]},
+                   schema_id=sample_id, dataset_id=lake_id)
+    results = _push(api, laptop, taken, after)["results"]
+    assert [r["status"] for r in results] == ["rejected", "applied"]
+    [row] = results[0]["rows"]
+    assert (row["kind"], row["attempted"], row["changes"]) == ("rejected", "create", carried)
+    assert "sample" in row["message"]
+    assert [s["name"] for s in api.ok("GET", "/schemas")] == ["sample", "site"]
