@@ -56,6 +56,7 @@ from benchbook.domain.records.shapes import (
     FileLabel,
     PaginatedDeletedRecordsResponse,
     PaginatedRecordResponse,
+    RecordCountsResponse,
     RecordRef,
     RecordResponse,
 )
@@ -83,6 +84,7 @@ SHAPES: list[tuple[Any, tuple[str, ...]]] = [
     (DeletedRecordsResponse, ("DeletedRecordsResponse",)),
     (DeletedRecordExample, ("DeletedRecordExample",)),
     (PaginatedDeletedRecordsResponse, ("PaginatedDeletedRecordsResponse",)),
+    (RecordCountsResponse, ("RecordCountsResponse",)),
     (RecordRef, ("RecordRef",)),
     (DeletedFieldValue, ("DeletedFieldValue",)),
     (FileLabel, ("RecordResponse", "properties", "file_labels", "additionalProperties")),

@@ -8,6 +8,7 @@ from benchbook.domain.catalog.lookup import find_collection
 from benchbook.domain.catalog.shapes import CollectionResponse, RestorePlanResponse
 from benchbook.domain.records.lists import record_counts as count_records
 from benchbook.domain.records.queries import RecordQuery
+from benchbook.domain.records.shapes import RecordCountsResponse
 from benchbook.handlers.uow import read, write
 
 Body = dict[str, Any]
@@ -60,6 +61,6 @@ def collection_restore_plan(name_or_id: str) -> tuple[RestorePlanResponse, int]:
         return domain.restore_plan(s, name_or_id), 200
 
 
-def record_counts(name_or_id: str, **params: Any) -> tuple[Body, int]:
+def record_counts(name_or_id: str, **params: Any) -> tuple[RecordCountsResponse, int]:
     with read() as s:
         return count_records(s, name_or_id, RecordQuery(**params)), 200

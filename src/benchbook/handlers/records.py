@@ -6,6 +6,7 @@ from typing import Any
 from starlette.responses import StreamingResponse
 
 from benchbook.domain.catalog import views
+from benchbook.domain.catalog.shapes import RestorePlanResponse
 from benchbook.domain.history import restore
 from benchbook.domain.progress import reporting
 from benchbook.domain.records import deleted, deleting, exports, lists
@@ -109,7 +110,7 @@ def list_orphans(limit: int = 50, offset: int = 0) -> tuple[PaginatedRecordRespo
                 "offset": offset, "limit": limit}, 200
 
 
-def record_restore_plan(record_id: str) -> tuple[Body, int]:
+def record_restore_plan(record_id: str) -> tuple[RestorePlanResponse, int]:
     with read() as s:
         return restore.record_restore_plan(s, record_id), 200
 

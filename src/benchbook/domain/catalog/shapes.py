@@ -95,7 +95,7 @@ class ViewResponse(TypedDict):
 
 class RestoreBlocker(TypedDict):
     """``RestorePlanResponse.blocked_by``: the deleted thing to restore first (``kind``
-    ``schema`` or ``record``), by id and name. The builders write all three keys; the document
+    ``collection``, ``schema`` or ``record``), by id and name. The builders write all three keys; the document
     requires none."""
 
     kind: NotRequired[str]

@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.catalog.lookup import SchemaCache
+from benchbook.domain.catalog.shapes import RestoreBlocker, RestorePlanResponse
 from benchbook.domain.context import Ctx
 from benchbook.domain.errors import Conflict, Invalid
 from benchbook.domain.history import entries as audit
@@ -72,7 +73,7 @@ def _conflict(session: Session, cache: SchemaCache, records: list[Record]) -> di
     return None
 
 
-def _container_blocker(session: Session, rec: Record) -> tuple[str, dict[str, Any]] | None:
+def _container_blocker(session: Session, rec: Record) -> tuple[str, RestoreBlocker] | None:
     coll = session.get(Collection, rec.dataset_id)
     if coll is not None and coll.deleted_at is not None:
         return (f"its collection {coll.name!r} is deleted; restore it first",
@@ -84,17 +85,19 @@ def _container_blocker(session: Session, rec: Record) -> tuple[str, dict[str, An
     return None
 
 
-def record_restore_plan(session: Session, record_id: str) -> dict[str, Any]:
+def record_restore_plan(session: Session, record_id: str) -> RestorePlanResponse:
     """RestorePlanResponse for a record (``records``: what comes back with a plain restore)."""
     rec = find_record(session, record_id, live=None)
     coll = session.get(Collection, rec.dataset_id)
-    base: dict[str, Any] = {"kind": "record", "id": rec.id, "name": rec.natural_name,
-                            "collection": coll.name if coll else None, "collection_id": rec.dataset_id,
-                            "deleted_at": rec.deleted_at.isoformat() if rec.deleted_at else None,
-                            "schema_name": None, "blocked": None, "blocked_by": None, "conflict": None,
-                            "parents_needed": None}
+    base: RestorePlanResponse = {"kind": "record", "id": rec.id, "name": rec.natural_name, "records": 0,
+                                 "can_restore": False, "collection": coll.name if coll else None,
+                                 "collection_id": rec.dataset_id,
+                                 "deleted_at": rec.deleted_at.isoformat() if rec.deleted_at else None,
+                                 "schema_name": None, "blocked": None, "blocked_by": None, "conflict": None,
+                                 "parents_needed": None}
     if rec.deleted_at is None:
-        return {**base, "records": 0, "can_restore": False, "blocked": "the record is not deleted"}
+        base["blocked"] = "the record is not deleted"
+        return base
     coming = deleted_with(session, rec)
     base["records"] = len(coming)
     base["referrers"] = referring.referrer_counts(session, [r.id for r in coming])

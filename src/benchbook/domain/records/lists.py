@@ -21,7 +21,7 @@ from benchbook.domain.records.counting import (
 from benchbook.domain.records.derived import check_columns
 from benchbook.domain.records.queries import Conditions, RecordQuery, SortLead
 from benchbook.domain.records.search import search_condition
-from benchbook.domain.records.shapes import PaginatedRecordResponse, RecordResponse
+from benchbook.domain.records.shapes import PaginatedRecordResponse, RecordCountsResponse, RecordResponse
 from benchbook.domain.records.shaping import RecordShaper
 from benchbook.persistence.record_counts import live_counts
 from benchbook.persistence.tables import Collection, Record, Schema
@@ -269,7 +269,7 @@ def _sorted_page(session: Session, query: RecordQuery, collection: Collection, p
     return ids, total, exact
 
 
-def record_counts(session: Session, name_or_id: str, query: RecordQuery) -> dict[str, Any]:
+def record_counts(session: Session, name_or_id: str, query: RecordQuery) -> RecordCountsResponse:
     """Live records matching ``query`` grouped by schema name: ``{counts, total}``. ``schema``
     groups rather than filters, except that only that schema is counted when it is given."""
     collection = find_collection(session, name_or_id)

@@ -104,3 +104,11 @@ class PaginatedDeletedRecordsResponse(TypedDict):
     total: int
     offset: int
     limit: int
+
+
+class RecordCountsResponse(TypedDict):
+    """OpenAPI ``RecordCountsResponse``: live records matching a query, by schema name
+    (``counts``, every schema of the collection, 0 included), and their ``total``."""
+
+    counts: dict[str, int]
+    total: int
