@@ -171,9 +171,14 @@ def _typed(cache: SchemaCache, entry: dict[str, Any]) -> list[dict[str, Any]] | 
     """What a refused record entry held, as changes (field id, label, before, after)."""
     old = (entry.get("old_data") or {}).get("data") or {}
     new = (entry.get("new_data") or {}).get("data") or {}
-    meta = _meta(cache, entry.get("schema_id"))
-    return [{"field": k, "label": _label(meta, k), "before": old.get(k), "after": new.get(k)}
-            for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)] or None
+    return _changes(_meta(cache, entry.get("schema_id")), old, new) or None
+
+
+def _changes(meta: SchemaMeta | None, before: dict[str, Any], after: dict[str, Any]) -> list[dict[str, Any]]:
+    """``[{field, label, before, after}]`` for each field id whose value differs between
+    ``before`` and ``after`` (field id → value), in the order the keys first appear."""
+    return [{"field": k, "label": _label(meta, k), "before": before.get(k), "after": after.get(k)}
+            for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k)]
 
 
 def _meta(cache: SchemaCache, schema_id: str | None) -> SchemaMeta | None:
@@ -277,9 +282,7 @@ def _delete(ctx: Ctx, rec: Record, entry: dict[str, Any], deleting: set[str],
     meta = cache.meta(rec.schema_id)
     if seen is not None and {k: v for k, v in seen.items() if v is not None} != \
             {k: v for k, v in rec.data.items() if v is not None}:
-        edited = [{"field": k, "label": _label(meta, k), "before": seen.get(k), "after": rec.data.get(k)}
-                  for k in dict.fromkeys([*seen, *rec.data]) if seen.get(k) != rec.data.get(k)]
-        return "conflict", [row("edit_vs_delete", attempted="delete", changes=edited,
+        return "conflict", [row("edit_vs_delete", attempted="delete", changes=_changes(meta, seen, rec.data),
                                 theirs_actor=_theirs_actor(s, rec.id),
                                 message="the record was edited at the authority after this device last saw it; "
                                         "it is not deleted there")]
