@@ -272,3 +272,29 @@ def test_a_refused_catalog_entry_keeps_the_changes_it_carried_and_the_push_goes_
     assert (row["kind"], row["attempted"], row["changes"]) == ("rejected", "create", carried)
     assert "sample" in row["message"]
     assert [s["name"] for s in api.ok("GET", "/schemas")] == ["sample", "site"]
+
+
+def test_records_a_device_deleted_in_one_batch_come_back_together_and_stay_one_event(api):
+    ids, sample_id, site_id, _lake_id = _lake(api)
+    laptop = _join(api)
+    site = _home(api)
+    child = make_record(api, "lake", "sample", {"code": "C", "depth": 1}, parent=site["id"])
+    batch = {"id": str(ULID()), "kind": "delete", "label": "Home", "ref": None, "actor": "ann", "created_at": WHEN}
+    sent = [_whole("delete", ids, sample_id, child), _whole("delete", ids, site_id, site)]
+    for entry in sent:
+        entry["batch"] = batch
+    answers = _push(api, laptop, *sent)["results"]
+    assert [r["status"] for r in answers] == ["applied", "applied"]
+    kept = api.ok("GET", f"/audit/batches/{batch['id']}")
+    assert (kept["kind"], kept["count"], kept["actor"], kept["device"]) == ("batch", 2, "ann", "laptop")
+    assert (kept["batch"]["kind"], kept["batch"]["label"]) == ("delete", "Home")
+    events = {e["id"]: e for e in api.ok("GET", "/audit/events", params={"limit": 100})["items"]}
+    assert (events[batch["id"]]["device"], events[batch["id"]]["count"]) == ("laptop", 2)
+    own = api.ok("GET", "/audit", params={"entity_id": site["id"], "action": "create"})["items"][0]
+    assert (events[own["id"]]["kind"], events[own["id"]]["device"]) == ("entry", None)  # made here
+    in_it = api.ok("GET", f"/audit/batches/{batch['id']}/entries")["items"]
+    assert sorted(e["id"] for e in in_it) == sorted(e["id"] for e in sent)
+    # one delete at the authority too: restoring the site brings back what went with it
+    assert api.ok("GET", f"/records/{site['id']}/restore-plan")["records"] == 2
+    api.ok("POST", f"/records/{site['id']}/restore")
+    assert api.ok("GET", f"/records/{child['id']}")["deleted_at"] is None

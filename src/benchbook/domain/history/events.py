@@ -15,7 +15,7 @@ from sqlalchemy import ColumnElement, func, literal_column, select
 from sqlalchemy.orm import Session
 
 from benchbook.domain.history import batch_figures, text_match
-from benchbook.domain.history.entries import batch_response, entry_responses
+from benchbook.domain.history.entries import batch_devices, batch_response, entry_responses
 from benchbook.domain.history.filters import compile_history_filter
 from benchbook.domain.history.shapes import AuditEventPart, AuditEventResponse, PaginatedAuditEventResponse
 from benchbook.persistence.tables import AuditBatch, AuditEntry
@@ -104,15 +104,18 @@ def list_events(session: Session, *, q: str | None, tree: str | None, sort: str 
     lone = [k for k in keys if k not in batches]
     singles = list(session.scalars(select(AuditEntry).where(AuditEntry.id.in_(lone)))) if lone else []
     shaped = {e["id"]: e for e in entry_responses(session, singles)}
+    devices = batch_devices(session, list(batches))
     items: list[AuditEventResponse] = []
     for event_id, count, at in rows:
         if event_id in batches:
             batch = batches[event_id]
             items.append({"id": event_id, "kind": "batch", "timestamp": at.isoformat(), "count": count,
-                          "actor": batch.actor, "device": None, "entry": None, "batch": batch_response(batch),
+                          "actor": batch.actor, "device": devices.get(event_id), "entry": None,
+                          "batch": batch_response(batch),
                           "parts": parts[event_id]})
         else:
             entry = shaped[event_id]
             items.append({"id": event_id, "kind": "entry", "timestamp": entry["timestamp"], "count": 1,
-                          "actor": entry["actor"], "device": None, "entry": entry, "batch": None, "parts": []})
+                          "actor": entry["actor"], "device": entry["device"], "entry": entry, "batch": None,
+                          "parts": []})
     return {"items": items, "total": total, "offset": offset, "limit": limit}
