@@ -246,8 +246,9 @@ def test_restore_purge_and_delete_of_what_the_authority_holds(api):
     # a delete of a record something was added under at the authority: not deleted there
     site = make_record(api, "lake", "site", {"title": "North"})
     child = make_record(api, "lake", "sample", {"code": "D", "depth": 1}, parent=site["id"])
-    [row] = _push(api, laptop, _whole("delete", ids, site_id, site))["results"][0]["rows"]
-    assert (row["kind"], row["attempted"]) == ("edit_vs_delete", "delete")
+    refused = _push(api, laptop, _whole("delete", ids, site_id, site))["results"][0]
+    [row] = refused["rows"]
+    assert (refused["status"], row["kind"], row["attempted"]) == ("conflict", "edit_vs_delete", "delete")
     assert row["message"] == "1 record(s) were added under it at the authority; it is not deleted there"
     assert row["theirs_actor"] == api.ok("GET", "/audit", params={"entity_id": child["id"]})["items"][0]["actor"]
     assert api.ok("GET", f"/records/{site['id']}")["deleted_at"] is None
@@ -298,3 +299,24 @@ def test_records_a_device_deleted_in_one_batch_come_back_together_and_stay_one_e
     assert api.ok("GET", f"/records/{site['id']}/restore-plan")["records"] == 2
     api.ok("POST", f"/records/{site['id']}/restore")
     assert api.ok("GET", f"/records/{child['id']}")["deleted_at"] is None
+
+
+def test_an_edit_and_a_delete_that_meet_are_conflicts_that_apply_nothing(api):
+    ids, sample_id, *_ = _lake(api)
+    laptop = _join(api)
+    home = _home(api)["id"]
+    gone, edited = (make_record(api, "lake", "sample", {"code": c, "depth": 1}, parent=home) for c in "GE")
+    api.ok("DELETE", f"/records/{gone['id']}", 204)
+    seen = _whole("delete", ids, sample_id, edited)  # what the device saw when it deleted it
+    api.ok("PATCH", f"/records/{edited['id']}", json={"data": {"depth": 4}})
+    results = _push(api, laptop, _update(ids, sample_id, gone, depth=2), seen)["results"]
+    assert [(r["status"], [x["kind"] for x in r["rows"]]) for r in results] == [
+        ("conflict", ["edit_vs_delete"]), ("conflict", ["edit_vs_delete"])]
+    mine, theirs = results[0]["rows"][0], results[1]["rows"][0]
+    assert (mine["attempted"], mine["changes"]) == (
+        "update", [{"field": ids["depth"], "label": "depth", "before": 1, "after": 2}])
+    assert mine["message"] == "the record was deleted at the authority; the edit is kept here"
+    assert (theirs["attempted"], theirs["changes"]) == (
+        "delete", [{"field": ids["depth"], "label": "depth", "before": 1, "after": 4}])
+    assert api.ok("GET", f"/records/{gone['id']}")["deleted_at"] is not None
+    assert api.ok("GET", f"/records/{edited['id']}")["deleted_at"] is None
