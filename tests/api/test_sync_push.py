@@ -45,6 +45,12 @@ def _entry(action: str, record_id: str, *, old: dict[str, Any] | None = None, ne
             "dataset_id": dataset_id, "changes": [], "batch": None}
 
 
+def _batch(**kind):
+    """A wire batch (an operation of the device's), ``kind`` ``update`` unless given."""
+    return {"id": str(ULID()), "kind": kind.get("kind", "update"), "label": None, "ref": None, "actor": "ann",
+            "created_at": WHEN}
+
+
 def _push(api, headers, *entries):
     return api.ok("POST", "/sync/push", json={"entries": list(entries)}, headers=headers)
 
@@ -114,10 +120,11 @@ def test_a_resend_gets_the_stored_answer_and_an_entry_that_changed_nothing_is_we
     assert api.ok("GET", f"/records/{a['id']}")["data"]["depth"] == 1
     # a conflict on every field writes nothing: not stored, so a later resend is weighed again
     api.ok("PATCH", f"/records/{b['id']}", json={"data": {"depth": 7}})
-    clash = _update(ids, sample_id, b, depth=5)
+    clash = {**_update(ids, sample_id, b, depth=5), "batch": _batch()}
     refused = _push(api, laptop, clash)["results"][0]
     assert (refused["status"], refused["seq"], [r["kind"] for r in refused["rows"]]) == ("conflict", None, ["conflict"])
     assert clash["id"] not in _seqs(api, laptop)[0]
+    assert api.request("GET", f"/audit/batches/{clash['batch']['id']}").status_code == 404  # nothing left of it
     api.ok("PATCH", f"/records/{b['id']}", json={"data": {"depth": 1}})  # back to the entry's base
     again = _push(api, laptop, clash)["results"][0]
     assert again["status"] == "applied" and again["seq"] == _seqs(api, laptop)[0][clash["id"]]
@@ -159,11 +166,13 @@ def test_an_entry_for_a_record_the_authority_does_not_hold_waits_or_has_nothing_
     first = {"data": {ids["depth"]: 1}, "parent_record_id": home}
     edit = _entry("update", missing, old={"data": {ids["depth"]: 1, ids["code"]: None}, "parent_record_id": home},
                   new={"data": {ids["depth"]: 2, ids["code"]: "M2"}, "parent_record_id": home}, schema_id=sample_id)
+    edit["batch"] = _batch()
     results = _push(api, laptop, edit, *(_entry(action, missing, old=first, schema_id=sample_id)
                                          for action in ("delete", "restore", "purge")))["results"]
     assert [(r["status"], r["seq"]) for r in results] == [("deferred", None), ("merged", None), ("merged", None),
                                                           ("merged", None)]
     assert [r["rows"] for r in results[1:]] == [[], [], []]
+    assert api.request("GET", f"/audit/batches/{edit['batch']['id']}").status_code == 404  # nothing left of it
     [row] = results[0]["rows"]
     assert (row["kind"], row["attempted"], row["message"]) == ("rejected", "update", MOVED)
     assert sorted(row["changes"], key=lambda c: c["label"]) == [
