@@ -197,7 +197,8 @@ def test_an_edit_merges_field_by_field_and_a_clash_keeps_the_authoritys_value_an
     same = _push(api, laptop, _update(ids, sample_id, rec, depth=2))["results"][0]
     assert (same["status"], same["rows"]) == ("merged", [])
     # part of it already there, the rest taken: merged, and what was taken went in
-    part = _push(api, laptop, _update(ids, sample_id, rec, code="AA", depth=2))["results"][0]
+    part_entry = _update(ids, sample_id, rec, code="AA", depth=2)
+    part = _push(api, laptop, part_entry)["results"][0]
     assert (part["status"], part["rows"]) == ("merged", [])
     assert api.ok("GET", f"/records/{rec['id']}")["data"] == {"code": "AA", "depth": 2}
     rec["data"]["code"] = "AA"
@@ -218,6 +219,9 @@ def test_an_edit_merges_field_by_field_and_a_clash_keeps_the_authoritys_value_an
         "kind": "conflict", "attempted": "update", "field": ids["depth"], "field_label": "depth", "yours": 3,
         "theirs": 2, "base": 1, "theirs_actor": theirs["actor"], "status": "open"}
     assert row["message"] == "both sides changed this field; the authority's value is kept"
+    assert api.ok("GET", f"/records/{rec['id']}")["data"] == {"code": "B", "depth": 2}
+    # both wrote something, so both answers were stored: sent again, the same answers, nothing redone
+    assert _push(api, laptop, part_entry, both)["results"] == [part, result]
     assert api.ok("GET", f"/records/{rec['id']}")["data"] == {"code": "B", "depth": 2}
 
 
