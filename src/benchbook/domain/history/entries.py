@@ -287,9 +287,10 @@ def _now(entry: AuditEntry, records: dict[str, Record]) -> dict[str, Any]:
 
 
 def batch_devices(session: Session, batch_ids: list[str]) -> dict[str, str | None]:
-    """``{batch id: device}``: the device the batch's changes came through (spec *Audit event*:
-    ``device`` as for an entry), None for one made here. A batch is one operation made in one
-    place, so one entry of it tells (one index lookup per batch, whatever its size)."""
+    """``{batch id: device}``: the device the batch's changes came through (the OpenAPI
+    document's ``AuditEventResponse.device``, as for an entry; docs/sync.md *What travels*), None
+    for one made here. A batch is one operation made in one place, so one entry of it tells (one
+    index lookup per batch, whatever its size)."""
     if not batch_ids:
         return {}
     one = (select(AuditEntry.device).where(AuditEntry.batch_id == AuditBatch.id).limit(1)
