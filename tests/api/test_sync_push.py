@@ -333,3 +333,17 @@ def test_an_edit_and_a_delete_that_meet_are_conflicts_that_apply_nothing(api):
         "delete", [{"field": ids["depth"], "label": "depth", "before": 1, "after": 4}])
     assert api.ok("GET", f"/records/{gone['id']}")["deleted_at"] is not None
     assert api.ok("GET", f"/records/{edited['id']}")["deleted_at"] is None
+
+
+def test_records_a_device_deleted_one_after_the_other_come_back_one_at_a_time(api):
+    ids, sample_id, site_id, _lake_id = _lake(api)
+    laptop = _join(api)
+    site = _home(api)
+    child = make_record(api, "lake", "sample", {"code": "C", "depth": 1}, parent=site["id"])
+    first = {**_whole("delete", ids, sample_id, child), "batch": _batch(kind="delete")}
+    assert _push(api, laptop, first)["results"][0]["status"] == "applied"
+    then = _whole("delete", ids, site_id, site)  # no batch: its own operation
+    assert _push(api, laptop, then)["results"][0]["status"] == "applied"
+    assert api.ok("GET", f"/records/{site['id']}/restore-plan")["records"] == 1
+    api.ok("POST", f"/records/{site['id']}/restore")
+    assert api.ok("GET", f"/records/{child['id']}")["deleted_at"] is not None  # deleted on its own, stays so
