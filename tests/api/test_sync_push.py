@@ -11,7 +11,7 @@ from ulid import ULID
 from tests.api.helpers import make_collection, make_record, make_schema
 
 WHEN = "2026-06-01T10:00:00+00:00"
-MOVED = "the record is not at the authority: its creation was refused or was purged there"
+NOT_HELD = "the record is not at the authority: its creation was refused or was purged there"
 
 
 def _join(api, name="laptop"):
@@ -38,16 +38,17 @@ def _home(api):
 
 
 def _entry(action: str, record_id: str, *, old: dict[str, Any] | None = None, new: dict[str, Any] | None = None,
-           schema_id: str | None = None, dataset_id: str | None = None, entry_id: str | None = None,
-           actor: str = "ann", at: str = WHEN) -> dict[str, Any]:
+           schema_id: str | None = None, dataset_id: str | None = None,
+           entry_id: str | None = None) -> dict[str, Any]:
+    """A record's wire entry, made by ``ann`` at :data:`WHEN` (docs/sync.md *What travels*)."""
     return {"id": entry_id or str(ULID()), "action": action, "entity_type": "record", "entity_id": record_id,
-            "timestamp": at, "actor": actor, "old_data": old, "new_data": new, "schema_id": schema_id,
+            "timestamp": WHEN, "actor": "ann", "old_data": old, "new_data": new, "schema_id": schema_id,
             "dataset_id": dataset_id, "changes": [], "batch": None}
 
 
-def _batch(**kind):
-    """A wire batch (an operation of the device's), ``kind`` ``update`` unless given."""
-    return {"id": str(ULID()), "kind": kind.get("kind", "update"), "label": None, "ref": None, "actor": "ann",
+def _batch(kind: str = "update") -> dict[str, Any]:
+    """A wire batch: one operation of the device's."""
+    return {"id": str(ULID()), "kind": kind, "label": None, "ref": None, "actor": "ann",
             "created_at": WHEN}
 
 
@@ -174,7 +175,7 @@ def test_an_entry_for_a_record_the_authority_does_not_hold_waits_or_has_nothing_
     assert [r["rows"] for r in results[1:]] == [[], [], []]
     assert api.request("GET", f"/audit/batches/{edit['batch']['id']}").status_code == 404  # nothing left of it
     [row] = results[0]["rows"]
-    assert (row["kind"], row["attempted"], row["message"]) == ("rejected", "update", MOVED)
+    assert (row["kind"], row["attempted"], row["message"]) == ("rejected", "update", NOT_HELD)
     assert sorted(row["changes"], key=lambda c: c["label"]) == [
         {"field": ids["code"], "label": "code", "before": None, "after": "M2"},
         {"field": ids["depth"], "label": "depth", "before": 1, "after": 2}]
