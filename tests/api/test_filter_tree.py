@@ -981,3 +981,41 @@ def test_arbitrary_json_is_answered_or_refused_never_fails(lab: Any) -> None:
             assert r.json()["errors"][0]["loc"][:2] == ["query", "filter"], r.text
 
     check()
+
+
+EXACT_REFUSALS: list[tuple[str, Any, list[Any], str, str, str]] = [
+    # (id, tree, loc, what the detail says after "filter ", the error entry's msg, its type)
+    ("is-null-not-bool", L("count", "is_null", "yes"), F,
+     "root (field 'count'): is_null takes true, false or no value", "count: is_null takes true, false or no value",
+     "bool_type"),
+    ("in-not-list", {"or": [L("count", "in", 3)]}, [*F, "or", 0],
+     "or/0 (field 'count'): in needs a list of values", "count: in needs a list of values", "list_type"),
+    ("eq-list", {"and": [L("count", "eq", 1), L("count", "eq", [1, 2])]}, [*F, "and", 1],
+     "and/1 (field 'count'): eq takes one value (in takes a list: any of its items)",
+     "count: eq takes one value (in takes a list: any of its items)", "value_type"),
+    ("gt-not-a-number", L("count", "gt", "many"), F,
+     "root (field 'count'): value 'many' does not suit integer field 'count': 'many' is not a number",
+     "count: value 'many' does not suit integer field 'count': 'many' is not a number", "float_parsing"),
+    ("empty-group", {"and": []}, [*F, "and"], "and: and needs a non-empty list of nodes",
+     "and needs a non-empty list of nodes", "filter"),
+    ("nested-empty-group", {"and": [{"or": []}]}, [*F, "and", 0, "or"],
+     "and/0/or: or needs a non-empty list of nodes", "or needs a non-empty list of nodes", "filter"),
+]
+
+
+@pytest.mark.parametrize("tree, loc, detail, msg, type_", [c[1:] for c in EXACT_REFUSALS],
+                         ids=[c[0] for c in EXACT_REFUSALS])
+def test_a_refusal_says_exactly_what_is_wrong_and_where(lab: Any, tree: Any, loc: list[Any], detail: str, msg: str,
+                                                        type_: str) -> None:
+    """The 422's words as a person reads them: where in the tree (``root`` or the path of groups
+    and positions), the field, what is wrong; the error entry's ``msg``, ``type`` and ``input``
+    (the node itself) as a client reads them."""
+    api, _ = lab
+    r = api.get("/collections/flab/records", params={"schema": "sample", "filter": json.dumps(tree)})
+    assert r.status_code == 422, r.text
+    body = r.json()
+    node = tree
+    for step in loc[2:]:
+        node = node[step]
+    assert body["detail"] == f"filter {detail}"
+    assert [(e["loc"], e["msg"], e["type"], e["input"]) for e in body["errors"]] == [(loc, msg, type_, node)]
