@@ -1025,3 +1025,22 @@ def test_a_refusal_says_exactly_what_is_wrong_and_where(lab: Any, tree: Any, loc
         node = node[step]
     assert body["detail"] == f"filter {detail}"
     assert [(e["loc"], e["msg"], e["type"], e["input"]) for e in body["errors"]] == [(loc, msg, type_, node)]
+
+
+def test_text_is_matched_as_typed_while_tags_and_urls_are_matched_trimmed(api: Any) -> None:
+    """A string field keeps the spaces a person typed, so a filter matches them exactly; tags
+    and URLs are stored trimmed, so a filter's value for them is trimmed too."""
+    api.ok("POST", "/schemas", 201, json={"name": "note", "fields": [
+        {"name": "text", "type": "string"}, {"name": "tags", "type": "tags"}, {"name": "link", "type": "url"}]})
+    api.ok("POST", "/collections", 201, json={"name": "notes", "schemas": ["note"]})
+    made = api.ok("POST", "/collections/notes/records", 201, json={"schema_name": "note", "data": {
+        "text": " padded ", "tags": ["x"], "link": "https://a.example/"}})
+
+    def found(leaf: dict[str, Any]) -> list[str]:
+        page = api.ok("GET", "/collections/notes/records", params={"filter": json.dumps(leaf)})
+        return [r["id"] for r in page["items"]]
+
+    assert found(L("text", "eq", " padded ")) == [made["id"]]
+    assert found(L("text", "eq", "padded")) == []
+    assert found(L("tags", "contains", " x ")) == [made["id"]]
+    assert found(L("link", "eq", "  https://a.example/ ")) == [made["id"]]
