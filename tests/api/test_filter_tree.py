@@ -1044,3 +1044,6 @@ def test_text_is_matched_as_typed_while_tags_and_urls_are_matched_trimmed(api: A
     assert found(L("text", "eq", "padded")) == []
     assert found(L("tags", "contains", " x ")) == [made["id"]]
     assert found(L("link", "eq", "  https://a.example/ ")) == [made["id"]]
+    # in: any of the values listed, so an empty list matches nothing, on a plain field and on a list
+    assert found(L("text", "in", [" padded "])) == [made["id"]]
+    assert found(L("text", "in", [])) == found(L("tags", "in", [])) == []
