@@ -53,9 +53,9 @@ MODULES: dict[str, tuple[str, list[str]]] = {
     "triggers": ("src/benchbook/runner/triggers.py",
                  ["tests/api/test_jobs_triggers.py", "tests/api/test_automation.py", "tests/runner/test_drain.py"]),
     "merge": ("src/benchbook/domain/sync/merge.py",
-              ["tests/api/test_sync_push.py", "tests/sync/test_sync_live.py", "tests/sync/test_sync_crash.py", "tests/sync/test_sync_converges.py",
-               "tests/sync/test_sync_referenced.py", "tests/sync/test_sync_push_runs.py",
-               "tests/sync/test_sync_reference_names.py"]),
+              ["tests/api/test_sync_push.py", "tests/sync/test_sync_live.py", "tests/sync/test_sync_crash.py",
+               "tests/sync/test_sync_converges.py", "tests/sync/test_sync_referenced.py",
+               "tests/sync/test_sync_push_runs.py", "tests/sync/test_sync_reference_names.py"]),
     "dtypes": ("src/benchbook/domain/catalog/dtypes.py",
                ["tests/domain/test_dtypes.py", "tests/domain/test_merge_rows.py", "tests/api/test_field_types.py"]),
 }

@@ -95,8 +95,8 @@ class ViewResponse(TypedDict):
 
 class RestoreBlocker(TypedDict):
     """``RestorePlanResponse.blocked_by``: the deleted thing to restore first (``kind``
-    ``collection``, ``schema`` or ``record``), by id and name. The builders write all three keys; the document
-    requires none."""
+    ``collection``, ``schema`` or ``record``), by id and name. The builders write all three keys;
+    the document requires none."""
 
     kind: NotRequired[str]
     id: NotRequired[str]

@@ -295,7 +295,8 @@ def batch_devices(session: Session, batch_ids: list[str]) -> dict[str, str | Non
         return {}
     one = (select(AuditEntry.device).where(AuditEntry.batch_id == AuditBatch.id).limit(1)
            .correlate(AuditBatch).scalar_subquery())
-    return {bid: device for bid, device in session.execute(select(AuditBatch.id, one).where(AuditBatch.id.in_(batch_ids)))}
+    rows = session.execute(select(AuditBatch.id, one).where(AuditBatch.id.in_(batch_ids)))
+    return {batch_id: device for batch_id, device in rows}
 
 
 def batch_event(session: Session, batch_id: str) -> AuditEventResponse:
@@ -308,4 +309,5 @@ def batch_event(session: Session, batch_id: str) -> AuditEventResponse:
     latest = max((r[3] for r in rows), default=batch.created_at)
     return {"id": batch.id, "kind": "batch", "timestamp": latest.isoformat(), "count": sum(r[2] for r in rows),
             "actor": batch.actor, "device": batch_devices(session, [batch.id]).get(batch.id), "entry": None,
-            "batch": batch_response(batch), "parts": [{"action": a, "entity_type": e, "count": n} for a, e, n, _ in rows]}
+            "batch": batch_response(batch),
+            "parts": [{"action": a, "entity_type": e, "count": n} for a, e, n, _ in rows]}

@@ -192,9 +192,10 @@ def _coerce_column(coerce: Callable[[Any], Any], name: str, rows: list[dict[str,
 def _assemble_rows(meta: SchemaMeta, collection: Collection, rows: list[dict[str, Any]], fields: dict[str, Field],
                    columns: dict[str, list[Any]], slow: list[bool], *, bound: limits.Limits, loc: tuple[str, ...],
                    file_lookup: Callable[[str], dtypes.FileMeta | None]) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
-    """Each row's ``(stored dict, [])`` from its coerced ``columns`` (field name → value per row; ``fields``:
-    the live fields by name) with defaults filled, or :func:`merge_values`'s ``(stored dict, problems)`` for a row that is ``slow``, names
-    an unknown field, lacks a required value or comes near ``bound.record_length``."""
+    """Each row's ``(stored dict, [])`` from its coerced ``columns`` (field name → value per row;
+    ``fields``: the live fields by name) with defaults filled, or :func:`merge_values`'s ``(stored
+    dict, problems)`` for a row that is ``slow``, names an unknown field, lacks a required value or
+    comes near ``bound.record_length``."""
     defaults = [(f.id, f.default) for f in meta.fields if not blank(f.default)]
     required = [f.id for f in meta.fields if f.required]
     out: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
