@@ -355,6 +355,14 @@ def test_a_value_a_narrowed_field_no_longer_takes_is_refused_and_kept_on_the_dev
     assert site["restrictions"]["max_length"] == 5  # the narrowing reached the device
 
 
+def _one_edit_vs_delete(device, authority):
+    """Sync ``device``, which meets exactly one clash; its ``edit_vs_delete`` row and the sample
+    schema's field ids by name."""
+    assert device.sync()["conflicts"] == 1
+    [row] = device.ok("GET", "/remote/conflicts", params={"kind": "edit_vs_delete"})
+    return row, {f["name"]: f["id"] for f in authority.ok("GET", "/schemas/sample")["fields"]}
+
+
 def test_a_delete_of_what_the_authority_edited_shows_each_field_changed_there_and_who_changed_it(lab):
     """The conflict row of a refused delete lists the authority's edits since the device last saw
     the record (field, label, before, after) and their author (found by mutation testing)."""
@@ -363,9 +371,7 @@ def test_a_delete_of_what_the_authority_edited_shows_each_field_changed_there_an
     laptop = lab.follow(authority, "laptop")
     authority.ok("PATCH", f"/records/{b['id']}", json={"data": {"site": "Edited", "depth_m": 9.0}})
     laptop.ok("DELETE", f"/records/{b['id']}", 204)
-    assert laptop.sync()["conflicts"] == 1
-    [row] = laptop.ok("GET", "/remote/conflicts", params={"kind": "edit_vs_delete"})
-    fields = {f["name"]: f["id"] for f in authority.ok("GET", "/schemas/sample")["fields"]}
+    row, fields = _one_edit_vs_delete(laptop, authority)
     assert (row["attempted"], row["theirs_actor"], row["entity_id"]) == ("delete", "authority", b["id"])
     assert sorted(row["changes"], key=lambda c: c["label"]) == [  # in field id order: ids made in one ms may swap
         {"field": fields["depth_m"], "label": "depth_m", "before": 1.0, "after": 9.0},
@@ -382,9 +388,7 @@ def test_an_edit_of_what_the_authority_deleted_shows_each_field_the_device_chang
     laptop = lab.follow(authority, "laptop")
     laptop.ok("PATCH", f"/records/{a['id']}", json={"data": {"site": "Kept", "depth_m": 5.5}})
     authority.ok("DELETE", f"/records/{a['id']}", 204)
-    assert laptop.sync()["conflicts"] == 1
-    [row] = laptop.ok("GET", "/remote/conflicts", params={"kind": "edit_vs_delete"})
-    fields = {f["name"]: f["id"] for f in authority.ok("GET", "/schemas/sample")["fields"]}
+    row, fields = _one_edit_vs_delete(laptop, authority)
     assert (row["attempted"], row["entity_id"], row["theirs_actor"]) == ("update", a["id"], "authority")
     assert row["message"] == "the record was deleted at the authority; the edit is kept here"
     assert sorted(row["changes"], key=lambda c: c["label"]) == [
@@ -401,8 +405,7 @@ def test_the_author_a_conflict_names_is_the_one_of_the_authoritys_latest_version
     field.ok("PATCH", f"/records/{b['id']}", json={"data": {"site": "Field"}})
     field.sync()
     laptop.ok("DELETE", f"/records/{b['id']}", 204)
-    assert laptop.sync()["conflicts"] == 1
-    [row] = laptop.ok("GET", "/remote/conflicts", params={"kind": "edit_vs_delete"})
+    row, _ = _one_edit_vs_delete(laptop, authority)
     assert (row["theirs_actor"], [c["after"] for c in row["changes"]]) == ("field", ["Field"])
 
 
@@ -418,4 +421,3 @@ def test_a_record_a_device_makes_under_a_parent_arrives_under_that_parent(lab):
     laptop.sync()
     there = authority.ok("GET", f"/records/{child['id']}")
     assert (there["parent_record_id"], there["data"]["code"]) == (study["id"], "C1")
-
