@@ -21,7 +21,9 @@ collection ``flights`` and three one-step workflows, each ``save: {words: <step>
 Each is drained as the worker does (a chaining :class:`~benchbook.runner.drain.Drain` with the
 group commit, ``batch_runs.execute_waiting`` until the queue is empty), ``--plugin-runs`` runs each
 warm (the default settings: one process serves the drain) and ``--cold-runs`` runs each cold
-(``[limits] plugin_warm_runs = 1``: a process per run, as before warm processes). Every run must
+(``[limits] plugin_warm_runs = 1``: a process per run, as before warm processes), and the JS
+starter warm once more with ``[limits] plugin_batch_size = 1``, which keeps each run to its own
+commit (quick plugin runs go together otherwise: ``docs/automation.md``). Every run must
 complete. Printed: runs/s (wall clock, CPU of this process in brackets: the plugin processes'
 CPU is not in it), processes started, and the ratios warm / cold and warm / built-in, which the
 load of other work on the machine moves less than the rates.
@@ -186,6 +188,7 @@ def measure(project: Project, db: Database, runs: int, cold_runs: int, batched_r
     cases = [("builtin", "", runs, DEFAULT), ("py", "warm", runs, DEFAULT), ("py", "cold", cold_runs,
              Limits(plugin_warm_runs=1)), ("js", "warm", runs, DEFAULT), ("js", "cold", cold_runs,
                                                                           Limits(plugin_warm_runs=1)),
+             ("js", "warm, one commit a run", runs, Limits(plugin_batch_size=1)),
              ("pyb", "batched", batched_runs, DEFAULT), ("jsb", "batched", batched_runs, DEFAULT)]
     for key, how, n, limits in cases:
         if not n:
@@ -207,4 +210,6 @@ def measure(project: Project, db: Database, runs: int, cold_runs: int, batched_r
             lines.append((f"  ratio {key} warm / cold", f"{warm / cold:.1f}x", "", "no target"))
         if warm and builtin:
             lines.append((f"  ratio {key} warm / built-in", f"{warm / builtin:.2f}x", "", "no target"))
+        if warm and (alone := rates.get(f"{key} warm, one commit a run")):
+            lines.append((f"  ratio {key} warm / warm with one commit a run", f"{warm / alone:.2f}x", "", "no target"))
     return lines

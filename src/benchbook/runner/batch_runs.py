@@ -1,5 +1,7 @@
 """Waiting runs of one workflow run together, so that a batch plugin gets them in one frame
-(issue 36 item 2; ``plugin-protocol/README.md``, row *batch*; ``docs/automation.md``).
+(issue 36 item 2; ``plugin-protocol/README.md``, row *batch*; ``docs/automation.md``), or so
+that quick runs of a plugin that only reads share their commits (:func:`quick_count`;
+``docs/automation.md`` *Quick plugin runs go together*).
 
 A plugin whose describe result says ``batch: true`` takes many runs of a step in one ``run``
 frame. When a drain (:class:`~.drain.Drain`) claims a run whose workflow has a step of such a
@@ -11,13 +13,16 @@ waiting runs of the same workflow (:func:`claim_more`, oldest first) and runs th
    :mod:`.execution`), its ``if`` tested and its inputs read; what this wrote (runs that ended,
    skipped steps) is committed, so no transaction stays open while the plugin runs;
 2. a batch plugin gets the inputs of every run that is ready in one ``run`` frame
-   (:meth:`~.plugins.steps.StepRunner.run_batch`); a step of any other plugin runs for each run
-   in turn, each in its own transaction as a lone run's step is (a failure undoes only that
-   run's writes);
+   (:meth:`~.plugins.steps.StepRunner.run_batch`); a plugin that only reads (:data:`READ_ONLY`)
+   gets each run's frame in turn (:meth:`_Together._turns`); a step of any other plugin runs for
+   each run in turn, each in its own transaction as a lone run's step is (a failure undoes only
+   that run's writes);
 3. each run's outputs are saved through the workflow's ``save``, all in one transaction; when a
    field refuses one, that transaction is undone and the saves are made again, each in a
    savepoint of its own, so the refused one fails that run alone; one commit ends the step for
-   every run.
+   every run (the last step's: with the runs' ends).
+
+No two runs of one record go together (:func:`claim_more`).
 
 Each run keeps its own status, ``step_executions``, log (a batch plugin's log frames and standard
 error lines go into the log of every run of the batch), history batch and failure: a run whose
@@ -30,6 +35,7 @@ drain claims afresh after them.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,6 +62,9 @@ _JOBS: Table = Job.__table__  # type: ignore[assignment]
 _BATCHES: Table = AuditBatch.__table__  # type: ignore[assignment]
 BATCH_TIERS = ("1", "2")
 """Tiers whose batch plugins get runs in batches (an in-process plugin costs nothing to call)."""
+READ_ONLY = ("get_context_record", "get_schema", "get_file")
+"""Capabilities of a plugin whose runs may go together when quick (:func:`quick_kind`): a run's
+own record, the catalog and stored files, none of which another run of the group writes."""
 
 
 def batchable(drain: Drain, db: Database, project: Project, workflow_name: str) -> bool:
@@ -75,60 +84,125 @@ def batchable(drain: Drain, db: Database, project: Project, workflow_name: str) 
     return bool(drain.kept(("batchable", workflow_name), compute))
 
 
+def _plugin(s: Session, drain: Drain, step: Step) -> dict[str, Any]:
+    """``step``'s plugin as registered (kept by the drain). Raises ``NotFound``."""
+    plugin: dict[str, Any] = drain.kept(("plugin", step.plugin), lambda: registry.runnable(s, step.plugin))
+    return plugin
+
+
 def _batch_plugin(s: Session, drain: Drain, step: Step) -> dict[str, Any] | None:
     """``step``'s plugin as registered (kept by the drain) when it takes runs in batches."""
     try:
-        plugin: dict[str, Any] = drain.kept(("plugin", step.plugin), lambda: registry.runnable(s, step.plugin))
+        plugin = _plugin(s, drain, step)
     except NotFound:
         return None
     return plugin if plugin.get("batch") and plugin["tier"] in BATCH_TIERS and plugin["status"] == "ok" else None
 
 
-def claim_more(db: Database, project: Project, workflow_name: str, count: int) -> list[Claimed]:
-    """Claim up to ``count`` more waiting runs of ``workflow_name`` (oldest first: ``created_at``,
-    then id) and open a history batch for each, in one commit. Returns them oldest first."""
+def claim_more(db: Database, project: Project, first: Claimed, count: int) -> list[Claimed]:
+    """Claim up to ``count`` more waiting runs of ``first``'s workflow (oldest first:
+    ``created_at``, then id), none of the same record as ``first`` or as each other, and open a
+    history batch for each, in one commit. Returns them oldest first. Runs that go together read
+    their inputs before any of them saves: a second run of one record waits for a later group,
+    where it sees what the first one saved, as it would have running alone."""
     if count <= 0:
         return []
-    oldest = (select(_JOBS.c.id).where(_JOBS.c.status == "pending", _JOBS.c.workflow_name == workflow_name)
-              .order_by(_JOBS.c.created_at, _JOBS.c.id).limit(count))
-    claiming = (update(_JOBS).where(_JOBS.c.id.in_(oldest.scalar_subquery()), _JOBS.c.status == "pending")
-                .values(status="running", started_at=utcnow())
-                .returning(_JOBS.c.id, _JOBS.c.record_id, _JOBS.c.depth, _JOBS.c.trigger, _JOBS.c.created_at))
+    oldest = (select(_JOBS.c.id, _JOBS.c.record_id)
+              .where(_JOBS.c.status == "pending", _JOBS.c.workflow_name == first.workflow_name)
+              .order_by(_JOBS.c.created_at, _JOBS.c.id).limit(2 * count))
     with db.session() as s, s.begin():
         write_lock(s, RUN_WAIT)
+        records, picked = {first.record_id}, list[str]()
+        for row in s.execute(oldest):
+            if row.record_id not in records and len(picked) < count:
+                records.add(row.record_id)
+                picked.append(row.id)
+        if not picked:
+            return []
+        claiming = (update(_JOBS).where(_JOBS.c.id.in_(picked), _JOBS.c.status == "pending")
+                    .values(status="running", started_at=utcnow())
+                    .returning(_JOBS.c.id, _JOBS.c.record_id, _JOBS.c.depth, _JOBS.c.trigger, _JOBS.c.created_at))
         rows = sorted(s.execute(claiming).all(), key=lambda row: (row.created_at, row.id))
-        claimed = [Claimed(row.id, workflow_name, row.record_id, row.depth, row.trigger, new_id()) for row in rows]
+        claimed = [Claimed(row.id, first.workflow_name, row.record_id, row.depth, row.trigger, new_id())
+                   for row in rows]
         if claimed:
             s.execute(insert(_BATCHES).values(kind="workflow"), [
-                {"id": c.batch_id, "label": workflow_name, "ref": c.id, "actor": project.actor,
+                {"id": c.batch_id, "label": first.workflow_name, "ref": c.id, "actor": project.actor,
                  "created_at": utcnow()} for c in claimed])
     return claimed
+
+
+def quick_count(drain: Drain, db: Database, project: Project, workflow_name: str) -> int:
+    """How many waiting runs of ``workflow_name`` go together as quick runs (1: the run goes
+    alone; docs/automation.md *Quick plugin runs go together*): as many as the drain's
+    ``group_seconds`` holds at the pace its runs of the workflow took lately (:meth:`Drain.pace`),
+    at most ``[limits] plugin_batch_size``, when the workflow is :func:`quick_kind`."""
+    pace = drain.pace(workflow_name)
+    if not drain.group_seconds or pace is None or drain.limits.plugin_batch_size <= 1:
+        return 1
+    if not quick_kind(drain, db, project, workflow_name):
+        return 1
+    return max(1, min(drain.limits.plugin_batch_size, int(drain.group_seconds / max(pace, 1e-6))))
+
+
+def quick_kind(drain: Drain, db: Database, project: Project, workflow_name: str) -> bool:
+    """Whether runs of ``workflow_name`` may go together when quick: a step of it runs an
+    out-of-process plugin (tier 1 or 2; runs of built-in steps alone share commits already:
+    :mod:`.drain`), and no step's plugin declares a capability outside :data:`READ_ONLY`, so
+    that no run writes before the group's saves nor reads what another run of the group saves.
+    Kept by the drain for its ``recheck`` seconds."""
+    def compute() -> bool:
+        with db.session() as s:
+            try:
+                wf = drain.workflows.find(s, project.root, workflow_name)
+                plugins = [_plugin(s, drain, st) for st in wf.steps]
+            except NotFound:
+                return False
+        return (not wf.problems and any(p["tier"] in BATCH_TIERS for p in plugins)
+                and all(p["status"] == "ok" and set(p.get("capabilities") or ()) <= set(READ_ONLY) for p in plugins))
+    return bool(drain.kept(("quick", workflow_name), compute))
 
 
 def execute_waiting(db: Database, project: Project, *, worker: str = "",
                     should_stop: Callable[[], bool] = lambda: False, drain: Drain) -> list[tuple[str, str]]:
     """:func:`~.engine.execute_runs` for a worker's ``drain``: the oldest waiting run, with the
-    waiting runs of its workflow that go with it when a step of it runs a batch plugin
-    (:func:`batchable`; up to ``[limits] plugin_batch_size`` in all, :func:`claim_more`); returns
-    ``(id, final status)`` of each run, the oldest first, or ``[]`` when none was waiting."""
+    waiting runs of its workflow that go with it — when a step of it runs a batch plugin
+    (:func:`batchable`; up to ``[limits] plugin_batch_size`` in all), or when its runs are quick
+    (:func:`quick_count`) — claimed by :func:`claim_more`; returns ``(id, final status)`` of each
+    run, the oldest first, or ``[]`` when none was waiting. Each call's runs are timed into the
+    drain's pace of their workflow."""
+    started = time.monotonic()
+    took: list[str] = []
+
     def together(claimed: Claimed) -> list[tuple[str, str]] | None:
-        if drain.group is not None or not batchable(drain, db, project, claimed.workflow_name):
+        took.append(claimed.workflow_name)
+        if drain.group is not None:
             return None
-        more = claim_more(db, project, claimed.workflow_name, drain.limits.plugin_batch_size - 1)
-        return run_together(db, project, [claimed, *more], worker=worker, should_stop=should_stop, drain=drain)
-    return execution.execute_runs(db, project, worker=worker, should_stop=should_stop, drain=drain, together=together)
+        batched = batchable(drain, db, project, claimed.workflow_name)
+        count = drain.limits.plugin_batch_size if batched else quick_count(drain, db, project, claimed.workflow_name)
+        if count <= 1:
+            return None
+        more = claim_more(db, project, claimed, count - 1)
+        return run_together(db, project, [claimed, *more], worker=worker, should_stop=should_stop, drain=drain,
+                            batched=batched)
+    ran = execution.execute_runs(db, project, worker=worker, should_stop=should_stop, drain=drain, together=together)
+    if ran and len(set(took)) == 1:
+        drain.paced(took[0], time.monotonic() - started, len(ran))
+    return ran
 
 
 def run_together(db: Database, project: Project, claimed: list[Claimed], *, worker: str,
-                 should_stop: Callable[[], bool], drain: Drain) -> list[tuple[str, str]]:
+                 should_stop: Callable[[], bool], drain: Drain, batched: bool = True) -> list[tuple[str, str]]:
     """Run the runs ``claimed`` (all of one workflow, all ``running`` with their history batches
     open) in step, as the module docstring says; returns ``(id, final status)`` of each, in order
-    (``deleted`` for a run deleted meanwhile)."""
+    (``deleted`` for a run deleted meanwhile). ``batched``: they go together for a batch plugin
+    (each log says so); otherwise they are quick runs (:func:`quick_count`), whose logs read as a
+    lone run's, since what each run does and ends with is the same either way."""
     runs = [_Run(db, project, c, should_stop, drain) for c in claimed]
     for run in runs:
         run.shared = True
-        run.log.add(f"started by worker {worker or '?'} (depth {run.depth}, trigger {run.claimed.trigger}) "
-                    f"with {len(runs) - 1} other run(s) of the workflow")
+        run.log.add(f"started by worker {worker or '?'} (depth {run.depth}, trigger {run.claimed.trigger})"
+                    + (f" with {len(runs) - 1} other run(s) of the workflow" if batched else ""))
     s = db.sessions()
     try:
         _Together(s, runs, drain, project).go()
@@ -176,8 +250,10 @@ class _Together:
                 batch = _batch_plugin(s, self.drain, step)
                 if batch is not None:
                     self._batch_step(runner, wf, step, batch, ready, last)
-                else:
-                    self._one_by_one(runner, wf, step, ready, last)
+                elif ready and not set(ready[0].plugin.get("capabilities") or ()) <= set(READ_ONLY):
+                    self._one_by_one(runner, wf, step, ready, last)  # its turn may write: each run commits alone
+                elif ready:
+                    self._save(wf, step, ready, self._turns(runner, step, ready), last)
                 going = [run for run in going if run.ended is None and not run.deleted]
             for run in going:
                 run._finish(s, "completed")
@@ -242,6 +318,31 @@ class _Together:
             answers = [exc] * len(ready)
         if last:
             runner.end_processes()
+        self._save(wf, step, ready, answers, last)
+
+    def _turns(self, runner: StepRunner, step: Step, ready: list[_Ready]) -> list[dict[str, Any] | StepFailed]:
+        """Each ready run's turn of ``step``'s plugin (which only reads: :data:`READ_ONLY`), one
+        after the other in its warm process, handed back to the drain's pool after each (as a
+        lone run's is at its end), nothing saved yet: each answer, or the failure."""
+        answers: list[dict[str, Any] | StepFailed] = []
+        for r in ready:
+            r.run.log.add(f"[{step.id}] running {step.plugin}")
+            try:
+                answers.append(runner.run_step(r.plugin, r.inputs, step.config, timeout=step.timeout,
+                                               log=r.run.log.sink(step.id), rpc_for=r.host))
+            except StepFailed as exc:
+                answers.append(exc)
+            finally:  # handed back as at a lone run's end: its scratch folder emptied, its stderr relayed
+                runner.end_processes()
+            if self.s.in_transaction():
+                self.s.rollback()  # what its reads began: no transaction stays open while the next run's turn
+        return answers
+
+    def _save(self, wf: Workflow, step: Step, ready: list[_Ready], answers: list[dict[str, Any] | StepFailed],
+              last: bool) -> None:
+        """End ``step`` for the ``ready`` runs by their ``answers`` (in order): a failure fails its
+        run; the others' outputs are saved in one transaction, each in a savepoint of its own when
+        a field refuses one; one commit (the last step's: with the runs' ends)."""
         done = [(r, answer) for r, answer in zip(ready, answers, strict=True) if not isinstance(answer, StepFailed)]
         for r, answer in zip(ready, answers, strict=True):
             if isinstance(answer, StepFailed):
@@ -265,7 +366,8 @@ class _Together:
             for r, _ in done:
                 r.execution.end("completed")
                 r.run.step_done(r.ctx, last)
-        self.s.commit()
+        if not last:  # the last step's saves commit with the runs' ends (go)
+            self.s.commit()
 
     def _apply_each(self, wf: Workflow, step: Step, done: list[tuple[_Ready, dict[str, Any]]], last: bool) -> None:
         """Save each run's outputs in a savepoint of its own: a refused save fails that run."""

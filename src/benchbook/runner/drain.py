@@ -153,6 +153,7 @@ class Drain:
         self.group: _Group | None = None
         self.solo: set[str] = set()  # runs that failed in a group: they run alone
         self.groups = 0  # groups rolled back (tests, benchmarks)
+        self._pace: dict[str, float] = {}  # workflow → seconds a run of it took lately (batch_runs.py)
         self._kept: dict[tuple[str, ...], tuple[float, Any]] = {}
         self._scratch: Path | None = None
         self._pool: pool.Pool | None = None
@@ -175,6 +176,18 @@ class Drain:
         value = compute()
         self._kept[key] = (now, value)
         return value
+
+    def paced(self, workflow_name: str, seconds: float, runs: int) -> None:
+        """``runs`` runs of ``workflow_name`` took ``seconds`` of wall clock from their claim to
+        their end: folded into :meth:`pace` (each measure weighs half)."""
+        if runs > 0:
+            each = seconds / runs
+            before = self._pace.get(workflow_name)
+            self._pace[workflow_name] = each if before is None else (before + each) / 2
+
+    def pace(self, workflow_name: str) -> float | None:
+        """Seconds a run of ``workflow_name`` took lately in this drain (None before the first)."""
+        return self._pace.get(workflow_name)
 
     @property
     def scratch(self) -> Path:

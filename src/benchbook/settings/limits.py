@@ -28,7 +28,8 @@ memory, time or disk. Each can be changed per project::
     import_cells_per_byte = 16   # rows × columns an imported file may span per byte of it (at least 1,000,000)
     plugin_warm_runs = 1000      # runs one warm tier-1 plugin process serves before it is started afresh
     plugin_idle_seconds = 60     # seconds a warm tier-1 plugin process may wait unused before it is ended
-    plugin_batch_size = 100      # runs of one workflow a batch plugin (``batch: true``) gets in one ``run`` frame
+    plugin_batch_size = 100      # runs of one workflow a batch plugin (``batch: true``) gets in one ``run`` frame,
+                                 # and most quick runs of a reading plugin that go together (1: none)
 
 The limits of the request in progress are a context variable (:func:`current`, set by
 :func:`use` in the HTTP middleware for each request): the domain reads them there, so it needs no
