@@ -1017,19 +1017,36 @@ EXACT_REFUSALS: list[tuple[str, Any, list[Any], str, str, str]] = [
      "and needs a non-empty list of nodes", "filter"),
     ("nested-empty-group", {"and": [{"or": []}]}, [*F, "and", 0, "or"],
      "and/0/or: or needs a non-empty list of nodes", "or needs a non-empty list of nodes", "filter"),
+    ("schema-not-a-name", L("count", "eq", 1, ["site"]), F, "root (field 'count'): schema must be a schema name",
+     "count: schema must be a schema name", "filter"),
+    ("unknown-schema", L("count", "eq", 1, "nosuch"), F, "root (field 'count'): unknown schema 'nosuch'",
+     "count: unknown schema 'nosuch'", "unknown_schema"),
+    ("schema-not-in-collection", L("x", "eq", "a", "orphan"), F,
+     "root (field 'x'): schema 'orphan' is not one of collection 'flab''s",
+     "x: schema 'orphan' is not one of collection 'flab''s", "schema"),
+    ("schema-unrelated", {"and": [L("model", "eq", "a", "instrument")]}, [*F, "and", 0],
+     "and/0 (field 'model'): schema 'instrument' is neither 'sample' nor one of its ancestor or descendant schemas",
+     "model: schema 'instrument' is neither 'sample' nor one of its ancestor or descendant schemas", "schema"),
+    ("field-unknown-on-ancestor", L("depth", "eq", 1, "site"), F,
+     "root (field 'depth'): unknown field 'depth' of schema 'site' (own or inherited)",
+     "depth: unknown field 'depth' of schema 'site' (own or inherited)", "unknown_field"),
 ]
+EXACT_STATUS = {"unknown-schema": 404, "field-unknown-on-ancestor": 404, "schema-not-in-collection": 409,
+                "schema-unrelated": 409}
+"""The refusals of :data:`EXACT_REFUSALS` that are not 422: a name that is nothing is 404, a
+schema elsewhere 409."""
 
 
 @pytest.mark.parametrize("tree, loc, detail, msg, type_", [c[1:] for c in EXACT_REFUSALS],
                          ids=[c[0] for c in EXACT_REFUSALS])
 def test_a_refusal_says_exactly_what_is_wrong_and_where(lab: Any, tree: Any, loc: list[Any], detail: str, msg: str,
-                                                        type_: str) -> None:
-    """The 422's words as a person reads them: where in the tree (``root`` or the path of groups
-    and positions), the field, what is wrong; the error entry's ``msg``, ``type`` and ``input``
-    (the node itself) as a client reads them."""
+                                                        type_: str, request: pytest.FixtureRequest) -> None:
+    """The refusal's words as a person reads them: where in the tree (``root`` or the path of
+    groups and positions), the field, what is wrong; the error entry's ``msg``, ``type`` and
+    ``input`` (the node itself) as a client reads them; its status (:data:`EXACT_STATUS`)."""
     api, _ = lab
     r = api.get("/collections/flab/records", params={"schema": "sample", "filter": json.dumps(tree)})
-    assert r.status_code == 422, r.text
+    assert r.status_code == EXACT_STATUS.get(request.node.callspec.id.split("-", 1)[1], 422), r.text
     body = r.json()
     node = tree
     for step in loc[2:]:
