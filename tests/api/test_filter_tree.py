@@ -1075,3 +1075,46 @@ def test_text_is_matched_as_typed_while_tags_and_urls_are_matched_trimmed(api: A
     # in: any of the values listed, so an empty list matches nothing, on a plain field and on a list
     assert found(L("text", "in", [" padded "])) == [made["id"]]
     assert found(L("text", "in", [])) == found(L("tags", "in", [])) == []
+
+
+def test_across_a_collection_a_path_one_schema_cannot_follow_still_matches_where_another_can(api: Any) -> None:
+    """Without ``schema`` a leaf is tried on every schema of the collection: ``owner.name`` is no
+    path on ``alpha`` (its ``owner`` is text), so alpha's records do not match it, while it
+    follows ``beta``'s reference; only where no schema can take it is the refusal the path's."""
+    make_schema(api, "person", [{"name": "name", "type": "string"}])
+    make_schema(api, "alpha", [{"name": "owner", "type": "string"}])
+    make_schema(api, "beta", [{"name": "owner", "type": "reference", "restrictions": {"schema": "person"}}])
+    make_collection(api, "mixed", ["person", "alpha", "beta"])
+    ada = make_record(api, "mixed", "person", {"name": "Ada"})["id"]
+    make_record(api, "mixed", "alpha", {"owner": "Ada"})
+    owned = make_record(api, "mixed", "beta", {"owner": ada})["id"]
+
+    def get(tree: dict[str, Any], **params: Any) -> Any:
+        return api.get("/collections/mixed/records", params={"filter": json.dumps(tree), **params})
+    assert [r["id"] for r in get(L("owner.name", "eq", "Ada")).json()["items"]] == [owned]
+    r = get(L("owner.name", "eq", "Ada"), schema="alpha")
+    assert (r.status_code, r.json()["errors"][0]["type"]) == (422, "path"), r.text
+    assert r.json()["detail"] == ("filter root (field 'owner.name'): 'owner' is a string field, not a reference: "
+                                  "nothing to follow in 'owner.name'")
+    r = get(L("nope", "eq", 1))
+    everywhere = "filter root (field 'nope'): unknown field 'nope' of any schema of collection 'mixed' (own or inherited)"
+    assert (r.status_code, r.json()["detail"]) == (404, everywhere), r.text
+    r = get(L("nope", "eq", 1), schema="beta")
+    on_beta = "filter root (field 'nope'): unknown field 'nope' of schema 'beta' (own or inherited)"
+    assert (r.status_code, r.json()["detail"]) == (404, on_beta), r.text
+
+
+def test_a_filter_that_is_not_json_is_refused_with_its_first_200_characters(api: Any) -> None:
+    api.ok("POST", "/schemas", 201, json={"name": "note", "fields": [{"name": "text", "type": "string"}]})
+    api.ok("POST", "/collections", 201, json={"name": "notes", "schemas": ["note"]})
+    broken = '{"field": "text", "op": "eq", "value": "' + "x" * 300
+    deep = "[" * 5000
+
+    def refused(text: str) -> tuple[int, str, list[tuple[Any, ...]]]:
+        r = api.get("/collections/notes/records", params={"filter": text})
+        body = r.json()
+        return r.status_code, body["detail"], [(e["loc"], e["msg"], e["type"], e["input"]) for e in body["errors"]]
+    msg = "invalid JSON: Unterminated string starting at"
+    assert refused(broken) == (422, f"filter: {msg}", [(["query", "filter"], msg, "json_invalid", broken[:200])])
+    assert refused(deep) == (422, "filter: nested too deep",
+                             [(["query", "filter"], "nested too deep", "json_invalid", deep[:200])])
