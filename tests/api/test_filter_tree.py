@@ -623,24 +623,33 @@ def test_a_sort_prefix_names_a_schema_before_a_field(api: Any) -> None:
 
 
 def test_inherited_fields_are_looked_up_at_most_32_schemas_up(api: Any) -> None:
-    """A chain of 34 schemas, one record each: the bottom one inherits from the 32 above it (SQLite
-    answered 500 from 12 up), not from the 33rd."""
+    """Two chains of 34 schemas' records, one record a level in each: the bottom one inherits
+    from the 32 above it (SQLite answered 500 from 12 up), not from the 33rd, and finds its own
+    chain's value, never the other chain's (deep ancestors are found by joining the levels)."""
     for i in range(34):
         make_schema(api, f"level{i}", [{"name": f"f{i}", "type": "string"}],
                     **({"parent": f"level{i - 1}"} if i else {}))
     make_collection(api, "deep", [f"level{i}" for i in range(34)])
-    parent = None
-    for i in range(34):
-        parent = make_record(api, "deep", f"level{i}", {f"f{i}": "x"}, parent=parent)["id"]
+    bottoms = []
+    for value in ("x", "y"):
+        parent = None
+        for i in range(34):
+            parent = make_record(api, "deep", f"level{i}", {f"f{i}": value}, parent=parent)["id"]
+        bottoms.append(parent)
 
     def found(up: int, op: str, value: str) -> Any:
         return api.get("/collections/deep/records",
                        params={"schema": "level33", "filter": json.dumps(L(f"f{33 - up}", op, value))})
+    x, y = bottoms
     for up in (1, 9, 10, 12, 32):
-        assert [[i["id"] for i in found(up, op, value).json()["items"]]
-                for op, value in (("eq", "x"), ("eq", "y"), ("ne", "x"), ("ne", "y"))] == [[parent], [], [], [parent]]
+        assert [sorted(i["id"] for i in found(up, op, value).json()["items"])
+                for op, value in (("eq", "x"), ("eq", "y"), ("ne", "x"), ("ne", "z"))] == [[x], [y], [y], sorted([x, y])]
     r = found(33, "eq", "x")
     assert r.status_code == 404 and r.json()["errors"][0]["type"] == "unknown_field", r.text
+    # a descendant's field inherited from far above the listed records: theirs, through the descendant
+    middles = api.ok("GET", "/collections/deep/records", params={"schema": "level10", "filter": json.dumps(
+        L("f0", "eq", "y", "level11"))})["items"]
+    assert [m["id"] for m in middles] == [api.ok("GET", f"/records/{y}")["ancestors"][10]["id"]]
 
 
 def test_filter_counts_export_and_delete_follow_the_filter(lab: Any) -> None:
@@ -1017,6 +1026,21 @@ EXACT_REFUSALS: list[tuple[str, Any, list[Any], str, str, str]] = [
      "and needs a non-empty list of nodes", "filter"),
     ("nested-empty-group", {"and": [{"or": []}]}, [*F, "and", 0, "or"],
      "and/0/or: or needs a non-empty list of nodes", "or needs a non-empty list of nodes", "filter"),
+    ("not-a-node", {"and": [5]}, [*F, "and", 0],
+     'and/0: each node must be a group ({"and": [...]} or {"or": [...]}) or a leaf object ({field, op, value, schema})',
+     'each node must be a group ({"and": [...]} or {"or": [...]}) or a leaf object ({field, op, value, schema})',
+     "filter"),
+    ("two-keyed-group", {"and": [L("count", "eq", 1)], "or": [L("count", "eq", 2)]}, F,
+     "root: a group has exactly one key, and or or (got ['and', 'or'])",
+     "a group has exactly one key, and or or (got ['and', 'or'])", "filter"),
+    ("op-not-for-type", L("tags", "gt", "x"), F,
+     "root (field 'tags'): op 'gt' does not apply to tags fields (use eq, ne, contains, in, is_null)",
+     "tags: op 'gt' does not apply to tags fields (use eq, ne, contains, in, is_null)", "op"),
+    ("eq-object", L("count", "eq", {"a": 1}), F, "root (field 'count'): eq takes one value",
+     "count: eq takes one value", "value_type"),
+    ("nul-in-a-key", L("label", "eq", {"a\x00": 1}), F,
+     "root (field 'label'): text with a NUL character or a lone surrogate cannot be stored, so cannot match",
+     "label: text with a NUL character or a lone surrogate cannot be stored, so cannot match", "string_unicode"),
     ("schema-not-a-name", L("count", "eq", 1, ["site"]), F, "root (field 'count'): schema must be a schema name",
      "count: schema must be a schema name", "filter"),
     ("unknown-schema", L("count", "eq", 1, "nosuch"), F, "root (field 'count'): unknown schema 'nosuch'",
