@@ -30,7 +30,7 @@ from tests.runner.rawplugin import contract, folder, script
 HOUR = 3600.0
 """``group_seconds`` of the drains here: any run is quicker, so the batch size alone decides."""
 
-# Each run: asks the host for its context record (when declared), then answers the count plus
+# Each run: asks the host for its context record (refused unless declared), then answers the count plus
 # one, its process id, the record it was shown, how many runs its process served and how many
 # files it found in its scratch folder (it leaves one there each run); a count of
 # 13 ends the process instead (a process_exit failure).
