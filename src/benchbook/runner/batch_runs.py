@@ -84,6 +84,11 @@ def batchable(drain: Drain, db: Database, project: Project, workflow_name: str) 
     return bool(drain.kept(("batchable", workflow_name), compute))
 
 
+def _reads_only(plugin: dict[str, Any]) -> bool:
+    """Whether ``plugin`` declares no capability outside :data:`READ_ONLY`."""
+    return set(plugin.get("capabilities") or ()) <= set(READ_ONLY)
+
+
 def _plugin(s: Session, drain: Drain, step: Step) -> dict[str, Any]:
     """``step``'s plugin as registered (kept by the drain). Raises ``NotFound``."""
     plugin: dict[str, Any] = drain.kept(("plugin", step.plugin), lambda: registry.runnable(s, step.plugin))
@@ -159,7 +164,7 @@ def quick_kind(drain: Drain, db: Database, project: Project, workflow_name: str)
             except NotFound:
                 return False
         return (not wf.problems and any(p["tier"] in BATCH_TIERS for p in plugins)
-                and all(p["status"] == "ok" and set(p.get("capabilities") or ()) <= set(READ_ONLY) for p in plugins))
+                and all(p["status"] == "ok" and _reads_only(p) for p in plugins))
     return bool(drain.kept(("quick", workflow_name), compute))
 
 
@@ -250,7 +255,7 @@ class _Together:
                 batch = _batch_plugin(s, self.drain, step)
                 if batch is not None:
                     self._batch_step(runner, wf, step, batch, ready, last)
-                elif ready and not set(ready[0].plugin.get("capabilities") or ()) <= set(READ_ONLY):
+                elif ready and not _reads_only(ready[0].plugin):
                     self._one_by_one(runner, wf, step, ready, last)  # its turn may write: each run commits alone
                 elif ready:
                     self._save(wf, step, ready, self._turns(runner, step, ready), last)
